@@ -1,0 +1,146 @@
+// Environment -> typed configuration. Every limit is explicit and validated before anything listens.
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  mcpHost: string;
+  mcpPort: number;
+  linkHost: string;
+  linkPort: number;
+  probeTimeoutMs: number;
+  execTimeoutMs: number;
+  heartbeatMs: number;
+  maxFrameBytes: number;
+  maxBodyBytes: number;
+  allowedOrigins: string[];
+  execLua: boolean;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'ERR_CONFIG';
+  constructor(readonly variable: string, readonly value: string, reason: string) {
+    super(`${variable}=${JSON.stringify(value)}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parse<T> = (raw: string, name: string) => T;
+
+interface VariableSpec {
+  name: string;
+  default: string;
+  meaning: string;
+}
+
+const MiB = 1024 * 1024;
+
+export const VARIABLES: readonly VariableSpec[] = [
+  { name: 'MCP_HOST', default: '127.0.0.1', meaning: 'address the MCP HTTP endpoint listens on' },
+  { name: 'MCP_PORT', default: '3000', meaning: 'port of the MCP HTTP endpoint (0 picks a free port)' },
+  { name: 'CC_LINK_HOST', default: '0.0.0.0', meaning: 'address the computer link (WebSocket) listens on' },
+  { name: 'CC_LINK_PORT', default: '3001', meaning: 'port computers dial with http.websocket (0 picks a free port)' },
+  { name: 'CC_PROBE_TIMEOUT_MS', default: '2000', meaning: 'how long probe-computers waits for pongs' },
+  { name: 'CC_EXEC_TIMEOUT_MS', default: '10000', meaning: 'default exec-lua timeout (a call may ask for up to 300000)' },
+  { name: 'CC_HEARTBEAT_MS', default: '30000', meaning: 'WebSocket ping interval; a link that missed a pong is dropped' },
+  { name: 'CC_MAX_FRAME_BYTES', default: String(MiB), meaning: 'largest frame a computer may send; larger closes the link (1009)' },
+  { name: 'MCP_MAX_BODY_BYTES', default: String(MiB), meaning: 'largest MCP request body; larger gets 413' },
+  { name: 'MCP_ALLOWED_ORIGINS', default: '', meaning: 'comma-separated extra Origins allowed besides loopback ones' },
+  { name: 'CC_EXEC_LUA', default: 'on', meaning: 'on|off: offer the exec-lua tool' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
+];
+
+const integer =
+  (min: number, max: number): Parse<number> =>
+  (raw, name) => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, raw, `expected a whole number from ${min} to ${max}`);
+    const n = Number(raw.trim());
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new ConfigError(name, raw, `expected a whole number from ${min} to ${max}`);
+    }
+    return n;
+  };
+
+const host: Parse<string> = (raw, name) => {
+  const value = raw.trim();
+  if (value === '' || /\s|\//.test(value)) throw new ConfigError(name, raw, 'expected a host name or IP address');
+  return value;
+};
+
+const origins: Parse<string[]> = (raw, name) => {
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const origin of list) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError(name, raw, `"${origin}" is not an origin such as https://example.com`);
+    }
+    if (url.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError(name, raw, `"${origin}" is not an origin such as https://example.com`);
+    }
+  }
+  return list.map((o) => o.replace(/\/$/, ''));
+};
+
+const onOff: Parse<boolean> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(value)) return true;
+  if (['off', 'false', '0', 'no'].includes(value)) return false;
+  throw new ConfigError(name, raw, 'expected on or off');
+};
+
+const level: Parse<LogLevel> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new ConfigError(name, raw, `expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return value as LogLevel;
+};
+
+const port = integer(0, 65535);
+const duration = integer(1, 3_600_000);
+const bytes = integer(1024, 1024 * MiB);
+
+function read<T>(env: Record<string, string | undefined>, name: string, parse: Parse<T>): T {
+  const spec = VARIABLES.find((v) => v.name === name);
+  /* c8 ignore next */
+  if (!spec) throw new Error(`unknown variable ${name}`);
+  const raw = env[name];
+  return parse(raw === undefined || raw === '' ? spec.default : raw, name);
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return {
+    mcpHost: read(env, 'MCP_HOST', host),
+    mcpPort: read(env, 'MCP_PORT', port),
+    linkHost: read(env, 'CC_LINK_HOST', host),
+    linkPort: read(env, 'CC_LINK_PORT', port),
+    probeTimeoutMs: read(env, 'CC_PROBE_TIMEOUT_MS', duration),
+    execTimeoutMs: read(env, 'CC_EXEC_TIMEOUT_MS', integer(1, 300_000)),
+    heartbeatMs: read(env, 'CC_HEARTBEAT_MS', duration),
+    maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
+    maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
+    allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
+    execLua: read(env, 'CC_EXEC_LUA', onOff),
+    logLevel: read(env, 'LOG_LEVEL', level),
+  };
+}
+
+export function helpText(program: string): string {
+  const width = Math.max(...VARIABLES.map((v) => v.name.length));
+  const lines = [
+    `Usage: ${program} [--help] [--version]`,
+    '',
+    'Bridge between MCP clients (HTTP JSON-RPC on MCP_HOST:MCP_PORT) and ComputerCraft',
+    'computers running mcp-computer.lua (WebSocket on CC_LINK_HOST:CC_LINK_PORT).',
+    '',
+    'Environment variables (default in brackets):',
+    ...VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [${v.default === '' ? 'empty' : v.default}]`),
+  ];
+  return lines.join('\n') + '\n';
+}

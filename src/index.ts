@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Process entry: configuration from the environment, both listeners, signals.
+import { basename } from 'node:path';
+import { startBridge, packageVersion } from './bridge.js';
+import { ConfigError, helpText, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+
+const EXIT_CONFIG = 2;
+const SHUTDOWN_DEADLINE_MS = 5000;
+
+async function main(argv: string[]): Promise<number | null> {
+  const program = basename(process.argv[1] ?? 'cc-mcp-bridge');
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(helpText(`node ${program}`));
+    return 0;
+  }
+  if (argv.includes('--version')) {
+    process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
+    return 0;
+  }
+  const unknown = argv.find((a) => a.startsWith('-'));
+  if (unknown || argv.length > 0) {
+    process.stderr.write(`cc-mcp-bridge: unknown argument ${JSON.stringify(unknown ?? argv[0])}; see --help\n`);
+    return EXIT_CONFIG;
+  }
+
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`cc-mcp-bridge: invalid configuration: ${err.message}\n`);
+      return EXIT_CONFIG;
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+
+  let bridge;
+  try {
+    bridge = await startBridge(config, log);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      const what = e.code === 'EADDRINUSE' ? 'is already in use' : e.code === 'EACCES' ? 'needs privileges we do not have' : 'is not an address of this machine';
+      process.stderr.write(`cc-mcp-bridge: cannot listen on ${e.address ?? '?'}:${e.port ?? '?'}: the address ${what} (${e.code})\n`);
+      return 1;
+    }
+    throw err;
+  }
+  process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
+  process.stdout.write(`MCP endpoint: ${bridge.mcpUrl}\n`);
+  process.stdout.write(`Computer link: ${bridge.linkUrl} (program: ${bridge.linkUrl.replace(/^ws/, 'http')}/mcp-computer.lua)\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal} received; shutting down`);
+    const deadline = setTimeout(() => {
+      log.warn('shutdown took too long; exiting');
+      process.exit(0);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    bridge.close(SHUTDOWN_DEADLINE_MS - 1000).then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  return null;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== null) process.exitCode = code;
+  },
+  (err: Error) => {
+    process.stderr.write(`cc-mcp-bridge: ${err.stack ?? err.message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,83 @@
+// Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
+
+export interface HelloFrame {
+  type: 'hello';
+  computerId: number;
+  computerLabel: string | null;
+  version: string | null;
+}
+
+export interface ResponseFrame {
+  type: 'response';
+  id: string;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+export type ComputerFrame = HelloFrame | ResponseFrame;
+
+export type FrameParse = { ok: true; frame: ComputerFrame } | { ok: false; error: string };
+
+const MAX_ID_LENGTH = 128;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function parseComputerFrame(text: string): FrameParse {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, error: 'frame is not valid JSON' };
+  }
+  if (!isRecord(value)) return { ok: false, error: 'frame is not a JSON object' };
+  switch (value.type) {
+    case 'hello':
+      return parseHello(value);
+    case 'response':
+      return parseResponse(value);
+    default:
+      return { ok: false, error: `unknown frame type ${JSON.stringify(value.type ?? null)}` };
+  }
+}
+
+function parseHello(value: Record<string, unknown>): FrameParse {
+  const id = value.computerId;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) {
+    return { ok: false, error: 'hello.computerId must be an integer >= 0' };
+  }
+  const label = typeof value.computerLabel === 'string' && value.computerLabel !== '' ? value.computerLabel : null;
+  const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
+  return { ok: true, frame: { type: 'hello', computerId: id, computerLabel: label, version } };
+}
+
+function parseResponse(value: Record<string, unknown>): FrameParse {
+  const { id, ok } = value;
+  if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) {
+    return { ok: false, error: 'response.id must be a non-empty string' };
+  }
+  if (typeof ok !== 'boolean') return { ok: false, error: 'response.ok must be a boolean' };
+  if (!ok && typeof value.error !== 'string') {
+    return { ok: false, error: 'response.error must be a string when ok is false' };
+  }
+  const frame: ResponseFrame = { type: 'response', id, ok };
+  if ('result' in value) frame.result = value.result;
+  if (!ok) frame.error = value.error as string;
+  return { ok: true, frame };
+}
+
+export function encodeRequest(id: string, method: string, params?: unknown): string {
+  return JSON.stringify(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
+}
+
+export function encodeCancel(id: string): string {
+  return JSON.stringify({ type: 'cancel', id });
+}
+
+export const HELLO_OK = JSON.stringify({ type: 'hello-ok' });
+
+export function encodeHelloError(error: string): string {
+  return JSON.stringify({ type: 'hello-error', error });
+}

@@ -1,0 +1,187 @@
+// Linked computers and the requests in flight on each link. Knows nothing about sockets beyond
+// send/close, so every rule here is testable with plain values.
+import { randomUUID } from 'node:crypto';
+import { encodeCancel, encodeRequest, type HelloFrame, type ResponseFrame } from './frames.js';
+
+/** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
+export function describe(computerId: number, label: string | null): string {
+  return `${computerId} (Label: ${label ?? 'null'})`;
+}
+
+export interface LinkSocket {
+  send(text: string): void;
+  close(code: number, reason: string): void;
+}
+
+export interface ComputerInfo {
+  computerId: number;
+  label: string | null;
+  version: string | null;
+  connectedAt: number;
+  lastSeenAt: number;
+  remoteAddress: string;
+}
+
+/** How one request to one computer ended. */
+export type Outcome =
+  | { status: 'ok'; result: unknown; ms: number }
+  | { status: 'error'; error: string; result?: unknown; ms: number }
+  | { status: 'timeout'; ms: number }
+  | { status: 'disconnected'; reason: string; ms: number }
+  | { status: 'cancelled'; ms: number };
+
+interface Pending {
+  startedAt: number;
+  timer: NodeJS.Timeout;
+  settle(outcome: Outcome): void;
+}
+
+export class Link {
+  readonly pending = new Map<string, Pending>();
+  lastSeenAt: number;
+  closed = false;
+
+  constructor(
+    readonly socket: LinkSocket,
+    readonly computerId: number,
+    readonly label: string | null,
+    readonly version: string | null,
+    readonly remoteAddress: string,
+    readonly connectedAt: number,
+  ) {
+    this.lastSeenAt = connectedAt;
+  }
+
+  info(): ComputerInfo {
+    const { computerId, label, version, connectedAt, lastSeenAt, remoteAddress } = this;
+    return { computerId, label, version, connectedAt, lastSeenAt, remoteAddress };
+  }
+}
+
+export interface RequestOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Tell the computer to stop working on it when we stop waiting (exec-lua). */
+  cancelOnTimeout?: boolean;
+  /** Largest frame the computer can receive; a larger request fails before it is sent. */
+  maxFrameBytes?: number;
+}
+
+export class FrameTooLargeError extends Error {
+  readonly code = 'ERR_FRAME_TOO_LARGE';
+}
+
+export class Registry {
+  private readonly links = new Map<number, Link>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  get size(): number {
+    return this.links.size;
+  }
+
+  /** Registers a computer after a valid hello; returns the link it replaced, if any. */
+  register(socket: LinkSocket, hello: HelloFrame, remoteAddress: string): { link: Link; replaced: Link | null } {
+    const link = new Link(socket, hello.computerId, hello.computerLabel, hello.version, remoteAddress, this.now());
+    const replaced = this.links.get(hello.computerId) ?? null;
+    this.links.set(hello.computerId, link);
+    if (replaced) {
+      this.endLink(replaced, `replaced by a new link from ${remoteAddress}`);
+      replaced.socket.close(4000, 'replaced by a newer link for this computer');
+    }
+    return { link, replaced };
+  }
+
+  /** The link's socket is gone: forget it and end its requests now rather than at their timeouts. */
+  unregister(link: Link, reason: string): boolean {
+    const current = this.links.get(link.computerId) === link;
+    if (current) this.links.delete(link.computerId);
+    this.endLink(link, reason);
+    return current;
+  }
+
+  get(computerId: number): Link | undefined {
+    return this.links.get(computerId);
+  }
+
+  /** Links in ascending computerId order. */
+  list(): Link[] {
+    return [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
+  }
+
+  touch(link: Link): void {
+    link.lastSeenAt = this.now();
+  }
+
+  request(link: Link, method: string, params: unknown, options: RequestOptions): Promise<Outcome> {
+    const startedAt = this.now();
+    const elapsed = () => this.now() - startedAt;
+    if (link.closed) return Promise.resolve({ status: 'disconnected', reason: 'link closed', ms: 0 });
+    if (options.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
+    const id = randomUUID();
+    const frame = encodeRequest(id, method, params);
+    if (options.maxFrameBytes !== undefined && Buffer.byteLength(frame) > options.maxFrameBytes) {
+      return Promise.reject(
+        new FrameTooLargeError(`request is ${Buffer.byteLength(frame)} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`),
+      );
+    }
+    return new Promise<Outcome>((resolve) => {
+      const onAbort = () => {
+        this.sendCancel(link, id);
+        settle({ status: 'cancelled', ms: elapsed() });
+      };
+      const settle = (outcome: Outcome) => {
+        if (!link.pending.delete(id)) return;
+        clearTimeout(pending.timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const pending: Pending = {
+        startedAt,
+        settle,
+        timer: setTimeout(() => {
+          if (options.cancelOnTimeout) this.sendCancel(link, id);
+          settle({ status: 'timeout', ms: elapsed() });
+        }, options.timeoutMs),
+      };
+      link.pending.set(id, pending);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        link.socket.send(frame);
+      } catch (err) {
+        settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: elapsed() });
+      }
+    });
+  }
+
+  /** A response is matched only against requests sent on the same link it arrived on. */
+  resolve(link: Link, frame: ResponseFrame): boolean {
+    const pending = link.pending.get(frame.id);
+    if (!pending) return false;
+    const ms = this.now() - pending.startedAt;
+    if (frame.ok) {
+      pending.settle({ status: 'ok', result: frame.result ?? null, ms });
+    } else {
+      const outcome: Outcome = { status: 'error', error: frame.error ?? 'unknown error', ms };
+      if (frame.result !== undefined) outcome.result = frame.result;
+      pending.settle(outcome);
+    }
+    return true;
+  }
+
+  private sendCancel(link: Link, id: string): void {
+    if (link.closed) return;
+    try {
+      link.socket.send(encodeCancel(id));
+    } catch {
+      // the link is going away; its close handler ends everything else
+    }
+  }
+
+  private endLink(link: Link, reason: string): void {
+    link.closed = true;
+    for (const pending of [...link.pending.values()]) {
+      pending.settle({ status: 'disconnected', reason, ms: this.now() - pending.startedAt });
+    }
+  }
+}

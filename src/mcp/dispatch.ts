@@ -1,0 +1,179 @@
+// MCP method dispatch over plain values: a parsed JSON body in, the JSON-RPC answer out.
+import type { Config } from '../config.js';
+import type { Registry } from '../link/registry.js';
+import type { Logger } from '../log.js';
+import { enabledTools, findTool } from '../tools/index.js';
+import { validate } from '../tools/schema.js';
+import { textResult, type ToolResult } from '../tools/tool.js';
+import {
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  RpcError,
+  classify,
+  errorResponse,
+  isRecord,
+  resultResponse,
+  type JsonRpcId,
+  type Response,
+} from './jsonrpc.js';
+import { negotiate } from './protocol.js';
+
+export interface DispatcherOptions {
+  registry: Registry;
+  config: Config;
+  log: Logger;
+  serverVersion: string;
+}
+
+/** What the transport should send: a status and a JSON body, or nothing (202). */
+export interface Reply {
+  status: number;
+  body: Response | Response[] | null;
+}
+
+const SERVER_NAME = 'cc-mcp-bridge';
+
+function instructions(config: Config): string {
+  const parts = [
+    'This server operates live ComputerCraft (CC:Tweaked) computers inside Minecraft that are linked to the bridge.',
+    'Call probe-computers first: it lists every linked computer by id and label and shows whether it answers.',
+  ];
+  if (config.execLua) {
+    parts.push(
+      'Use exec-lua to run Lua 5.2 (CC dialect) on one computer, chosen by computerId or exact label; printed output and returned values come back.',
+      'Code runs with the computer\'s full authority. Keep chunks short or yielding: CC stops code that runs about 7 s without yielding.',
+    );
+  }
+  return parts.join(' ');
+}
+
+const idKey = (id: JsonRpcId) => `${typeof id}:${id}`;
+
+export class Dispatcher {
+  /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them. */
+  private readonly inFlight = new Map<string, Set<AbortController>>();
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  get activeCalls(): number {
+    let n = 0;
+    for (const set of this.inFlight.values()) n += set.size;
+    return n;
+  }
+
+  /** Handles one parsed body: a single message, or a batch when the transport allows them. */
+  async handleBody(body: unknown, batchesAllowed: boolean): Promise<Reply> {
+    if (!Array.isArray(body)) {
+      const message = classify(body);
+      if (message.kind === 'invalid') {
+        return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
+      }
+      const response = await this.handleMessage(body);
+      return response ? { status: 200, body: response } : { status: 202, body: null };
+    }
+    if (!batchesAllowed) {
+      return {
+        status: 400,
+        body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported in this protocol revision'),
+      };
+    }
+    if (body.length === 0) return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: empty batch') };
+    const responses = (await Promise.all(body.map((item) => this.handleMessage(item)))).filter(
+      (r): r is Response => r !== null,
+    );
+    return responses.length ? { status: 200, body: responses } : { status: 202, body: null };
+  }
+
+  /** One message; null when it needs no answer (notifications, client responses). */
+  async handleMessage(value: unknown): Promise<Response | null> {
+    const message = classify(value);
+    switch (message.kind) {
+      case 'invalid':
+        return errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`);
+      case 'response':
+        return null;
+      case 'notification':
+        this.onNotification(message.method, message.params);
+        return null;
+      case 'request':
+        try {
+          return resultResponse(message.id, await this.onRequest(message.id, message.method, message.params));
+        } catch (err) {
+          if (err instanceof RpcError) return errorResponse(message.id, err.rpcCode, err.message, err.data);
+          throw err;
+        }
+    }
+  }
+
+  private onNotification(method: string, params: unknown): void {
+    if (method !== 'notifications/cancelled' || !isRecord(params)) return;
+    const requestId = params.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const calls = this.inFlight.get(idKey(requestId));
+    if (!calls) return;
+    this.options.log.info(`client cancelled request ${JSON.stringify(requestId)}${typeof params.reason === 'string' ? `: ${params.reason}` : ''}`);
+    for (const controller of calls) controller.abort();
+  }
+
+  private async onRequest(id: JsonRpcId, method: string, params: unknown): Promise<unknown> {
+    if (params !== undefined && !isRecord(params)) throw new RpcError(INVALID_PARAMS, 'params must be an object');
+    const p = (params ?? {}) as Record<string, unknown>;
+    switch (method) {
+      case 'initialize':
+        return {
+          protocolVersion: negotiate(p.protocolVersion),
+          capabilities: { tools: {} },
+          serverInfo: { name: SERVER_NAME, title: 'ComputerCraft MCP bridge', version: this.options.serverVersion },
+          instructions: instructions(this.options.config),
+        };
+      case 'ping':
+        return {};
+      case 'tools/list':
+        if (p.cursor !== undefined) throw new RpcError(INVALID_PARAMS, 'Invalid cursor: this server never issues cursors');
+        return {
+          tools: enabledTools(this.options.config).map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+            name,
+            title,
+            description,
+            inputSchema,
+            ...(outputSchema ? { outputSchema } : {}),
+            ...(annotations ? { annotations: { title, ...annotations } } : {}),
+          })),
+        };
+      case 'tools/call':
+        return this.callTool(id, p);
+      default:
+        throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
+    }
+  }
+
+  private async callTool(id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
+    const { name } = params;
+    if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
+    const tool = findTool(name);
+    if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    const { config, registry, log } = this.options;
+    if (!tool.enabled(config)) {
+      return textResult(`${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`, true);
+    }
+    const args = params.arguments ?? {};
+    const invalid = validate(args, tool.inputSchema);
+    if (invalid) return textResult(`Invalid arguments for ${name}: ${invalid}.`, true);
+
+    const controller = new AbortController();
+    const key = idKey(id);
+    const calls = this.inFlight.get(key) ?? new Set<AbortController>();
+    calls.add(controller);
+    this.inFlight.set(key, calls);
+    try {
+      return await tool.call(args as Record<string, unknown>, { registry, config, log, signal: controller.signal });
+    } catch (err) {
+      log.error(`tool ${name} failed: ${(err as Error).stack ?? String(err)}`);
+      return textResult(`${name} failed inside the bridge: ${(err as Error).message}`, true);
+    } finally {
+      calls.delete(controller);
+      if (calls.size === 0) this.inFlight.delete(key);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+// Pure JSON-RPC 2.0 message classification and response builders.
+
+export type JsonRpcId = string | number;
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+
+export type Message =
+  | { kind: 'request'; id: JsonRpcId; method: string; params: unknown }
+  | { kind: 'notification'; method: string; params: unknown }
+  | { kind: 'response' }
+  | { kind: 'invalid'; id: JsonRpcId | null; reason: string };
+
+export interface ErrorResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  error: { code: number; message: string; data?: unknown };
+}
+
+export interface ResultResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: unknown;
+}
+
+export type Response = ErrorResponse | ResultResponse;
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+export function classify(value: unknown): Message {
+  if (!isRecord(value)) return { kind: 'invalid', id: null, reason: 'a JSON-RPC message must be an object' };
+  const id = isId(value.id) ? value.id : null;
+  if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
+  if ('method' in value) {
+    if (typeof value.method !== 'string') return { kind: 'invalid', id, reason: 'method must be a string' };
+    if ('params' in value && !isRecord(value.params) && !Array.isArray(value.params)) {
+      return { kind: 'invalid', id, reason: 'params must be an object or an array' };
+    }
+    if (!('id' in value)) return { kind: 'notification', method: value.method, params: value.params };
+    if (!isId(value.id)) return { kind: 'invalid', id: null, reason: 'id must be a string or a number' };
+    return { kind: 'request', id: value.id, method: value.method, params: value.params };
+  }
+  const hasResult = 'result' in value;
+  const hasError = 'error' in value;
+  if ((hasResult !== hasError) && 'id' in value && (isId(value.id) || value.id === null)) {
+    if (hasError && !(isRecord(value.error) && typeof value.error.code === 'number' && typeof value.error.message === 'string')) {
+      return { kind: 'invalid', id, reason: 'error must have a numeric code and a string message' };
+    }
+    return { kind: 'response' };
+  }
+  return { kind: 'invalid', id, reason: 'not a request, notification or response' };
+}
+
+export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): ErrorResponse {
+  const error: ErrorResponse['error'] = { code, message };
+  if (data !== undefined) error.data = data;
+  return { jsonrpc: '2.0', id, error };
+}
+
+export function resultResponse(id: JsonRpcId, result: unknown): ResultResponse {
+  return { jsonrpc: '2.0', id, result };
+}
+
+/** Thrown by method handlers to answer with a JSON-RPC error. */
+export class RpcError extends Error {
+  constructor(readonly rpcCode: number, message: string, readonly data?: unknown) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}

@@ -1,0 +1,185 @@
+// exec-lua: run a Lua chunk on one linked computer and return its output and returned values.
+import { FrameTooLargeError, describe, type Link, type Registry } from '../link/registry.js';
+import { isRecord } from '../mcp/jsonrpc.js';
+import { textResult, type Tool, type ToolResult } from './tool.js';
+
+export const MAX_CODE_BYTES = 64 * 1024;
+export const MAX_TIMEOUT_MS = 300_000;
+/** CC:Tweaked's default max_websocket_message: the largest frame a computer can receive. */
+export const CC_MAX_MESSAGE_BYTES = 131_072;
+
+const NEVER_YIELDS =
+  'A chunk that never yields cannot be stopped this way; CC itself stops it after about 7 s ("Too long without yielding").';
+
+interface ExecOutcome {
+  computerId: number;
+  ok: boolean;
+  output: string;
+  returns: unknown[];
+  truncated: boolean;
+  error?: string;
+}
+
+function linkedList(registry: Registry): string {
+  const links = registry.list();
+  if (links.length === 0) return 'No computers are linked.';
+  return `Linked computers: ${links.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
+}
+
+/** Finds the one computer the arguments name, or says why not. */
+function findComputer(registry: Registry, args: Record<string, unknown>): Link | string {
+  const hasId = args.computerId !== undefined;
+  const hasLabel = args.computer !== undefined;
+  if (hasId && hasLabel) return 'Give either "computerId" or "computer", not both.';
+  if (hasId) {
+    return registry.get(args.computerId as number) ?? `No linked computer has id ${args.computerId}.`;
+  }
+  if (hasLabel) {
+    const matches = registry.list().filter((l) => l.label === args.computer);
+    if (matches.length === 1) return matches[0] as Link;
+    if (matches.length === 0) return `No linked computer has the label ${JSON.stringify(args.computer)}.`;
+    return `The label ${JSON.stringify(args.computer)} matches ${matches.length} computers (ids ${matches
+      .map((l) => l.computerId)
+      .join(', ')}); use "computerId".`;
+  }
+  return 'Say which computer: "computerId" (a number) or "computer" (an exact label).';
+}
+
+function renderValue(descriptor: unknown): string {
+  if (!isRecord(descriptor)) return JSON.stringify(descriptor);
+  if (typeof descriptor.repr === 'string') return descriptor.repr;
+  switch (descriptor.type) {
+    case 'nil':
+      return 'nil';
+    case 'string':
+      return JSON.stringify(descriptor.value);
+    default:
+      return JSON.stringify(descriptor.value ?? null);
+  }
+}
+
+function render(outcome: ExecOutcome): string {
+  const parts: string[] = [];
+  if (outcome.output !== '') parts.push(outcome.output.replace(/\n$/, ''));
+  if (outcome.ok) {
+    if (outcome.returns.length > 0) parts.push(`=> ${outcome.returns.map(renderValue).join(', ')}`);
+    if (parts.length === 0) parts.push('(no output, nothing returned)');
+  } else {
+    parts.push(`error: ${outcome.error}`);
+  }
+  if (outcome.truncated) parts.push('[output or returned values were truncated to fit the link message limit]');
+  return parts.join('\n');
+}
+
+function fromResult(result: unknown): Pick<ExecOutcome, 'output' | 'returns' | 'truncated'> | null {
+  if (!isRecord(result)) return null;
+  const output = result.output ?? '';
+  const returns = result.returns ?? [];
+  const truncated = result.truncated ?? false;
+  if (typeof output !== 'string' || !Array.isArray(returns) || typeof truncated !== 'boolean') return null;
+  return { output, returns, truncated };
+}
+
+function finish(outcome: ExecOutcome): ToolResult {
+  const structuredContent: Record<string, unknown> = { ...outcome };
+  const result: ToolResult = { ...textResult(render(outcome), !outcome.ok), structuredContent };
+  return result;
+}
+
+export const execLua: Tool = {
+  name: 'exec-lua',
+  title: 'Run Lua on a computer',
+  description:
+    'Run a Lua chunk on one linked ComputerCraft computer (CC:Tweaked, Lua 5.2 dialect) with the full authority of that computer. ' +
+    'Returns everything the chunk printed (print, write, printError, io.write, term calls) and its returned values. ' +
+    'The chunk may yield (sleep, os.pullEvent, turtle calls); on timeout or cancellation the computer stops it at its next yield. ' +
+    'Pick the computer with "computerId" or an exact "computer" label; probe-computers lists them.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      computerId: { type: 'integer', minimum: 0, description: 'id of the target computer (os.getComputerID())' },
+      computer: { type: 'string', minLength: 1, description: 'label of the target computer; must match exactly one linked computer' },
+      code: { type: 'string', minLength: 1, maxLength: MAX_CODE_BYTES, description: 'Lua source to run; `return` values come back described' },
+      timeoutMs: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_TIMEOUT_MS,
+        description: 'how long to wait before cancelling (default CC_EXEC_TIMEOUT_MS, 10000)',
+      },
+    },
+    required: ['code'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      computerId: { type: 'integer' },
+      ok: { type: 'boolean' },
+      output: { type: 'string' },
+      returns: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            type: { type: 'string', enum: ['nil', 'boolean', 'number', 'string', 'table', 'function', 'thread', 'userdata'] },
+            value: {},
+            repr: { type: 'string' },
+          },
+          required: ['type'],
+        },
+      },
+      truncated: { type: 'boolean' },
+      error: { type: 'string' },
+    },
+    required: ['computerId', 'ok', 'output', 'returns', 'truncated'],
+  },
+  annotations: { destructiveHint: true, openWorldHint: true },
+  enabled: (config) => config.execLua,
+
+  async call(args, { registry, config, signal }) {
+    const code = args.code as string;
+    if (Buffer.byteLength(code) > MAX_CODE_BYTES) {
+      return textResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${MAX_CODE_BYTES} are allowed.`, true);
+    }
+    const target = findComputer(registry, args);
+    if (typeof target === 'string') return textResult(`${target} ${linkedList(registry)}`, true);
+    const computerId = target.computerId;
+    const timeoutMs = (args.timeoutMs as number | undefined) ?? config.execTimeoutMs;
+
+    let outcome;
+    try {
+      outcome = await registry.request(target, 'exec-lua', { code }, {
+        timeoutMs,
+        signal,
+        cancelOnTimeout: true,
+        maxFrameBytes: CC_MAX_MESSAGE_BYTES,
+      });
+    } catch (err) {
+      if (err instanceof FrameTooLargeError) return textResult(`The code is too large to send: ${err.message}.`, true);
+      throw err;
+    }
+    const failed = (error: string, partial?: unknown) =>
+      finish({ computerId, ok: false, output: '', returns: [], truncated: false, ...(fromResult(partial) ?? {}), error });
+
+    switch (outcome.status) {
+      case 'ok': {
+        const result = fromResult(outcome.result);
+        if (!result) return failed(`computer ${computerId} sent a malformed exec-lua result`);
+        return finish({ computerId, ok: true, ...result });
+      }
+      case 'error':
+        if (outcome.error === 'unknown method') {
+          return failed(
+            `computer ${describe(computerId, target.label)} runs an mcp-computer program without exec-lua; update its program (wget http://<bridge-host>:<link port>/mcp-computer.lua).`,
+          );
+        }
+        return failed(outcome.error, outcome.result);
+      case 'timeout':
+        return failed(`timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`);
+      case 'cancelled':
+        return failed(`cancelled; cancel sent to the computer. ${NEVER_YIELDS}`);
+      case 'disconnected':
+        return failed(`the link to computer ${describe(computerId, target.label)} dropped before it answered (${outcome.reason}).`);
+    }
+  },
+};

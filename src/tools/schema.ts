@@ -1,0 +1,84 @@
+// The small subset of JSON Schema our tools declare, and a validator for it that names the
+// offending argument. Declared schemas stay plain JSON Schema so every client understands them.
+
+export interface Schema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null' | Array<string>;
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  additionalProperties?: boolean | Schema;
+  items?: Schema;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  [keyword: string]: unknown;
+}
+
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function matchesType(value: unknown, type: string): boolean {
+  const actual = typeOf(value);
+  return actual === type || (type === 'number' && actual === 'integer');
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
+/** Returns null when valid, else a sentence naming the argument and what is wrong. */
+export function validate(value: unknown, schema: Schema, path = 'arguments'): string | null {
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!types.some((t) => matchesType(value, t))) {
+      return `${path} must be ${types.map(article).join(' or ')}, got ${article(typeOf(value))}`;
+    }
+  }
+  if (schema.enum && !schema.enum.some((e) => e === value)) {
+    return `${path} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  }
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) return `${path} must be at least ${schema.minimum}`;
+    if (schema.maximum !== undefined && value > schema.maximum) return `${path} must be at most ${schema.maximum}`;
+  }
+  if (typeof value === 'string') {
+    if (schema.minLength !== undefined && value.length < schema.minLength) {
+      return schema.minLength === 1 ? `${path} must not be empty` : `${path} must be at least ${schema.minLength} characters`;
+    }
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+      return `${path} must be at most ${schema.maxLength} characters`;
+    }
+  }
+  if (Array.isArray(value) && schema.items) {
+    for (let i = 0; i < value.length; i++) {
+      const error = validate(value[i], schema.items, `${path}[${i}]`);
+      if (error) return error;
+    }
+  }
+  if (typeOf(value) === 'object') {
+    const record = value as Record<string, unknown>;
+    const nameOf = (key: string) => (path === 'arguments' ? `argument "${key}"` : `${path}.${key}`);
+    for (const key of schema.required ?? []) {
+      if (!(key in record)) return `${nameOf(key)} is required`;
+    }
+    for (const [key, item] of Object.entries(record)) {
+      const name = nameOf(key);
+      const propertySchema = schema.properties?.[key];
+      if (propertySchema) {
+        const error = validate(item, propertySchema, name);
+        if (error) return error;
+      } else if (schema.additionalProperties === false) {
+        const known = Object.keys(schema.properties ?? {});
+        return `unknown ${name}${known.length ? `; expected ${known.map((k) => `"${k}"`).join(', ')}` : '; this tool takes no arguments'}`;
+      } else if (typeof schema.additionalProperties === 'object') {
+        const error = validate(item, schema.additionalProperties, name);
+        if (error) return error;
+      }
+    }
+  }
+  return null;
+}
