@@ -57,6 +57,15 @@ export async function startLinkServer(registry: Registry, log: Logger, options: 
   http.headersTimeout = 10_000;
   http.requestTimeout = 30_000;
 
+  // listen before attaching ws: a listen error then rejects here instead of surfacing on the wss
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port, options.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+
   const wss = new WebSocketServer({ server: http, maxPayload: options.maxFrameBytes });
   const states = new Map<WebSocket, SocketState>();
 
@@ -145,13 +154,6 @@ export async function startLinkServer(registry: Registry, log: Logger, options: 
   }, options.heartbeatMs);
   heartbeat.unref();
 
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port, options.host, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
 
   return {
     address: http.address() as AddressInfo,

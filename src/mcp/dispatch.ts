@@ -1,4 +1,5 @@
 // MCP method dispatch over plain values: a parsed JSON body in, the JSON-RPC answer out.
+import { setMaxListeners } from 'node:events';
 import type { Config } from '../config.js';
 import type { Registry } from '../link/registry.js';
 import type { Logger } from '../log.js';
@@ -162,6 +163,8 @@ export class Dispatcher {
     if (invalid) return textResult(`Invalid arguments for ${name}: ${invalid}.`, true);
 
     const controller = new AbortController();
+    // one call may wait on many computers (probe-computers adds a listener per link)
+    setMaxListeners(0, controller.signal);
     const key = idKey(id);
     const calls = this.inFlight.get(key) ?? new Set<AbortController>();
     calls.add(controller);

@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseComputerFrame, encodeRequest, encodeCancel, encodeHelloError, HELLO_OK } from '../../dist/link/frames.js';
+
+const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : JSON.stringify(value));
+
+test('valid hello: integer id, label kept', () => {
+  assert.deepEqual(parse({ type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0' }), {
+    ok: true,
+    frame: { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0' },
+  });
+});
+
+test('hello id 0 is valid', () => {
+  assert.equal(parse({ type: 'hello', computerId: 0 }).ok, true);
+});
+
+test('missing, empty and non-string labels become null', () => {
+  for (const computerLabel of [undefined, '', 42, null, {}, ['a']]) {
+    const result = parse({ type: 'hello', computerId: 3, computerLabel });
+    assert.equal(result.ok, true);
+    assert.equal(result.frame.computerLabel, null, `label ${JSON.stringify(computerLabel)}`);
+    assert.equal(result.frame.version, null);
+  }
+});
+
+test('hello with a bad computerId is rejected with a reason', () => {
+  for (const computerId of [undefined, '12', -1, 1.5, null, Number.MAX_SAFE_INTEGER + 2, true]) {
+    const result = parse({ type: 'hello', computerId });
+    assert.equal(result.ok, false, `computerId ${JSON.stringify(computerId)}`);
+    assert.match(result.error, /computerId must be an integer >= 0/);
+  }
+});
+
+test('malformed JSON, non-objects and unknown types are rejected', () => {
+  assert.deepEqual(parse('{not json'), { ok: false, error: 'frame is not valid JSON' });
+  for (const text of ['[]', '"hello"', '42', 'null']) {
+    assert.deepEqual(parse(text), { ok: false, error: 'frame is not a JSON object' });
+  }
+  assert.deepEqual(parse({ type: 'bogus' }), { ok: false, error: 'unknown frame type "bogus"' });
+  assert.deepEqual(parse({}), { ok: false, error: 'unknown frame type null' });
+});
+
+test('responses: ok with result, failure with error, result kept on failure', () => {
+  assert.deepEqual(parse({ type: 'response', id: 'a', ok: true, result: 'pong' }), {
+    ok: true,
+    frame: { type: 'response', id: 'a', ok: true, result: 'pong' },
+  });
+  assert.deepEqual(parse({ type: 'response', id: 'a', ok: true }), { ok: true, frame: { type: 'response', id: 'a', ok: true } });
+  assert.deepEqual(parse({ type: 'response', id: 'b', ok: false, error: 'boom', result: { output: 'x' } }), {
+    ok: true,
+    frame: { type: 'response', id: 'b', ok: false, error: 'boom', result: { output: 'x' } },
+  });
+});
+
+test('responses with bad id, ok or error are rejected', () => {
+  assert.match(parse({ type: 'response', id: 7, ok: true }).error, /response.id/);
+  assert.match(parse({ type: 'response', id: '', ok: true }).error, /response.id/);
+  assert.match(parse({ type: 'response', id: 'x'.repeat(129), ok: true }).error, /response.id/);
+  assert.match(parse({ type: 'response', id: 'a', ok: 'yes' }).error, /response.ok/);
+  assert.match(parse({ type: 'response', id: 'a', ok: false }).error, /response.error/);
+  assert.match(parse({ type: 'response', id: 'a', ok: false, error: 3 }).error, /response.error/);
+});
+
+test('encoders produce the link protocol frames', () => {
+  assert.deepEqual(JSON.parse(encodeRequest('id1', 'ping')), { type: 'request', id: 'id1', method: 'ping' });
+  assert.deepEqual(JSON.parse(encodeRequest('id2', 'exec-lua', { code: 'return 1' })), {
+    type: 'request',
+    id: 'id2',
+    method: 'exec-lua',
+    params: { code: 'return 1' },
+  });
+  assert.deepEqual(JSON.parse(encodeCancel('id3')), { type: 'cancel', id: 'id3' });
+  assert.deepEqual(JSON.parse(HELLO_OK), { type: 'hello-ok' });
+  assert.deepEqual(JSON.parse(encodeHelloError('nope')), { type: 'hello-error', error: 'nope' });
+});

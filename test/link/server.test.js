@@ -1,0 +1,266 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import WebSocket from 'ws';
+import { FakeComputer, callTool, linkComputer, pongText, startTestBridge, until } from '../helpers.js';
+import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
+import { startLinkServer } from '../../dist/link/server.js';
+import { Registry } from '../../dist/link/registry.js';
+import { createLogger } from '../../dist/log.js';
+
+async function withBridge(env, fn) {
+  const bridge = await startTestBridge(env);
+  try {
+    return await fn(bridge);
+  } finally {
+    await bridge.close();
+  }
+}
+
+test('valid hello registers the computer and gets hello-ok; log says linked', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 4, computerLabel: 'miner' });
+    const link = bridge.registry.get(4);
+    assert.equal(link.label, 'miner');
+    assert.match(link.remoteAddress, /^127\.0\.0\.1:\d+$/);
+    assert.ok(link.connectedAt <= link.lastSeenAt);
+    assert.ok(bridge.logs.some((l) => /info linked 4 \(Label: miner\) from 127\.0\.0\.1/.test(l)));
+    await computer.close();
+    await until(() => bridge.registry.size === 0);
+    assert.ok(bridge.logs.some((l) => /info unlinked 4 \(Label: miner\): closed 1000/.test(l)));
+  }));
+
+test('invalid hello gets hello-error and close 1008, and registers nothing', () =>
+  withBridge({}, async (bridge) => {
+    const computer = new FakeComputer(bridge.linkUrl);
+    const first = await computer.link({ type: 'hello', computerId: 'twelve' });
+    assert.equal(first.type, 'hello-error');
+    assert.match(first.error, /computerId must be an integer/);
+    assert.equal((await computer.closed).code, 1008);
+    assert.equal(bridge.registry.size, 0);
+  }));
+
+test('a first frame that is not a hello gets hello-error and close 1008', () =>
+  withBridge({}, async (bridge) => {
+    const computer = new FakeComputer(bridge.linkUrl);
+    const first = await computer.link({ type: 'response', id: 'x', ok: true });
+    assert.equal(first.type, 'hello-error');
+    assert.match(first.error, /first frame must be a hello/);
+    assert.equal((await computer.closed).code, 1008);
+  }));
+
+test('a socket that never says hello is closed with 1008', async () => {
+  const registry = new Registry();
+  const lines = [];
+  const server = await startLinkServer(registry, createLogger('debug', (l) => lines.push(l)), {
+    host: '127.0.0.1',
+    port: 0,
+    heartbeatMs: 60_000,
+    maxFrameBytes: 1 << 20,
+    helloTimeoutMs: 20,
+    luaProgramPath: LUA_PROGRAM_PATH,
+  });
+  try {
+    const ws = new WebSocket(`ws://127.0.0.1:${server.address.port}`);
+    const [code, reason] = await once(ws, 'close');
+    assert.equal(code, 1008);
+    assert.equal(reason.toString(), 'no hello');
+    assert.ok(lines.some((l) => /sent no hello within 20 ms/.test(l)));
+  } finally {
+    await server.close();
+  }
+});
+
+test('requests go only to computers that completed hello', () =>
+  withBridge({}, async (bridge) => {
+    const silent = new WebSocket(bridge.linkUrl);
+    const frames = [];
+    silent.on('message', (d) => frames.push(d.toString()));
+    await once(silent, 'open');
+    const computer = await linkComputer(bridge, { computerId: 1 });
+    const result = await callTool(bridge, 'probe-computers');
+    assert.equal(result.content[0].text, pongText(1, null));
+    assert.deepEqual(frames, []);
+    silent.close();
+    await computer.close();
+  }));
+
+test('replacement: the old socket is closed with a 4000-range code and its in-flight request ends at once', () =>
+  withBridge({ CC_PROBE_TIMEOUT_MS: '60000' }, async (bridge) => {
+    const old = await linkComputer(bridge, { computerId: 9, computerLabel: 'old', onRequest: () => null });
+    const probe = callTool(bridge, 'probe-computers');
+    await old.next((f) => f.type === 'request');
+    const fresh = await linkComputer(bridge, { computerId: 9, computerLabel: 'new' });
+    const closed = await old.closed;
+    assert.ok(closed.code >= 4000 && closed.code < 5000, `code ${closed.code}`);
+    assert.match(closed.reason, /replaced/);
+    const result = await probe;
+    assert.equal(result.content[0].text, 'disconnected from 9 (Label: old)');
+    assert.equal(bridge.registry.get(9).label, 'new');
+    assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, pongText(9, 'new'));
+    assert.ok(bridge.logs.some((l) => /info replaced 9 \(Label: old\)/.test(l)));
+    await fresh.close();
+  }));
+
+test('malformed JSON and binary frames are dropped without disturbing the link', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 2 });
+    computer.send('{this is not json');
+    computer.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    computer.send({ type: 'mystery' });
+    computer.send({ type: 'response', id: 42, ok: true });
+    const result = await callTool(bridge, 'probe-computers');
+    assert.equal(result.content[0].text, pongText(2, null));
+    assert.ok(bridge.logs.some((l) => /binary frame dropped/.test(l)));
+    assert.ok(bridge.logs.some((l) => /frame is not valid JSON; frame dropped/.test(l)));
+    assert.ok(bridge.logs.some((l) => /unknown frame type "mystery"/.test(l)));
+    assert.equal(bridge.registry.size, 1);
+    await computer.close();
+  }));
+
+test('malformed JSON before hello is dropped too; a hello afterwards still links', () =>
+  withBridge({}, async (bridge) => {
+    const ws = new WebSocket(bridge.linkUrl);
+    await once(ws, 'open');
+    ws.send('nope{');
+    ws.send(JSON.stringify({ type: 'hello', computerId: 3 }));
+    const [data] = await once(ws, 'message');
+    assert.deepEqual(JSON.parse(data.toString()), { type: 'hello-ok' });
+    ws.close();
+  }));
+
+test('a second hello on a linked socket is ignored', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 5, computerLabel: 'a' });
+    computer.send({ type: 'hello', computerId: 6, computerLabel: 'b' });
+    await until(() => bridge.logs.some((l) => /sent a second hello; ignored/.test(l)));
+    assert.deepEqual(bridge.registry.list().map((l) => l.computerId), [5]);
+    await computer.close();
+  }));
+
+test('a frame over CC_MAX_FRAME_BYTES closes that socket with 1009, and only that one', () =>
+  withBridge({ CC_MAX_FRAME_BYTES: '2048' }, async (bridge) => {
+    const big = await linkComputer(bridge, { computerId: 1 });
+    const other = await linkComputer(bridge, { computerId: 2 });
+    big.send({ type: 'response', id: 'x', ok: true, result: 'y'.repeat(4096) });
+    assert.equal((await big.closed).code, 1009);
+    await until(() => bridge.registry.size === 1);
+    assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, pongText(2, null));
+    await other.close();
+  }));
+
+test('a spoofed response from another computer is ignored; the real answer still counts', () =>
+  withBridge({ CC_PROBE_TIMEOUT_MS: '60000' }, async (bridge) => {
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const victim = await linkComputer(bridge, {
+      computerId: 1,
+      computerLabel: 'victim',
+      onRequest: async () => {
+        await gate;
+        return { ok: true, result: pongText(1, 'victim') };
+      },
+    });
+    const attacker = await linkComputer(bridge, { computerId: 2, computerLabel: 'attacker' });
+    const probe = callTool(bridge, 'probe-computers');
+    const request = await victim.next((f) => f.type === 'request');
+    // the attacker learned the id somehow and answers it on its own link
+    attacker.send({ type: 'response', id: request.id, ok: true, result: 'pong from 1 (Label: forged)' });
+    await until(() => bridge.logs.some((l) => /matches no request in flight on this link/.test(l)));
+    release();
+    const result = await probe;
+    assert.equal(result.content[0].text, `${pongText(1, 'victim')}\n${pongText(2, 'attacker')}`);
+    await victim.close();
+    await attacker.close();
+  }));
+
+test('heartbeat: a link that misses a pong is terminated and unregistered', () =>
+  withBridge({ CC_HEARTBEAT_MS: '30' }, async (bridge) => {
+    // autoPong off makes this client ignore the bridge's pings
+    const ws = new WebSocket(bridge.linkUrl, { autoPong: false });
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ type: 'hello', computerId: 8 }));
+    await until(() => bridge.registry.size === 1);
+    const [code] = await once(ws, 'close');
+    assert.equal(code, 1006);
+    await until(() => bridge.registry.size === 0);
+    assert.ok(bridge.logs.some((l) => /missed a heartbeat; terminating/.test(l)));
+  }));
+
+test('heartbeat: a link that answers pings stays and its lastSeenAt moves', () =>
+  withBridge({ CC_HEARTBEAT_MS: '20' }, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 3 });
+    const first = bridge.registry.get(3).lastSeenAt;
+    await until(() => bridge.registry.get(3).lastSeenAt > first);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(bridge.registry.size, 1);
+    await computer.close();
+  }));
+
+test('GET /mcp-computer.lua serves the program; other plain HTTP paths get 404', () =>
+  withBridge({}, async (bridge) => {
+    const base = bridge.linkUrl.replace(/^ws/, 'http');
+    const res = await fetch(`${base}/mcp-computer.lua`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /text\/x-lua/);
+    assert.equal(await res.text(), await readFile(LUA_PROGRAM_PATH, 'utf8'));
+    const other = await fetch(`${base}/elsewhere`);
+    assert.equal(other.status, 404);
+    assert.match(await other.text(), /GET \/mcp-computer\.lua/);
+  }));
+
+test('GET /mcp-computer.lua answers 500 when the program file is missing', async () => {
+  const lines = [];
+  const server = await startLinkServer(new Registry(), createLogger('error', (l) => lines.push(l)), {
+    host: '127.0.0.1',
+    port: 0,
+    heartbeatMs: 60_000,
+    maxFrameBytes: 1 << 20,
+    luaProgramPath: '/nonexistent/mcp-computer.lua',
+  });
+  try {
+    const res = await fetch(`http://127.0.0.1:${server.address.port}/mcp-computer.lua`);
+    assert.equal(res.status, 500);
+    assert.match(await res.text(), /missing/);
+    assert.ok(lines.some((l) => /cannot read \/nonexistent/.test(l)));
+  } finally {
+    await server.close();
+  }
+});
+
+test('close(): links get 1001 and their in-flight requests end at once', () =>
+  withBridge({ CC_PROBE_TIMEOUT_MS: '60000' }, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
+    const probe = callTool(bridge, 'probe-computers');
+    await computer.next((f) => f.type === 'request');
+    const closing = bridge.close();
+    const result = await probe;
+    assert.equal(result.content[0].text, 'disconnected from 1 (Label: null)');
+    assert.equal((await computer.closed).code, 1001);
+    await closing;
+  }));
+
+test('a listener whose port is taken fails to start with EADDRINUSE', async () => {
+  const first = await startLinkServer(new Registry(), createLogger('silent'), {
+    host: '127.0.0.1',
+    port: 0,
+    heartbeatMs: 60_000,
+    maxFrameBytes: 1 << 20,
+    luaProgramPath: LUA_PROGRAM_PATH,
+  });
+  try {
+    await assert.rejects(
+      startLinkServer(new Registry(), createLogger('silent'), {
+        host: '127.0.0.1',
+        port: first.address.port,
+        heartbeatMs: 60_000,
+        maxFrameBytes: 1 << 20,
+        luaProgramPath: LUA_PROGRAM_PATH,
+      }),
+      { code: 'EADDRINUSE' },
+    );
+  } finally {
+    await first.close();
+  }
+});
