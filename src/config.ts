@@ -63,8 +63,9 @@ const integer =
   };
 
 const host: Parse<string> = (raw, name) => {
-  const value = raw.trim();
-  if (value === '' || /\s|\//.test(value)) throw new ConfigError(name, raw, 'expected a host name or IP address');
+  // an IPv6 address may be written the way URLs write it: [::1]
+  const value = raw.trim().replace(/^\[(.*)\]$/, '$1');
+  if (value === '' || /[\s/[\]]/.test(value)) throw new ConfigError(name, raw, 'expected a host name or IP address');
   return value;
 };
 
@@ -73,18 +74,28 @@ const origins: Parse<string[]> = (raw, name) => {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  for (const origin of list) {
-    let url: URL;
+  return list.map((origin) => {
+    let url: URL | null = null;
     try {
       url = new URL(origin);
     } catch {
+      // reported below
+    }
+    // an origin is scheme://host[:port] and nothing else; stored the way browsers send it
+    if (
+      !url ||
+      (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+      url.username !== '' ||
+      url.password !== '' ||
+      url.pathname !== '/' ||
+      url.search !== '' ||
+      url.hash !== '' ||
+      /[?#]/.test(origin)
+    ) {
       throw new ConfigError(name, raw, `"${origin}" is not an origin such as https://example.com`);
     }
-    if (url.origin !== origin.replace(/\/$/, '')) {
-      throw new ConfigError(name, raw, `"${origin}" is not an origin such as https://example.com`);
-    }
-  }
-  return list.map((o) => o.replace(/\/$/, ''));
+    return url.origin;
+  });
 };
 
 const onOff: Parse<boolean> = (raw, name) => {

@@ -8,8 +8,26 @@ import { createLogger } from './log.js';
 const EXIT_CONFIG = 2;
 const SHUTDOWN_DEADLINE_MS = 5000;
 
+const LISTEN_FAILURES: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use',
+  EACCES: 'the port needs privileges we do not have',
+  EADDRNOTAVAIL: 'the address is not an address of this machine',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name cannot be resolved right now',
+};
+
+/** One clear line (no stack) for a listener that cannot start; null for any other error. */
+function listenFailure(err: unknown): string | null {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  const what = LISTEN_FAILURES[String(e.code)];
+  if (what === undefined) return null;
+  // listen errors carry address (and port unless it was 0); lookup errors carry hostname
+  const where = `${e.address ?? e.hostname}${e.port === undefined ? '' : `:${e.port}`}`;
+  return `cc-mcp-bridge: cannot listen on ${where}: ${what} (${e.code})\n`;
+}
+
 async function main(argv: string[]): Promise<number | null> {
-  const program = basename(process.argv[1] ?? 'cc-mcp-bridge');
+  const program = basename(process.argv[1] as string);
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText(`node ${program}`));
     return 0;
@@ -40,13 +58,10 @@ async function main(argv: string[]): Promise<number | null> {
   try {
     bridge = await startBridge(config, log);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
-    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
-      const what = e.code === 'EADDRINUSE' ? 'is already in use' : e.code === 'EACCES' ? 'needs privileges we do not have' : 'is not an address of this machine';
-      process.stderr.write(`cc-mcp-bridge: cannot listen on ${e.address ?? '?'}:${e.port ?? '?'}: the address ${what} (${e.code})\n`);
-      return 1;
-    }
-    throw err;
+    const line = listenFailure(err);
+    if (line === null) throw err;
+    process.stderr.write(line);
+    return 1;
   }
   process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
   process.stdout.write(`MCP endpoint: ${bridge.mcpUrl}\n`);
@@ -54,7 +69,10 @@ async function main(argv: string[]): Promise<number | null> {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      log.info(`${signal} received; already shutting down (at most ${SHUTDOWN_DEADLINE_MS / 1000} s)`);
+      return;
+    }
     stopping = true;
     log.info(`${signal} received; shutting down`);
     const deadline = setTimeout(() => {

@@ -131,7 +131,7 @@ export class Dispatcher {
       case 'ping':
         return {};
       case 'tools/list':
-        if (p.cursor !== undefined) throw new RpcError(INVALID_PARAMS, 'Invalid cursor: this server never issues cursors');
+        if (p.cursor !== undefined && p.cursor !== null) throw new RpcError(INVALID_PARAMS, 'Invalid cursor: this server never issues cursors');
         return {
           tools: enabledTools(this.options.config).map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
             name,

@@ -39,16 +39,17 @@ function hostName(header: string): string {
   return colon === -1 ? value : value.slice(0, colon);
 }
 
+/** A missing Origin is fine (not a browser); otherwise an http(s) loopback origin, or one listed. */
 export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
   if (origin === undefined) return true;
-  if (allowed.includes(origin.replace(/\/$/, ''))) return true;
   let url: URL;
   try {
     url = new URL(origin);
   } catch {
     return false;
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname.toLowerCase());
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return isLoopbackHost(url.hostname) || allowed.includes(url.origin);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -83,8 +84,8 @@ export async function startMcpServer(dispatcher: Dispatcher, log: Logger, option
   const inFlight = new Set<ServerResponse>();
 
   function tooLarge(res: ServerResponse): void {
-    // answer without reading the rest, then drop the connection so the client stops sending
-    res.once('finish', () => res.socket?.destroySoon());
+    // answer without reading the rest; with `connection: close` node ends the socket once the
+    // answer is written, so the client stops sending
     sendJson(res, 413, errorResponse(null, INVALID_REQUEST, `Request body exceeds ${options.maxBodyBytes} bytes`), {
       connection: 'close',
     });
@@ -108,7 +109,10 @@ export async function startMcpServer(dispatcher: Dispatcher, log: Logger, option
       raw = await readBody(req, options.maxBodyBytes);
     } catch (err) {
       if (err instanceof BodyTooLarge) return tooLarge(res);
-      throw err;
+      // the client went away (or the request timeout cut it off) mid-body: nobody is left to answer
+      log.debug(`MCP request body not received: ${(err as Error).message}`);
+      res.destroy();
+      return;
     }
     let body: unknown;
     try {
@@ -135,7 +139,7 @@ export async function startMcpServer(dispatcher: Dispatcher, log: Logger, option
       log.warn(`rejected request for Host ${JSON.stringify(req.headers.host)}`);
       return sendJson(res, 403, { error: 'forbidden', message: 'Host header must name a loopback address while MCP_HOST is loopback' });
     }
-    const path = (req.url ?? '/').split('?')[0] as string;
+    const path = (req.url as string).split('?')[0] as string;
     if (path === '/health') {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         return sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
@@ -151,7 +155,15 @@ export async function startMcpServer(dispatcher: Dispatcher, log: Logger, option
     return handleMcp(req, res);
   }
 
-  const server: Server = createServer((req, res) => {
+  // Node checks these timeouts only every connectionsCheckingInterval (30 s by default), and
+  // refuses a header timeout longer than the request timeout.
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  const headersTimeout = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout);
+  const server: Server = createServer({
+    headersTimeout,
+    requestTimeout,
+    connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
+  }, (req, res) => {
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
     route(req, res).catch((err: Error) => {
@@ -160,8 +172,6 @@ export async function startMcpServer(dispatcher: Dispatcher, log: Logger, option
       else res.destroy();
     });
   });
-  server.headersTimeout = options.headersTimeoutMs ?? 10_000;
-  server.requestTimeout = options.requestTimeoutMs ?? 30_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

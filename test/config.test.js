@@ -1,0 +1,189 @@
+// Configuration from the environment: defaults, every rejection, and the --help text.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, LOG_LEVELS, VARIABLES, helpText, loadConfig } from '../dist/config.js';
+
+const MiB = 1024 * 1024;
+
+/** Asserts that loadConfig rejects `value` for `variable` with a ConfigError naming both. */
+function rejects(variable, value) {
+  assert.throws(
+    () => loadConfig({ [variable]: value }),
+    (err) => {
+      assert.ok(err instanceof ConfigError, `expected a ConfigError for ${variable}=${JSON.stringify(value)}, got ${err}`);
+      assert.equal(err.name, 'ConfigError');
+      assert.equal(err.code, 'ERR_CONFIG');
+      assert.equal(err.variable, variable);
+      assert.equal(err.value, value);
+      assert.ok(err.message.includes(variable), err.message);
+      assert.ok(err.message.includes(JSON.stringify(value)), err.message);
+      assert.ok(!err.message.includes('\n'), 'one line');
+      return true;
+    },
+  );
+}
+
+test('every variable has its documented default', () => {
+  assert.deepEqual(loadConfig({}), {
+    mcpHost: '127.0.0.1',
+    mcpPort: 3000,
+    linkHost: '0.0.0.0',
+    linkPort: 3001,
+    probeTimeoutMs: 2000,
+    execTimeoutMs: 10000,
+    heartbeatMs: 30000,
+    maxFrameBytes: MiB,
+    maxBodyBytes: MiB,
+    allowedOrigins: [],
+    execLua: true,
+    logLevel: 'info',
+  });
+});
+
+test('an empty value means the default', () => {
+  const env = Object.fromEntries(VARIABLES.map((v) => [v.name, '']));
+  assert.deepEqual(loadConfig(env), loadConfig({}));
+});
+
+test('loadConfig reads process.env when no environment is given', () => {
+  const saved = process.env.MCP_PORT;
+  process.env.MCP_PORT = '4321';
+  try {
+    assert.equal(loadConfig().mcpPort, 4321);
+  } finally {
+    if (saved === undefined) delete process.env.MCP_PORT;
+    else process.env.MCP_PORT = saved;
+  }
+});
+
+test('valid values are parsed', () => {
+  const config = loadConfig({
+    MCP_HOST: ' 0.0.0.0 ',
+    MCP_PORT: '0',
+    CC_LINK_HOST: '::',
+    CC_LINK_PORT: '65535',
+    CC_PROBE_TIMEOUT_MS: '1',
+    CC_EXEC_TIMEOUT_MS: '300000',
+    CC_HEARTBEAT_MS: '3600000',
+    CC_MAX_FRAME_BYTES: '1024',
+    MCP_MAX_BODY_BYTES: String(1024 * MiB),
+    MCP_ALLOWED_ORIGINS: ' https://example.com , http://tools.local:8080/ ,',
+    CC_EXEC_LUA: 'off',
+    LOG_LEVEL: 'DEBUG',
+  });
+  assert.deepEqual(config, {
+    mcpHost: '0.0.0.0',
+    mcpPort: 0,
+    linkHost: '::',
+    linkPort: 65535,
+    probeTimeoutMs: 1,
+    execTimeoutMs: 300000,
+    heartbeatMs: 3600000,
+    maxFrameBytes: 1024,
+    maxBodyBytes: 1024 * MiB,
+    allowedOrigins: ['https://example.com', 'http://tools.local:8080'],
+    execLua: false,
+    logLevel: 'debug',
+  });
+});
+
+test('an IPv6 host may be written in brackets', () => {
+  const config = loadConfig({ MCP_HOST: '[::1]', CC_LINK_HOST: ' [::] ' });
+  assert.equal(config.mcpHost, '::1');
+  assert.equal(config.linkHost, '::');
+});
+
+test('allowed origins are stored the way browsers send them', () => {
+  assert.deepEqual(loadConfig({ MCP_ALLOWED_ORIGINS: 'HTTPS://Example.COM:443/,http://a.test:80' }).allowedOrigins, [
+    'https://example.com',
+    'http://a.test',
+  ]);
+});
+
+test('CC_EXEC_LUA accepts the usual spellings of on and off', () => {
+  for (const on of ['on', 'ON', 'true', '1', 'yes']) assert.equal(loadConfig({ CC_EXEC_LUA: on }).execLua, true, on);
+  for (const off of ['off', 'Off', 'false', '0', 'no']) assert.equal(loadConfig({ CC_EXEC_LUA: off }).execLua, false, off);
+});
+
+test('every log level is accepted', () => {
+  for (const level of LOG_LEVELS) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
+});
+
+test('ports: non-numeric or out of range is a ConfigError naming variable and value', () => {
+  for (const variable of ['MCP_PORT', 'CC_LINK_PORT']) {
+    for (const value of ['abc', '-1', '65536', '3000x', '30.5', '1e3', '+80', '0x10', '99999999999999999999']) rejects(variable, value);
+  }
+});
+
+test('timeouts: negative, zero, fractional, non-numeric or too large is a ConfigError', () => {
+  for (const variable of ['CC_PROBE_TIMEOUT_MS', 'CC_EXEC_TIMEOUT_MS', 'CC_HEARTBEAT_MS']) {
+    for (const value of ['-5', '0', '1.5', 'soon']) rejects(variable, value);
+  }
+  rejects('CC_PROBE_TIMEOUT_MS', '3600001');
+  rejects('CC_HEARTBEAT_MS', '3600001');
+  rejects('CC_EXEC_TIMEOUT_MS', '300001');
+});
+
+test('byte limits below 1 KiB or above 1 GiB are ConfigErrors', () => {
+  for (const variable of ['CC_MAX_FRAME_BYTES', 'MCP_MAX_BODY_BYTES']) {
+    for (const value of ['1023', '0', '-1', String(1024 * MiB + 1), 'lots']) rejects(variable, value);
+  }
+});
+
+test('hosts with spaces or slashes are ConfigErrors', () => {
+  for (const variable of ['MCP_HOST', 'CC_LINK_HOST']) {
+    for (const value of ['   ', 'http://127.0.0.1', 'local host', '[]', '[::1', '::1]']) rejects(variable, value);
+  }
+});
+
+test('an unknown LOG_LEVEL is a ConfigError', () => {
+  for (const value of ['verbose', 'trace', 'inf']) rejects('LOG_LEVEL', value);
+});
+
+test('a bad CC_EXEC_LUA is a ConfigError', () => {
+  for (const value of ['maybe', '2', 'enabled']) rejects('CC_EXEC_LUA', value);
+});
+
+test('an origin that is not scheme://host[:port] is a ConfigError', () => {
+  for (const value of [
+    'example.com',
+    '*',
+    'null',
+    'https://example.com/path',
+    'https://example.com?x=1',
+    'https://example.com#top',
+    'https://user:pw@example.com',
+    'ftp://example.com',
+    'https://ok.example, not an origin',
+  ]) {
+    rejects('MCP_ALLOWED_ORIGINS', value);
+  }
+});
+
+test('help text lists every variable with its default and meaning', () => {
+  const text = helpText('node index.js');
+  assert.match(text, /^Usage: node index\.js/);
+  const expected = {
+    MCP_HOST: '127.0.0.1',
+    MCP_PORT: '3000',
+    CC_LINK_HOST: '0.0.0.0',
+    CC_LINK_PORT: '3001',
+    CC_PROBE_TIMEOUT_MS: '2000',
+    CC_EXEC_TIMEOUT_MS: '10000',
+    CC_HEARTBEAT_MS: '30000',
+    CC_MAX_FRAME_BYTES: String(MiB),
+    MCP_MAX_BODY_BYTES: String(MiB),
+    MCP_ALLOWED_ORIGINS: 'empty',
+    CC_EXEC_LUA: 'on',
+    LOG_LEVEL: 'info',
+  };
+  assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
+  const lines = text.split('\n');
+  for (const spec of VARIABLES) {
+    const line = lines.find((l) => l.trim().startsWith(spec.name + ' '));
+    assert.ok(line, `no help line for ${spec.name}`);
+    assert.ok(line.includes(`[${expected[spec.name]}]`), `default of ${spec.name} missing: ${line}`);
+    assert.ok(spec.meaning.length > 10 && line.includes(spec.meaning), `meaning of ${spec.name} missing: ${line}`);
+  }
+  for (const level of LOG_LEVELS) assert.ok(text.includes(level));
+});

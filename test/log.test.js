@@ -1,0 +1,41 @@
+// The line logger: level filtering, line format, and stderr as the default sink.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger } from '../dist/log.js';
+
+const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (debug|info|warn|error) (.*)$/;
+
+function collect(level) {
+  const lines = [];
+  const log = createLogger(level, (line) => lines.push(line));
+  for (const at of ['debug', 'info', 'warn', 'error']) log[at](`${at} message`);
+  return lines.map((line) => {
+    const m = LINE.exec(line);
+    assert.ok(m, `malformed line ${JSON.stringify(line)}`);
+    assert.ok(!Number.isNaN(Date.parse(m[1])));
+    assert.equal(m[3], `${m[2]} message`);
+    return m[2];
+  });
+}
+
+test('each level lets through itself and everything more severe', () => {
+  assert.deepEqual(collect('debug'), ['debug', 'info', 'warn', 'error']);
+  assert.deepEqual(collect('info'), ['info', 'warn', 'error']);
+  assert.deepEqual(collect('warn'), ['warn', 'error']);
+  assert.deepEqual(collect('error'), ['error']);
+  assert.deepEqual(collect('silent'), []);
+});
+
+test('the default sink writes one line per message to stderr, never stdout', (t) => {
+  const err = [];
+  const out = [];
+  t.mock.method(process.stderr, 'write', (chunk) => (err.push(String(chunk)), true));
+  t.mock.method(process.stdout, 'write', (chunk) => (out.push(String(chunk)), true));
+  const log = createLogger('info');
+  log.debug('hidden');
+  log.warn('careful');
+  t.mock.restoreAll();
+  assert.equal(out.length, 0);
+  assert.equal(err.length, 1);
+  assert.match(err[0], /^\S+ warn careful\n$/);
+});

@@ -1,0 +1,272 @@
+// The MCP dispatcher over plain values: a parsed body in, the reply (status + JSON-RPC body) out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../dist/config.js';
+import { Registry } from '../../dist/link/registry.js';
+import { createLogger } from '../../dist/log.js';
+import { Dispatcher } from '../../dist/mcp/dispatch.js';
+
+function dispatcher(env = {}, { registry = new Registry(), config = loadConfig(env) } = {}) {
+  const logs = [];
+  const d = new Dispatcher({ registry, config, log: createLogger('debug', (l) => logs.push(l)), serverVersion: '1.2.3' });
+  return Object.assign(d, { logs, registry });
+}
+
+const req = (id, method, params) => (params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
+
+test('initialize echoes each supported revision and answers 2025-11-25 to anything else', async () => {
+  const d = dispatcher();
+  for (const [asked, answered] of [
+    ['2025-03-26', '2025-03-26'],
+    ['2025-06-18', '2025-06-18'],
+    ['2025-11-25', '2025-11-25'],
+    ['2024-11-05', '2025-11-25'],
+    ['2030-01-01', '2025-11-25'],
+    [42, '2025-11-25'],
+    [undefined, '2025-11-25'],
+  ]) {
+    const params = { capabilities: {}, clientInfo: { name: 't', version: '0' } };
+    if (asked !== undefined) params.protocolVersion = asked;
+    const reply = await d.handleBody(req(1, 'initialize', params), true);
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body.result.protocolVersion, answered, `asked ${asked}`);
+  }
+  const bare = await d.handleBody(req(0, 'initialize'), true);
+  assert.equal(bare.status, 200);
+  assert.equal(bare.body.id, 0);
+  assert.equal(bare.body.result.protocolVersion, '2025-11-25');
+});
+
+test('initialize: capabilities, serverInfo with the given version, instructions naming the tools', async () => {
+  const { body } = await dispatcher().handleBody(req(1, 'initialize', { protocolVersion: '2025-06-18' }), true);
+  const { result } = body;
+  assert.deepEqual(result.capabilities, { tools: {} });
+  assert.equal(result.serverInfo.name, 'cc-mcp-bridge');
+  assert.equal(result.serverInfo.version, '1.2.3');
+  assert.equal(typeof result.instructions, 'string');
+  assert.match(result.instructions, /probe-computers/);
+  assert.match(result.instructions, /exec-lua/);
+
+  const off = await dispatcher({ CC_EXEC_LUA: 'off' }).handleBody(req(1, 'initialize', {}), true);
+  assert.match(off.body.result.instructions, /probe-computers/);
+  assert.doesNotMatch(off.body.result.instructions, /exec-lua/);
+});
+
+test('ping answers an empty result', async () => {
+  assert.deepEqual(await dispatcher().handleBody(req(0, 'ping'), false), { status: 200, body: { jsonrpc: '2.0', id: 0, result: {} } });
+});
+
+test('notifications and client responses need no answer (202)', async () => {
+  const d = dispatcher();
+  for (const message of [
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'x' } },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nobody' } },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { no: 1 } } },
+    { jsonrpc: '2.0', method: 'notifications/cancelled', params: [1] },
+    { jsonrpc: '2.0', method: 'notifications/cancelled' },
+    { jsonrpc: '2.0', method: 'notifications/whatever', params: {} },
+    { jsonrpc: '2.0', id: 0, result: {} },
+    { jsonrpc: '2.0', id: 'x', error: { code: -1, message: 'no' } },
+  ]) {
+    assert.deepEqual(await d.handleBody(message, false), { status: 202, body: null }, JSON.stringify(message));
+  }
+});
+
+test('unknown methods are -32601, server/discover included', async () => {
+  const d = dispatcher();
+  for (const method of ['server/discover', 'resources/list', 'prompts/list', 'nope']) {
+    const reply = await d.handleBody(req(0, method), false);
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body.id, 0);
+    assert.equal(reply.body.error.code, -32601, method);
+    assert.ok(reply.body.error.message.includes(method));
+  }
+});
+
+test('params that are not an object are -32602', async () => {
+  const reply = await dispatcher().handleBody(req(3, 'ping', [1, 2]), false);
+  assert.equal(reply.body.error.code, -32602);
+  assert.equal(reply.body.id, 3);
+});
+
+test('a single invalid message is 400 -32600 with its id when it has one', async () => {
+  const d = dispatcher();
+  assert.deepEqual(await d.handleBody({ jsonrpc: '1.0', id: 0, method: 'ping' }, true), {
+    status: 400,
+    body: { jsonrpc: '2.0', id: 0, error: { code: -32600, message: 'Invalid Request: jsonrpc must be "2.0"' } },
+  });
+  for (const body of [null, 5, 'x', {}, { jsonrpc: '2.0', id: null, method: 'ping' }]) {
+    const reply = await d.handleBody(body, true);
+    assert.equal(reply.status, 400, JSON.stringify(body));
+    assert.equal(reply.body.error.code, -32600);
+    assert.equal(reply.body.id, null);
+  }
+});
+
+test('tools/list: every tool with name, title, description, inputSchema and outputSchema', async () => {
+  const { body } = await dispatcher().handleBody(req(0, 'tools/list'), false);
+  const tools = body.result.tools;
+  assert.deepEqual(
+    tools.map((t) => t.name),
+    ['probe-computers', 'exec-lua'],
+  );
+  for (const tool of tools) {
+    for (const key of ['name', 'title', 'description']) assert.equal(typeof tool[key], 'string', `${tool.name}.${key}`);
+    assert.equal(tool.inputSchema.type, 'object');
+    assert.equal(tool.outputSchema.type, 'object');
+  }
+  const probe = tools.find((t) => t.name === 'probe-computers');
+  assert.deepEqual(probe.inputSchema, { type: 'object', additionalProperties: false });
+  assert.ok(probe.outputSchema.properties.computers);
+  assert.equal(probe.annotations.title, probe.title);
+  assert.equal(probe.annotations.readOnlyHint, true);
+  assert.equal(body.result.nextCursor, undefined);
+  // a null cursor is no cursor
+  assert.equal((await dispatcher().handleBody(req(1, 'tools/list', { cursor: null }), false)).body.result.tools.length, 2);
+});
+
+test('tools/list without exec-lua when CC_EXEC_LUA=off', async () => {
+  const { body } = await dispatcher({ CC_EXEC_LUA: 'off' }).handleBody(req(1, 'tools/list', {}), false);
+  assert.deepEqual(
+    body.result.tools.map((t) => t.name),
+    ['probe-computers'],
+  );
+});
+
+test('tools/list with a cursor we never issued is -32602', async () => {
+  for (const cursor of ['abc', '', 0]) {
+    const { body } = await dispatcher().handleBody(req(0, 'tools/list', { cursor }), false);
+    assert.equal(body.id, 0);
+    assert.equal(body.error.code, -32602, JSON.stringify(cursor));
+  }
+});
+
+test('tools/call: an unknown tool is -32602 "Unknown tool: <name>"', async () => {
+  const { status, body } = await dispatcher().handleBody(req(0, 'tools/call', { name: 'no-such-tool', arguments: {} }), false);
+  assert.equal(status, 200);
+  assert.deepEqual(body, { jsonrpc: '2.0', id: 0, error: { code: -32602, message: 'Unknown tool: no-such-tool' } });
+});
+
+test('tools/call without a string name is -32602', async () => {
+  for (const params of [{}, { name: 5 }, { arguments: {} }]) {
+    const { body } = await dispatcher().handleBody(req(1, 'tools/call', params), false);
+    assert.equal(body.error.code, -32602, JSON.stringify(params));
+  }
+});
+
+test('tools/call with arguments that fail the schema: an isError result naming the argument', async () => {
+  const d = dispatcher();
+  const cases = [
+    ['probe-computers', { verbose: true }, /verbose/],
+    ['probe-computers', [], /arguments must be an object/],
+    ['probe-computers', 'x', /arguments must be an object/],
+    ['exec-lua', {}, /"code"/],
+    ['exec-lua', { code: 5 }, /code/],
+    ['exec-lua', { code: 'return 1', computerId: -1 }, /computerId/],
+    ['exec-lua', { code: 'return 1', timeoutMs: 0 }, /timeoutMs/],
+    ['exec-lua', { code: 'return 1', extra: 1 }, /extra/],
+  ];
+  for (const [name, args, names] of cases) {
+    const { status, body } = await d.handleBody(req(0, 'tools/call', { name, arguments: args }), false);
+    assert.equal(status, 200);
+    assert.equal(body.error, undefined, JSON.stringify(args));
+    assert.equal(body.result.isError, true, JSON.stringify(args));
+    assert.match(body.result.content[0].text, /^Invalid arguments for /);
+    assert.match(body.result.content[0].text, names, body.result.content[0].text);
+  }
+});
+
+test('tools/call probe-computers with no computers, arguments absent or null', async () => {
+  const d = dispatcher();
+  for (const params of [{ name: 'probe-computers' }, { name: 'probe-computers', arguments: null }, { name: 'probe-computers', arguments: {} }]) {
+    const { body } = await d.handleBody(req(0, 'tools/call', params), false);
+    assert.deepEqual(body.result, { content: [{ type: 'text', text: 'No computers connected.' }], structuredContent: { computers: [] } });
+  }
+});
+
+test('tools/call of a disabled tool is an isError result, not a protocol error', async () => {
+  const { body } = await dispatcher({ CC_EXEC_LUA: 'off' }).handleBody(
+    req(2, 'tools/call', { name: 'exec-lua', arguments: { code: 'return 1', computerId: 0 } }),
+    false,
+  );
+  assert.equal(body.result.isError, true);
+  assert.match(body.result.content[0].text, /exec-lua is disabled.*CC_EXEC_LUA=off/);
+});
+
+test('a tool that throws inside the bridge answers an isError result and logs it', async (t) => {
+  const d = dispatcher();
+  t.mock.method(d.registry, 'list', () => {
+    throw new Error('registry exploded');
+  });
+  const { status, body } = await d.handleBody(req(0, 'tools/call', { name: 'probe-computers' }), false);
+  assert.equal(status, 200);
+  assert.equal(body.result.isError, true);
+  assert.match(body.result.content[0].text, /probe-computers failed inside the bridge: registry exploded/);
+  assert.ok(d.logs.some((l) => / error tool probe-computers failed: Error: registry exploded/.test(l)));
+  assert.equal(d.activeCalls, 0);
+});
+
+test('a failure outside any tool rejects (the transport turns it into 500)', async () => {
+  const config = loadConfig({});
+  const broken = {
+    ...config,
+    get execLua() {
+      throw new TypeError('config exploded');
+    },
+  };
+  const d = dispatcher({}, { config: broken });
+  await assert.rejects(d.handleBody(req(1, 'initialize', {}), false), /config exploded/);
+});
+
+test('batches: allowed -> an array of answers in order; notifications and responses leave no answer', async () => {
+  const d = dispatcher();
+  const reply = await d.handleBody(
+    [
+      req(0, 'ping'),
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      req('b', 'nope'),
+      { jsonrpc: '2.0', id: 9, result: {} },
+      { jsonrpc: '1.0', id: 5, method: 'ping' },
+      7,
+      req(2, 'tools/call', { name: 'probe-computers' }),
+    ],
+    true,
+  );
+  assert.equal(reply.status, 200);
+  assert.ok(Array.isArray(reply.body));
+  assert.deepEqual(
+    reply.body.map((r) => [r.id, r.error?.code ?? 'ok']),
+    [
+      [0, 'ok'],
+      ['b', -32601],
+      [5, -32600],
+      [null, -32600],
+      [2, 'ok'],
+    ],
+  );
+  assert.deepEqual(reply.body[0].result, {});
+});
+
+test('batches: only notifications -> 202; empty -> 400; not allowed -> 400 -32600', async () => {
+  const d = dispatcher();
+  assert.deepEqual(
+    await d.handleBody([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 0, result: {} }], true),
+    { status: 202, body: null },
+  );
+  const empty = await d.handleBody([], true);
+  assert.equal(empty.status, 400);
+  assert.equal(empty.body.error.code, -32600);
+  const refused = await d.handleBody([req(0, 'ping')], false);
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.id, null);
+  assert.equal(refused.body.error.code, -32600);
+  assert.match(refused.body.error.message, /batch/);
+});
+
+test('activeCalls is zero when nothing is in flight', async () => {
+  const d = dispatcher();
+  assert.equal(d.activeCalls, 0);
+  await d.handleBody(req(0, 'tools/call', { name: 'probe-computers' }), false);
+  assert.equal(d.activeCalls, 0);
+});
