@@ -65,7 +65,9 @@ async function main(argv: string[]): Promise<number | null> {
   }
   process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
   process.stdout.write(`MCP endpoint: ${bridge.mcpUrl}\n`);
-  process.stdout.write(`Computer link: ${bridge.linkUrl} (program: ${bridge.linkUrl.replace(/^ws/, 'http')}/mcp-computer.lua)\n`);
+  const linkPort = new URL(bridge.linkUrl).port;
+  const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
+  process.stdout.write(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -19,7 +19,7 @@ export interface ToolContext {
   registry: Registry;
   config: Config;
   log: Logger;
-  /** Aborted when the MCP client cancels the call or the bridge shuts down. */
+  /** Aborted when the MCP client cancels the call (notifications/cancelled). */
   signal: AbortSignal;
 }
 
