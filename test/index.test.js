@@ -174,7 +174,7 @@ test('port 0: the startup lines print the real addresses of both listeners', asy
     assert.notEqual(mcp.port, '');
     assert.notEqual(link.port, '0');
     assert.equal(mcp.pathname, '/mcp');
-    assert.match(bridge.out.stdout, new RegExp(`program: http://127\\.0\\.0\\.1:${link.port}/mcp-computer\\.lua`));
+    assert.match(bridge.out.stdout, new RegExp(`program at http://127\\.0\\.0\\.1:${link.port}/mcp-computer\\.lua`));
 
     const health = await fetch(new URL('/health', bridge.mcpUrl));
     assert.deepEqual(await health.json(), { ok: true, computers: 0 });
