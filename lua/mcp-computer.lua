@@ -1,0 +1,1148 @@
+-- mcp-computer: links this ComputerCraft computer to a cc-mcp-bridge.
+--
+-- The computer dials out to the bridge's link listener with http.websocket,
+-- says hello, then answers the bridge's requests (ping, exec-lua) until the
+-- link drops (then it reconnects with backoff) or Ctrl+T is pressed.
+--
+-- Run "mcp-computer --help" for usage. Everything lives in this one file so
+-- it can be copied onto a computer as is.
+
+local VERSION = "0.1.0"
+
+local DEFAULT_MAX_FRAME = 131072 -- CC's default max_websocket_message
+local MIN_MAX_FRAME = 1024
+local HELLO_TIMEOUT = 5 -- seconds to wait for hello-ok
+local BACKOFF_MAX = 30 -- reconnect delays go 1, 2, 4 ... up to this
+local STOP_GRACE = 2 -- seconds to let a pending connect settle after Ctrl+T
+local MAX_ERROR_BYTES = 2048 -- error messages longer than this are cut
+local STARTUP_FILE = "/startup/mcp-computer.lua"
+local TLWY = "Too long without yielding"
+
+local colours = colours or colors
+
+-- Thrown (as an error value) to unwind everything when Ctrl+T is pressed.
+local STOP = setmetatable({}, { __tostring = function() return "mcp-computer stopped" end })
+-- Thrown to end the program with an error status after the reason was printed.
+local FATAL = setmetatable({}, { __tostring = function() return "mcp-computer failed" end })
+
+---------------------------------------------------------------------------
+-- Screen output
+---------------------------------------------------------------------------
+
+local function printIn(colour, text)
+    if term.isColour() then
+        local old = term.getTextColour()
+        term.setTextColour(colour)
+        print(text)
+        term.setTextColour(old)
+    else
+        print(text)
+    end
+end
+
+local function warn(text)
+    printIn(colours.yellow, "warning: " .. text)
+end
+
+local function shorten(text, n)
+    text = tostring(text):gsub("[%c]", " ")
+    if #text > n then return text:sub(1, n - 3) .. "..." end
+    return text
+end
+
+---------------------------------------------------------------------------
+-- JSON encoding
+--
+-- Frames are encoded here rather than with textutils.serializeJSON: CC's
+-- encoder writes nan/inf as bare words (invalid JSON), escapes every byte
+-- >= 0x80 as its own \u00XX unless unicode_strings is set (that option only
+-- exists since CC:T 1.106, fails on strings that are not valid UTF-8, and
+-- builds strings character by character, which is too slow for big output).
+-- This encoder emits ASCII-only JSON: UTF-8 text becomes \uXXXX escapes of
+-- its code points, so it arrives as real Unicode on every CC version.
+---------------------------------------------------------------------------
+
+local ARRAY = {} -- metatable marking tables to encode as JSON arrays
+local NULL = setmetatable({}, { __tostring = function() return "null" end })
+
+local function array(list)
+    return setmetatable(list, ARRAY)
+end
+
+local ESCAPES = {
+    ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
+    ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
+}
+
+local function escapeAscii(c)
+    return ESCAPES[c] or string.format("\\u%04x", c:byte())
+end
+
+local function codePointEscape(cp)
+    if cp < 0x10000 then return string.format("\\u%04x", cp) end
+    local v = cp - 0x10000 -- outside the BMP: a UTF-16 surrogate pair
+    return string.format("\\u%04x\\u%04x", 0xD800 + math.floor(v / 1024), 0xDC00 + v % 1024)
+end
+
+local function isCont(b)
+    return b ~= nil and b >= 0x80 and b <= 0xBF
+end
+
+-- Decodes one character starting at byte i of s (all bytes >= 0x80 here).
+-- Returns its code point and length. Bytes that are not UTF-8 are taken as
+-- the character with that byte value (the way CC's own JSON encoder reads
+-- them), so Latin-1 text or CC's box-drawing bytes survive readably.
+local function decodeChar(s, i)
+    local b1, b2, b3, b4 = s:byte(i, i + 3)
+    if b1 >= 0xC2 and b1 <= 0xDF and isCont(b2) then
+        return (b1 - 0xC0) * 64 + (b2 - 0x80), 2
+    elseif b1 >= 0xE0 and b1 <= 0xEF and isCont(b2) and isCont(b3) and (b1 ~= 0xE0 or b2 >= 0xA0) then
+        local cp = (b1 - 0xE0) * 4096 + (b2 - 0x80) * 64 + (b3 - 0x80)
+        if cp >= 0xD800 and cp <= 0xDBFF then
+            -- CC's JSON decoder turns an escaped surrogate pair into two
+            -- 3-byte sequences; join them back into one character.
+            local c1, c2, c3 = s:byte(i + 3, i + 5)
+            if c1 == 0xED and c2 and c2 >= 0xB0 and c2 <= 0xBF and isCont(c3) then
+                local low = 0xD000 + (c2 - 0x80) * 64 + (c3 - 0x80)
+                return 0x10000 + (cp - 0xD800) * 1024 + (low - 0xDC00), 6
+            end
+            return 0xFFFD, 3
+        elseif cp >= 0xDC00 and cp <= 0xDFFF then
+            return 0xFFFD, 3
+        end
+        return cp, 3
+    elseif b1 >= 0xF0 and b1 <= 0xF4 and isCont(b2) and isCont(b3) and isCont(b4)
+        and (b1 ~= 0xF0 or b2 >= 0x90) and (b1 ~= 0xF4 or b2 <= 0x8F) then
+        return (b1 - 0xF0) * 262144 + (b2 - 0x80) * 4096 + (b3 - 0x80) * 64 + (b4 - 0x80), 4
+    end
+    return b1, 1
+end
+
+local function escapeHighRun(run)
+    local out, n, i = {}, 0, 1
+    while i <= #run do
+        local cp, len = decodeChar(run, i)
+        n = n + 1
+        out[n] = codePointEscape(cp)
+        i = i + len
+    end
+    return table.concat(out)
+end
+
+local function encodeString(s)
+    if not s:find('[%c"\\\128-\255]') then return '"' .. s .. '"' end
+    s = s:gsub('[%c"\\]', escapeAscii)
+    s = s:gsub("[\128-\255]+", escapeHighRun)
+    return '"' .. s .. '"'
+end
+
+local function isFinite(n)
+    return n == n and n ~= math.huge and n ~= -math.huge
+end
+
+local function formatNumber(n)
+    if n == math.floor(n) and n >= -2 ^ 53 and n <= 2 ^ 53 then
+        return string.format("%d", n)
+    end
+    local s = tostring(n)
+    if tonumber(s) ~= n then s = string.format("%.17g", n) end
+    return s
+end
+
+local encodeInto
+
+local function encodeTable(t, out)
+    if getmetatable(t) == ARRAY then
+        out[#out + 1] = "["
+        for i = 1, #t do
+            if i > 1 then out[#out + 1] = "," end
+            encodeInto(t[i], out)
+        end
+        out[#out + 1] = "]"
+        return
+    end
+    -- Sorted keys keep frames deterministic (and easy to read in logs).
+    local keys = {}
+    for k in pairs(t) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    out[#out + 1] = "{"
+    for i, k in ipairs(keys) do
+        if i > 1 then out[#out + 1] = "," end
+        out[#out + 1] = encodeString(k)
+        out[#out + 1] = ":"
+        encodeInto(t[k], out)
+    end
+    out[#out + 1] = "}"
+end
+
+encodeInto = function(v, out)
+    local tv = type(v)
+    if v == nil or v == NULL then
+        out[#out + 1] = "null"
+    elseif tv == "string" then
+        out[#out + 1] = encodeString(v)
+    elseif tv == "number" then
+        -- Values are described before they get here; this is a last guard.
+        out[#out + 1] = isFinite(v) and formatNumber(v) or "null"
+    elseif tv == "boolean" then
+        out[#out + 1] = tostring(v)
+    elseif tv == "table" then
+        encodeTable(v, out)
+    else
+        out[#out + 1] = encodeString(tostring(v))
+    end
+end
+
+local function encode(v)
+    local out = {}
+    encodeInto(v, out)
+    return table.concat(out)
+end
+
+-- Longest prefix of s whose JSON string encoding fits in maxLen bytes,
+-- cut at a character boundary.
+local function cutToEncoded(s, maxLen)
+    if maxLen < 2 then return "" end
+    local size = #encodeString(s)
+    if size <= maxLen then return s end
+    local len = math.floor(#s * maxLen / size)
+    while len > 0 do
+        for _ = 1, 3 do
+            if isCont(s:byte(len + 1)) then len = len - 1 end
+        end
+        local cut = s:sub(1, len)
+        size = #encodeString(cut)
+        if size <= maxLen then return cut end
+        len = math.min(len - 1, math.floor(len * maxLen / size))
+    end
+    return ""
+end
+
+---------------------------------------------------------------------------
+-- Describing returned values
+---------------------------------------------------------------------------
+
+-- Limits for copying a returned table, tried in order until the answer fits.
+local TABLE_LIMITS = {
+    { depth = 16, items = 10000 },
+    { depth = 8, items = 1000, str = 4096 },
+    { depth = 4, items = 100, str = 256 },
+    { depth = 2, items = 16, str = 64 },
+}
+
+local function nonFiniteRepr(n)
+    if n ~= n then return "nan" end
+    return n > 0 and "inf" or "-inf"
+end
+
+local function keyString(k)
+    local tk = type(k)
+    if tk == "string" then return k end
+    if tk == "number" then
+        return isFinite(k) and formatNumber(k) or nonFiniteRepr(k)
+    end
+    return tostring(k)
+end
+
+local copyValue
+
+local function copyTable(t, lim, st, depth)
+    if st.path[t] then return "<cycle>" end
+    if st.seen[t] then return "<repeated>" end
+    if depth > lim.depth then
+        st.truncated = true
+        return "<depth limit>"
+    end
+    st.seen[t], st.path[t] = true, true
+
+    -- Tables whose keys are (mostly dense) 1..n stay arrays.
+    local count, maxIndex, onlyIndexes = 0, 0, true
+    for k in next, t do
+        count = count + 1
+        if type(k) == "number" and k >= 1 and k == math.floor(k) then
+            if k > maxIndex then maxIndex = k end
+        else
+            onlyIndexes = false
+        end
+    end
+
+    local out
+    if count > 0 and onlyIndexes and maxIndex <= count * 2 then
+        out = array({})
+        for i = 1, maxIndex do
+            if st.items >= lim.items then st.truncated = true break end
+            st.items = st.items + 1
+            out[i] = copyValue(rawget(t, i), lim, st, depth + 1)
+        end
+    else
+        out = {}
+        for k, v in next, t do
+            if st.items >= lim.items then st.truncated = true break end
+            st.items = st.items + 1
+            local key = keyString(k)
+            if out[key] ~= nil then key = key .. " (" .. type(k) .. " key)" end
+            out[key] = copyValue(v, lim, st, depth + 1)
+        end
+    end
+    st.path[t] = nil
+    return out
+end
+
+copyValue = function(v, lim, st, depth)
+    local tv = type(v)
+    if tv == "nil" then return NULL end
+    if tv == "number" then return isFinite(v) and v or nonFiniteRepr(v) end
+    if tv == "string" then
+        if lim.str and #v > lim.str then
+            st.truncated = true
+            return cutToEncoded(v, lim.str)
+        end
+        return v
+    end
+    if tv == "boolean" then return v end
+    if tv == "table" then return copyTable(v, lim, st, depth) end
+    return tostring(v)
+end
+
+local function describe(v, lim)
+    local tv = type(v)
+    if tv == "nil" then return { type = "nil" } end
+    if tv == "boolean" or tv == "string" then return { type = tv, value = v } end
+    if tv == "number" then
+        if isFinite(v) then return { type = "number", value = v } end
+        return { type = "number", repr = nonFiniteRepr(v) }
+    end
+    if tv == "table" then
+        local st = { path = {}, seen = {}, items = 0, truncated = false }
+        local d = { type = "table", value = copyTable(v, lim or TABLE_LIMITS[1], st, 1) }
+        if st.truncated then d.truncated = true end
+        return d
+    end
+    return { type = tv, repr = tostring(v) }
+end
+
+-- Shrinks one descriptor (a string or table) so it encodes in room bytes.
+local function shrinkDescriptor(v, d, room)
+    if d.type == "string" then
+        local overhead = #encode({ type = "string", value = "", truncated = true })
+        return { type = "string", value = cutToEncoded(v, room - overhead), truncated = true }
+    end
+    for i = 2, #TABLE_LIMITS do
+        local smaller = describe(v, TABLE_LIMITS[i])
+        smaller.truncated = true
+        if #encode(smaller) <= room then return smaller end
+    end
+    return d
+end
+
+-- Fits the descriptors of values into budget bytes (as a JSON array),
+-- keeping one descriptor per value for as long as that is possible.
+local function fitReturns(values, descs, budget)
+    local n = #descs
+    local minimal, minSize, reserve = {}, {}, 0
+    for i = 1, n do
+        local d = descs[i]
+        if d.type == "string" or d.type == "table" then
+            minimal[i] = { type = d.type, truncated = true }
+        else
+            minimal[i] = d
+        end
+        minSize[i] = #encode(minimal[i]) + 1
+        reserve = reserve + minSize[i]
+    end
+
+    local out, used = {}, 2
+    for i = 1, n do
+        reserve = reserve - minSize[i]
+        local room = budget - used - reserve - 1
+        local d = descs[i]
+        local size = #encode(d)
+        if size > room and d ~= minimal[i] then
+            d = shrinkDescriptor(values[i], d, room)
+            size = #encode(d)
+        end
+        if size > room then
+            d = minimal[i]
+            size = #encode(d)
+        end
+        if used + size + 1 > budget then break end
+        out[#out + 1] = d
+        used = used + size + 1
+    end
+    return out
+end
+
+---------------------------------------------------------------------------
+-- Output capture: a terminal that records what would have been shown
+---------------------------------------------------------------------------
+
+-- Text is rebuilt line by line: the row under the cursor is kept as a
+-- string, and it is finished with "\n" whenever the cursor moves to
+-- another row (print, scroll, setCursorPos), so the result reads like the
+-- screen would. At most `limit` bytes are kept.
+local function newCapture(limit)
+    local base = term.current()
+    local w, h = base.getSize()
+    local colour = base.isColour()
+    local parts, bytes, row = {}, 0, ""
+    local x, y = 1, 1
+    local fg, bg, blink = colours.white, colours.black, false
+    local palette = {}
+    local cap = { truncated = false }
+
+    local function add(s)
+        local room = limit - bytes
+        if #s > room then
+            s = s:sub(1, math.max(0, room))
+            cap.truncated = true
+        end
+        if s ~= "" then
+            parts[#parts + 1] = s
+            bytes = bytes + #s
+        end
+    end
+
+    local function breakLine(count)
+        add(row .. string.rep("\n", count or 1))
+        row = ""
+    end
+
+    local function put(text)
+        local width = #text
+        local col = x
+        if col < 1 then
+            text = text:sub(2 - col)
+            col = 1
+        end
+        if bytes + col + #text > limit then
+            cap.truncated = true
+            text = text:sub(1, math.max(0, limit - bytes - col))
+        end
+        local gap = col - #row - 1
+        if gap > 0 then row = row .. string.rep(" ", math.min(gap, 256)) end
+        row = row:sub(1, col - 1) .. text .. row:sub(col + #text)
+        x = x + width
+    end
+
+    local t = {}
+    function t.write(text)
+        if type(text) ~= "string" and type(text) ~= "number" then
+            error("bad argument #1 (string expected, got " .. type(text) .. ")", 2)
+        end
+        put(tostring(text))
+    end
+    function t.blit(text, tfg, tbg)
+        if #text ~= #tfg or #text ~= #tbg then error("Arguments must be the same length", 2) end
+        put(text)
+    end
+    function t.clear()
+        if row ~= "" then breakLine() end
+    end
+    function t.clearLine()
+        row = ""
+    end
+    function t.getCursorPos() return x, y end
+    function t.setCursorPos(nx, ny)
+        nx, ny = math.floor(nx), math.floor(ny)
+        if ny > y then
+            breakLine(math.min(ny - y, h))
+        elseif ny < y and row ~= "" then
+            breakLine()
+        end
+        x, y = nx, ny
+    end
+    function t.scroll(n)
+        if n > 0 then
+            breakLine(math.min(n, h))
+        elseif n < 0 and row ~= "" then
+            breakLine()
+        end
+    end
+    function t.getSize() return w, h end
+    function t.isColour() return colour end
+    function t.setCursorBlink(b) blink = b end
+    function t.getCursorBlink() return blink end
+    function t.setTextColour(c) fg = c end
+    function t.getTextColour() return fg end
+    function t.setBackgroundColour(c) bg = c end
+    function t.getBackgroundColour() return bg end
+    -- Palette changes stay inside the capture; the real screen is untouched.
+    function t.setPaletteColour(c, r, g, b)
+        if g == nil and type(r) == "number" then
+            r, g, b = math.floor(r / 65536) % 256 / 255, math.floor(r / 256) % 256 / 255, r % 256 / 255
+        end
+        palette[c] = { r, g, b }
+    end
+    function t.getPaletteColour(c)
+        local p = palette[c]
+        if p then return p[1], p[2], p[3] end
+        if base.getPaletteColour then return base.getPaletteColour(c) end
+        return 0, 0, 0
+    end
+    if term.nativePaletteColour then
+        function t.nativePaletteColour(c) return term.nativePaletteColour(c) end
+    end
+    t.isColor, t.setTextColor, t.getTextColor = t.isColour, t.setTextColour, t.getTextColour
+    t.setBackgroundColor, t.getBackgroundColor = t.setBackgroundColour, t.getBackgroundColour
+    t.setPaletteColor, t.getPaletteColor = t.setPaletteColour, t.getPaletteColour
+    t.nativePaletteColor = t.nativePaletteColour
+    -- Anything else this terminal offers (a window's redraw, an emulator's
+    -- extras) goes to the real one, so term.redirect finds no missing method.
+    for k, v in pairs(base) do
+        if t[k] == nil and type(v) == "function" then t[k] = v end
+    end
+
+    cap.target = t
+    function cap.text()
+        return table.concat(parts) .. row
+    end
+    return cap
+end
+
+---------------------------------------------------------------------------
+-- The link
+---------------------------------------------------------------------------
+
+local function frameBudget(maxFrame)
+    -- Leave a margin below the limit (4 KiB by default).
+    return maxFrame - math.min(4096, math.floor(maxFrame / 8))
+end
+
+local function labelOf()
+    local label = os.getComputerLabel()
+    if type(label) ~= "string" or label == "" then return nil end
+    return label
+end
+
+local function pongText()
+    return ("pong from %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null")
+end
+
+local function isLinkEvent(link, ev)
+    local name = ev[1]
+    return ev[2] == link.url and (name == "websocket_message" or name == "websocket_closed"
+        or name == "websocket_success" or name == "websocket_failure")
+end
+
+-- Sends an encoded frame. A frame CC refuses as too large is replaced by
+-- the smaller one from `fallback` so that an answer is never lost.
+local function sendJson(link, json, fallback)
+    local ws = link.ws
+    if not ws then return false end
+    local ok, err = pcall(ws.send, json)
+    if ok then return true end
+    err = tostring(err)
+    if fallback and err:find("too large", 1, true) then
+        ok, err = pcall(ws.send, fallback(#json))
+        if ok then return true end
+        err = tostring(err)
+    end
+    link.lost = link.lost or ("could not send: " .. err)
+    return false
+end
+
+local function respond(link, id, ok, result, err)
+    local frame = { type = "response", id = id, ok = ok }
+    if ok then frame.result = result else frame.error = err end
+    return sendJson(link, encode(frame))
+end
+
+local function cutError(err)
+    if #err > MAX_ERROR_BYTES then return cutToEncoded(err, MAX_ERROR_BYTES) .. "..." end
+    return err
+end
+
+-- Builds the exec-lua response frame, cutting output and returned values so
+-- the encoded frame stays within the link's budget.
+local function execFrame(link, id, ok, err, output, outputTruncated, values)
+    local budget = frameBudget(link.maxFrame)
+    local function frame(out, list, truncated)
+        local f = { type = "response", id = id, ok = ok,
+            result = { output = out, returns = array(list), truncated = truncated } }
+        if not ok then f.error = err end
+        return encode(f)
+    end
+
+    local descs = {}
+    for i = 1, values.n do descs[i] = describe(values[i]) end
+    local json = frame(output, descs, outputTruncated)
+    if #json <= budget then return json end
+
+    -- Too big: give the returned values a fair share first, then cut the
+    -- output to whatever room is left.
+    local avail = budget - (#frame("", {}, true) - 4)
+    local outSize = #encodeString(output)
+    descs = fitReturns(values, descs, math.max(avail - outSize, math.floor(avail / 2)))
+    output = cutToEncoded(output, avail - #encode(array(descs)))
+    json = frame(output, descs, true)
+    if #json <= budget then return json end
+    return frame("", {}, true)
+end
+
+local function describeError(err)
+    if err == nil then return "error (no message)" end
+    if type(err) ~= "string" then
+        local ok, s = pcall(tostring, err)
+        err = ok and s or ("error object of type " .. type(err))
+    end
+    if err:find(TLWY, 1, true) then
+        return TLWY .. ": the chunk ran for about 7 s without yielding, so CC stopped it"
+            .. " (call sleep(0) or os.pullEvent() now and then in long loops)"
+    end
+    return cutError(err)
+end
+
+local function finishChunk(link, chunk, ok, err, values)
+    chunk.done = true
+    link.chunks[chunk.id] = nil
+    local output = chunk.capture.text()
+    local truncated = chunk.capture.truncated
+    local json = execFrame(link, chunk.id, ok, err, output, truncated, values)
+    sendJson(link, json, function(size)
+        return encode({ type = "response", id = chunk.id, ok = false,
+            error = ("the answer (%d bytes) was larger than this server's websocket message limit;"
+                .. " run mcp-computer with a smaller --max-frame"):format(size),
+            result = { output = "", returns = array({}), truncated = true } })
+    end)
+end
+
+local function failExec(link, id, err)
+    local frame = { type = "response", id = id, ok = false, error = err,
+        result = { output = "", returns = array({}), truncated = false } }
+    sendJson(link, encode(frame))
+end
+
+-- Resumes a chunk with its output captured; the terminal is restored
+-- afterwards whatever happens.
+local function stepChunk(link, chunk, ...)
+    local previous = term.redirect(chunk.target)
+    local args = table.pack(...)
+    local ok, res = pcall(function()
+        return table.pack(coroutine.resume(chunk.co, table.unpack(args, 1, args.n)))
+    end)
+    chunk.target = term.current()
+    term.redirect(previous)
+    if not ok then res = { false, res, n = 2 } end
+
+    if not res[1] then
+        finishChunk(link, chunk, false, describeError(res[2]), { n = 0 })
+    elseif coroutine.status(chunk.co) == "dead" then
+        finishChunk(link, chunk, true, nil, table.pack(table.unpack(res, 2, res.n)))
+    else
+        chunk.filter = res[2]
+    end
+end
+
+local function execEnabled(link)
+    return link.exec and settings.get("mcp.exec") ~= false
+end
+
+local function startExec(link, id, params)
+    if not execEnabled(link) then
+        return failExec(link, id, "exec-lua is disabled on this computer")
+    end
+    if link.chunks[id] then
+        return warn("ignored exec-lua with an id that is already running: " .. shorten(id, 40))
+    end
+    local code = type(params) == "table" and params.code
+    if type(code) ~= "string" then
+        return failExec(link, id, "exec-lua needs params.code (a string of Lua)")
+    end
+    -- Each chunk gets its own globals; reads fall back to what programs see.
+    local env = setmetatable({}, { __index = _ENV or _G })
+    local fn, err = load(code, "=exec-lua", "t", env)
+    if not fn then return failExec(link, id, cutError(tostring(err))) end
+
+    local capture = newCapture(link.maxFrame)
+    local chunk = { id = id, co = coroutine.create(fn), capture = capture, target = capture.target }
+    link.chunks[id] = chunk
+    link.order[#link.order + 1] = chunk
+    stepChunk(link, chunk)
+end
+
+-- Hands an event to every chunk waiting for it (as parallel does). Chunks
+-- only start from frames, never while this loop runs, so link.order is
+-- stable here; finished and cancelled chunks are dropped afterwards.
+local function deliverToChunks(link, ev)
+    if #link.order == 0 then return end
+    for _, chunk in ipairs(link.order) do
+        if not chunk.done and (chunk.filter == nil or chunk.filter == ev[1]) then
+            stepChunk(link, chunk, table.unpack(ev, 1, ev.n))
+        end
+    end
+    local alive = {}
+    for _, chunk in ipairs(link.order) do
+        if not chunk.done then alive[#alive + 1] = chunk end
+    end
+    link.order = alive
+end
+
+local function handleRequest(link, msg)
+    if type(msg.id) ~= "string" then
+        return warn("ignored a request without a string id")
+    end
+    if msg.method == "ping" then
+        respond(link, msg.id, true, pongText())
+    elseif msg.method == "exec-lua" then
+        startExec(link, msg.id, msg.params)
+    else
+        respond(link, msg.id, false, nil, "unknown method")
+    end
+end
+
+local function decodeFrame(text)
+    local ok, msg, err = pcall(textutils.unserializeJSON, text)
+    if not ok then return nil, tostring(msg) end
+    if msg == nil then return nil, tostring(err or "not JSON") end
+    if type(msg) ~= "table" or type(msg.type) ~= "string" then
+        return nil, "not a JSON object with a type"
+    end
+    return msg
+end
+
+local function handleFrame(link, text)
+    local msg, err = decodeFrame(text)
+    if not msg then
+        return warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
+    end
+    if msg.type == "request" then
+        handleRequest(link, msg)
+    elseif msg.type == "cancel" then
+        local chunk = type(msg.id) == "string" and link.chunks[msg.id]
+        if chunk then
+            -- Never resumed again and nothing more is sent for it.
+            chunk.done = true
+            link.chunks[msg.id] = nil
+            print("cancelled exec-lua " .. shorten(msg.id, 12))
+        end
+    elseif msg.type ~= "hello-ok" then
+        warn("ignored a frame of unknown type " .. shorten(msg.type, 30))
+    end
+end
+
+-- Pulls the next event. Ctrl+T unwinds everything; events that are not the
+-- link's own go to running exec-lua chunks.
+local function nextEvent(link)
+    local ev = table.pack(os.pullEventRaw())
+    if ev[1] == "terminate" then error(STOP, 0) end
+    if not isLinkEvent(link, ev) then
+        local ok, err = pcall(deliverToChunks, link, ev)
+        if not ok then printError("internal error: " .. shorten(err, 200)) end
+    end
+    return ev
+end
+
+local function sleepFor(link, seconds)
+    local timer = os.startTimer(seconds)
+    repeat
+        local ev = nextEvent(link)
+    until ev[1] == "timer" and ev[2] == timer
+end
+
+local HINTS = {
+    ["Domain not permitted"] = {
+        "CC:Tweaked blocks private and loopback addresses",
+        "(localhost, 127.x, 10.x, 192.168.x ...) by default.",
+        "Allow the bridge host in computercraft-server.toml:",
+        "see the README section \"Allowing the bridge host\".",
+    },
+    ["Message is too large"] = {
+        "A frame was larger than this server's",
+        "max_websocket_message ([[http.rules]]).",
+    },
+}
+
+local function printHints(link, message)
+    for key, lines in pairs(HINTS) do
+        if tostring(message):find(key, 1, true) and not link.hinted[key] then
+            link.hinted[key] = true
+            for _, line in ipairs(lines) do printError(line) end
+        end
+    end
+end
+
+local function websocketDisabled()
+    printError("WebSocket connections are disabled on this server.")
+    printError("Set websocket_enabled = true in the [http] section")
+    printError("of computercraft-server.toml, then restart.")
+    error(FATAL, 0)
+end
+
+-- Opens the websocket without blocking, so Ctrl+T keeps working.
+local function connect(link)
+    local async = http.websocketAsync ~= nil
+    local open = http.websocketAsync or http.websocket
+    link.pending = async
+    local ok, started, err = pcall(open, link.url)
+    if not ok then
+        link.pending = false
+        local message = tostring(started)
+        if message:find("disabled", 1, true) then websocketDisabled() end
+        if message == "Terminated" then error(STOP, 0) end -- blocking http.websocket
+        return nil, message
+    end
+    if not started then
+        link.pending = false
+        return nil, tostring(err or "Could not connect")
+    end
+    if not async then return started end
+    while true do
+        local ev = nextEvent(link)
+        if ev[2] == link.url then
+            if ev[1] == "websocket_success" then
+                link.pending = false
+                return ev[3]
+            elseif ev[1] == "websocket_failure" then
+                link.pending = false
+                return nil, tostring(ev[3] or "Could not connect")
+            end
+        end
+    end
+end
+
+local function closeReason(reason, code)
+    local text = reason and tostring(reason) or "connection closed"
+    if code then text = text .. " (code " .. tostring(code) .. ")" end
+    return text
+end
+
+-- Says hello and waits for hello-ok. Returns true when linked, or false and
+-- what went wrong.
+local function hello(link)
+    local frame = { type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION }
+    if not sendJson(link, encode(frame)) then return false, link.lost end
+    local timer = os.startTimer(HELLO_TIMEOUT)
+    while true do
+        local ev = nextEvent(link)
+        if ev[1] == "timer" and ev[2] == timer then
+            return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
+        elseif ev[1] == "websocket_closed" and ev[2] == link.url then
+            return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
+        elseif ev[1] == "websocket_message" and ev[2] == link.url then
+            local msg, err = decodeFrame(ev[3])
+            if not msg then
+                warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
+            elseif msg.type == "hello-ok" then
+                os.cancelTimer(timer)
+                return true
+            elseif msg.type == "hello-error" then
+                printError("The bridge refused this computer: " .. tostring(msg.error or "no reason given"))
+                error(FATAL, 0)
+            else
+                warn("ignored a " .. shorten(msg.type, 30) .. " frame before hello-ok")
+            end
+        end
+    end
+end
+
+-- Serves requests until the link drops. Returns a description of why, and
+-- whether reconnecting makes sense.
+local function serve(link)
+    print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
+    print("waiting for requests... Press Ctrl+T to stop.")
+    while true do
+        local ev = nextEvent(link)
+        if ev[2] == link.url and ev[1] == "websocket_message" then
+            local ok, err = pcall(handleFrame, link, ev[3])
+            if not ok then
+                if err == STOP then error(STOP, 0) end
+                printError("internal error: " .. shorten(err, 200))
+            end
+        elseif ev[2] == link.url and ev[1] == "websocket_closed" then
+            local code = tonumber(ev[4])
+            if code and code >= 4000 and code <= 4999 then
+                return "link replaced by another connection for computer "
+                    .. os.getComputerID() .. ": " .. closeReason(ev[3], code), false
+            elseif code == 1001 then
+                return "the bridge is shutting down: " .. closeReason(ev[3], code), true
+            end
+            return "link closed: " .. closeReason(ev[3], code), true
+        end
+        if link.lost then return link.lost, true end
+    end
+end
+
+local function dropLink(link)
+    if link.ws then pcall(link.ws.close) end
+    link.ws, link.lost = nil, nil
+    local n = 0
+    for _ in pairs(link.chunks) do n = n + 1 end
+    if n > 0 then print(("abandoned %d running exec-lua chunk(s)"):format(n)) end
+    link.chunks, link.order = {}, {}
+end
+
+local function run(link)
+    print(("mcp-computer v%s connecting to %s"):format(VERSION, link.url))
+    local failures, attempt = 0, 1
+    while true do
+        local ws, err = connect(link)
+        local problem, retry, linked = nil, true, false
+        if ws then
+            link.ws = ws
+            local ok, why = hello(link)
+            if ok then
+                linked = true
+                problem, retry = serve(link)
+            else
+                problem = why
+            end
+            dropLink(link)
+        else
+            problem = "could not connect: " .. err
+        end
+
+        if linked then printIn(colours.orange, problem) else printError(problem) end
+        printHints(link, problem)
+        if not retry then return end
+        if link.once then
+            if linked then return end
+            error(FATAL, 0)
+        end
+
+        -- Backoff grows with each failure in a row and starts over once a
+        -- link was made.
+        if linked then failures, attempt = 0, 0 end
+        local delay = math.min(BACKOFF_MAX, 2 ^ failures)
+        failures = failures + 1
+        attempt = attempt + 1
+        print(("retrying in %d s... Press Ctrl+T to stop."):format(delay))
+        sleepFor(link, delay)
+        print(("reconnecting to %s (attempt %d)"):format(link.url, attempt))
+    end
+end
+
+-- After Ctrl+T while a connect was still pending: give it a moment to
+-- settle so a late success does not leave a socket open.
+local function settlePendingConnect(link)
+    local timer = os.startTimer(STOP_GRACE)
+    while true do
+        local ev = table.pack(os.pullEventRaw())
+        if ev[1] == "terminate" or (ev[1] == "timer" and ev[2] == timer) then return end
+        if ev[2] == link.url then
+            if ev[1] == "websocket_success" then
+                pcall(ev[3].close)
+                return
+            elseif ev[1] == "websocket_failure" then
+                return
+            end
+        end
+    end
+end
+
+local function stopLink(link)
+    if link.ws then
+        for id, chunk in pairs(link.chunks) do
+            chunk.done = true
+            failExec(link, id, "mcp-computer was stopped (Ctrl+T) while this chunk was running")
+        end
+        link.chunks, link.order = {}, {}
+        pcall(link.ws.close)
+        link.ws = nil
+    end
+    if link.pending then settlePendingConnect(link) end
+end
+
+---------------------------------------------------------------------------
+-- Command line
+---------------------------------------------------------------------------
+
+local function programName()
+    local name = type(arg) == "table" and arg[0] or nil
+    if type(name) ~= "string" and shell then name = shell.getRunningProgram() end
+    name = fs.getName(name or "mcp-computer")
+    if name:sub(-4) == ".lua" then name = name:sub(1, -5) end
+    return name
+end
+
+local function usageLines()
+    local p = programName()
+    return {
+        "Usage:",
+        p .. " <ws-url> [options]",
+        p .. " -url <ws-url> [options]",
+        p .. " startup <ws-url> [options]",
+        p .. " startup off",
+        p .. " --help | --version",
+    }
+end
+
+local function printHelp()
+    for _, line in ipairs(usageLines()) do print(line) end
+    print("Options:")
+    print("  --once           exit when the link drops")
+    print("  --no-exec        refuse exec-lua requests")
+    print("  --max-frame <n>  largest frame to send (bytes)")
+    print("Without a URL the setting mcp.url is used:")
+    print("  set mcp.url ws://<bridge-host>:3001")
+    print("set mcp.exec false also refuses exec-lua.")
+end
+
+local function usageError(message)
+    if message then printError(message) end
+    for _, line in ipairs(usageLines()) do printError(line) end
+    error(FATAL, 0)
+end
+
+local function defineSettings()
+    if not (settings and settings.define) then return end
+    settings.define("mcp.url", {
+        description = "Bridge link URL for mcp-computer when run without one, e.g. ws://192.168.1.20:3001",
+        type = "string",
+    })
+    settings.define("mcp.exec", {
+        description = "Whether mcp-computer lets the bridge run Lua here (exec-lua)",
+        type = "boolean",
+        default = true,
+    })
+end
+
+local function normaliseUrl(url)
+    if not url:find("^%a[%w+.-]*://") then url = "ws://" .. url end
+    local scheme = url:match("^(%a[%w+.-]*)://"):lower()
+    if scheme ~= "ws" and scheme ~= "wss" then
+        usageError("Not a WebSocket URL: " .. url .. " (use ws://host:port)")
+    end
+    return url
+end
+
+local function parseArgs(args)
+    local opts = { once = false, exec = true, maxFrame = DEFAULT_MAX_FRAME, extra = {} }
+    local positional = {}
+    local i = 1
+    while i <= #args do
+        local a = args[i]
+        local flag = a:match("^%-%-?(.+)$")
+        if flag == "url" then
+            if args[i + 1] == nil then usageError("-url needs a URL") end
+            opts.url = args[i + 1]
+            i = i + 1
+        elseif flag == "once" then
+            opts.once = true
+        elseif flag == "no-exec" then
+            opts.exec = false
+            opts.extra[#opts.extra + 1] = "--no-exec"
+        elseif flag == "max-frame" then
+            local n = tonumber(args[i + 1])
+            if not n or n ~= math.floor(n) or n < MIN_MAX_FRAME then
+                usageError("--max-frame needs a whole number of bytes >= " .. MIN_MAX_FRAME)
+            end
+            opts.maxFrame = n
+            opts.extra[#opts.extra + 1] = "--max-frame"
+            opts.extra[#opts.extra + 1] = args[i + 1]
+            i = i + 1
+        elseif flag == "help" or flag == "version" then
+            opts.command = flag
+        elseif flag then
+            usageError("Unknown option: " .. a)
+        else
+            positional[#positional + 1] = a
+        end
+        i = i + 1
+    end
+
+    local first = positional[1]
+    if opts.command then
+        return opts
+    elseif first == "help" or first == "version" then
+        opts.command = first
+    elseif first == "startup" then
+        opts.command = "startup"
+        opts.startupArg = positional[2] or opts.url
+        if positional[3] then usageError("Too many arguments") end
+    else
+        opts.command = "run"
+        if first then
+            if opts.url then usageError("Give the URL once") end
+            opts.url = first
+        end
+        if positional[2] then usageError("Too many arguments") end
+    end
+    return opts
+end
+
+local function startupCommand(opts)
+    local target = opts.startupArg
+    if target == nil then usageError("startup needs a URL or off") end
+    if target == "off" then
+        if fs.exists(STARTUP_FILE) then
+            fs.delete(STARTUP_FILE)
+            print("Removed " .. STARTUP_FILE .. "; the link no longer starts at boot.")
+        else
+            print("Nothing to remove: " .. STARTUP_FILE .. " does not exist.")
+        end
+        return
+    end
+
+    local url = normaliseUrl(target)
+    if fs.exists("/startup") and not fs.isDir("/startup") then
+        printError("/startup is a file, so " .. STARTUP_FILE .. " cannot be created.")
+        printError("Move it to /startup/00-startup.lua first.")
+        error(FATAL, 0)
+    end
+    if not fs.exists("/startup") then fs.makeDir("/startup") end
+
+    local program = "/" .. shell.getRunningProgram()
+    local args = { string.format("%q", program), string.format("%q", url) }
+    for _, a in ipairs(opts.extra) do args[#args + 1] = string.format("%q", a) end
+    local file = fs.open(STARTUP_FILE, "w")
+    if not file then
+        printError("Could not write " .. STARTUP_FILE)
+        error(FATAL, 0)
+    end
+    file.write("-- Written by \"mcp-computer startup\"; remove with \"mcp-computer startup off\".\n")
+    file.write("shell.run(" .. table.concat(args, ", ") .. ")\n")
+    file.close()
+    print("Wrote " .. STARTUP_FILE .. ":")
+    print("at boot it runs " .. program .. " " .. url .. (#opts.extra > 0 and (" " .. table.concat(opts.extra, " ")) or ""))
+end
+
+local function checkHttp()
+    if not http then
+        printError("mcp-computer needs the http API, but HTTP is")
+        printError("disabled on this server. Set enabled = true in")
+        printError("the [http] section of computercraft-server.toml")
+        printError("(http.enabled), then restart.")
+        error(FATAL, 0)
+    end
+    if type(http.websocket) ~= "function" then
+        printError("http.websocket is missing: WebSocket connections")
+        printError("are disabled (websocket_enabled = false in the")
+        printError("[http] section of computercraft-server.toml) or")
+        printError("this CC version is too old.")
+        error(FATAL, 0)
+    end
+end
+
+local function main(...)
+    defineSettings()
+    local opts = parseArgs({ ... })
+    if opts.command == "help" then return printHelp() end
+    if opts.command == "version" then return print("mcp-computer v" .. VERSION) end
+    if opts.command == "startup" then return startupCommand(opts) end
+
+    local url = opts.url
+    if url == nil then
+        local saved = settings.get("mcp.url")
+        if type(saved) == "string" and saved ~= "" then url = saved end
+    end
+    if url == nil then usageError() end
+    url = normaliseUrl(url)
+    checkHttp()
+
+    local link = {
+        url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame,
+        chunks = {}, order = {}, hinted = {},
+    }
+    local ok, err = pcall(run, link)
+    stopLink(link)
+    if not ok then
+        if err == STOP then return printIn(colours.orange, "mcp-computer stopped.") end
+        error(err, 0)
+    end
+end
+
+local ok, err = pcall(main, ...)
+if not ok then
+    if err == FATAL then error() end
+    error(err, 0)
+end
