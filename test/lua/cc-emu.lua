@@ -1,0 +1,1132 @@
+-- cc-emu.lua: just enough of a CC:Tweaked computer, in stock Lua 5.2, to run
+-- lua/mcp-computer.lua under test. Written for this project from CC's
+-- documented behaviour; it is not CC's code.
+--
+--   lua5.2 cc-emu.lua --root DIR [options] -- <command> [args...]
+--
+-- <command> is run the way CC's shell would run it (e.g. "mcp-computer"
+-- resolves to /mcp-computer.lua inside DIR).
+--
+-- Options:
+--   --root DIR          directory that is the computer's file system (required)
+--   --id N              computer id (default 1)
+--   --label-hex HEX     computer label, hex encoded (default: no label)
+--   --size WxH          terminal size (default 51x19)
+--   --mono              terminal is not colour
+--   --no-http           no http API at all (http.enabled = false)
+--   --ws-disabled       http.websocket throws "Websocket connections are disabled"
+--   --ws-missing        http has no websocket functions
+--   --no-async          http has no websocketAsync (older CC)
+--   --ws-fail-hex HEX   every connect fails later with this websocket_failure message
+--   --ws-sync-fail-hex HEX  every connect fails at once with false, message
+--   --old-json          textutils.serializeJSON without options tables (CC < 1.106)
+--   --max-message N     websocket message limit in bytes (default 131072)
+--   --tlwy N            instruction budget before "Too long without yielding"
+--
+-- Line protocol on stdin/stdout (payloads are hex encoded):
+--   emu -> host:  w <hex> | nl | fg <n> | bg <n> | timer <id> <seconds>
+--                 | cancel-timer <id> | ws-open <id> <hex url> | ws-send <id> <hex> <0|1>
+--                 | ws-close <id> | exit <code>
+--   host -> emu:  ev <token>...      queue an event; tokens are s:<hex> n:<number>
+--                                    b:<0|1> nil h:<websocket id>
+--                 closed <id>        the host saw websocket <id> close
+-- When its event queue is empty the emulator blocks reading stdin.
+
+local real = {
+    read = io.read, stdout = io.stdout, open = io.open, popen = io.popen,
+    execute = os.execute, exit = os.exit, clock = os.clock, time = os.time,
+    date = os.date, sethook = debug.sethook,
+}
+
+---------------------------------------------------------------------------
+-- Command line
+---------------------------------------------------------------------------
+
+local HEX, UNHEX = {}, {}
+for i = 0, 255 do
+    local c, h = string.char(i), string.format("%02x", i)
+    HEX[c], UNHEX[h], UNHEX[h:upper()] = h, c, c
+end
+local function hex(s) return (s:gsub(".", HEX)) end
+local function unhex(s) return (s:gsub("%x%x", UNHEX)) end
+
+local cfg = {
+    id = 1, width = 51, height = 19, colour = true, http = true, ws = "enabled",
+    async = true, unicodeJson = true, maxMessage = 131072, tlwy = 5e8,
+}
+local command, commandArgs
+do
+    local argv, i = { ... }, 1
+    while i <= #argv do
+        local a = argv[i]
+        local function value()
+            i = i + 1
+            if argv[i] == nil then error("cc-emu: " .. a .. " needs a value", 0) end
+            return argv[i]
+        end
+        if a == "--" then
+            command = argv[i + 1]
+            commandArgs = { table.unpack(argv, i + 2) }
+            break
+        elseif a == "--root" then cfg.root = value()
+        elseif a == "--id" then cfg.id = tonumber(value())
+        elseif a == "--label-hex" then cfg.label = unhex(value())
+        elseif a == "--size" then
+            local w, h = value():match("^(%d+)x(%d+)$")
+            cfg.width, cfg.height = tonumber(w), tonumber(h)
+        elseif a == "--mono" then cfg.colour = false
+        elseif a == "--no-http" then cfg.http = false
+        elseif a == "--ws-disabled" then cfg.ws = "disabled"
+        elseif a == "--ws-missing" then cfg.ws = "missing"
+        elseif a == "--no-async" then cfg.async = false
+        elseif a == "--ws-fail-hex" then cfg.wsFail = unhex(value())
+        elseif a == "--ws-sync-fail-hex" then cfg.wsSyncFail = unhex(value())
+        elseif a == "--old-json" then cfg.unicodeJson = false
+        elseif a == "--max-message" then cfg.maxMessage = tonumber(value())
+        elseif a == "--tlwy" then cfg.tlwy = tonumber(value())
+        else error("cc-emu: unknown option " .. a, 0) end
+        i = i + 1
+    end
+    if not cfg.root or not command then
+        error("usage: lua5.2 cc-emu.lua --root DIR [options] -- <command> [args...]", 0)
+    end
+end
+
+---------------------------------------------------------------------------
+-- Host link and event queue
+---------------------------------------------------------------------------
+
+real.stdout:setvbuf("full")
+local function emit(line)
+    real.stdout:write(line, "\n")
+end
+
+local function exit(code)
+    emit("exit " .. code)
+    real.stdout:flush()
+    real.exit(code)
+end
+
+local queue, qHead, qTail = {}, 1, 0
+local function push(ev)
+    qTail = qTail + 1
+    queue[qTail] = ev
+end
+
+local websockets = {} -- id -> handle state
+local decodeToken
+
+local function readHost()
+    real.stdout:flush()
+    local line = real.read("*l")
+    if line == nil then real.exit(3) end -- the host went away
+    local cmd, rest = line:match("^(%S+)%s*(.*)$")
+    if cmd == "ev" then
+        local ev = { n = 0 }
+        for token in rest:gmatch("%S+") do
+            ev.n = ev.n + 1
+            ev[ev.n] = decodeToken(token)
+        end
+        push(ev)
+    elseif cmd == "closed" then
+        local ws = websockets[tonumber(rest)]
+        if ws then ws.closed = true end
+    end
+end
+
+local function pop()
+    while qHead > qTail do readHost() end
+    local ev = queue[qHead]
+    queue[qHead] = nil
+    qHead = qHead + 1
+    return ev
+end
+
+---------------------------------------------------------------------------
+-- Colours
+---------------------------------------------------------------------------
+
+local names = {
+    "white", "orange", "magenta", "lightBlue", "yellow", "lime", "pink", "grey",
+    "lightGrey", "cyan", "purple", "blue", "brown", "green", "red", "black",
+}
+colours = {}
+for i, name in ipairs(names) do colours[name] = 2 ^ (i - 1) end
+colors = {}
+for k, v in pairs(colours) do colors[k] = v end
+colors.gray, colors.lightGray = colours.grey, colours.lightGrey
+colors.grey, colors.lightGrey = nil, nil
+
+local PALETTE = {
+    0xF0F0F0, 0xF2B233, 0xE57FD8, 0x99B2F2, 0xDEDE6C, 0x7FCC19, 0xF2B2CC, 0x4C4C4C,
+    0x999999, 0x4C99B2, 0xB266E5, 0x3366CC, 0x7F664C, 0x57A64E, 0xCC4C4C, 0x111111,
+}
+local function paletteIndex(c)
+    for i = 1, 16 do
+        if c == 2 ^ (i - 1) then return i end
+    end
+    error("bad argument #1 (invalid colour)", 3)
+end
+local function rgb(hexColour)
+    return math.floor(hexColour / 65536) % 256 / 255, math.floor(hexColour / 256) % 256 / 255, hexColour % 256 / 255
+end
+
+---------------------------------------------------------------------------
+-- Terminal: the native screen reports what is written to the host
+---------------------------------------------------------------------------
+
+local function checkType(n, v, ...)
+    local t = type(v)
+    for i = 1, select("#", ...) do
+        if t == select(i, ...) then return v end
+    end
+    error(("bad argument #%d (%s expected, got %s)"):format(n, table.concat({ ... }, " or "), t), 3)
+end
+
+local native = {}
+do
+    local x, y, fg, bg, blink, dirty = 1, 1, colours.white, colours.black, false, false
+    local palette = {}
+    local function put(text)
+        emit("w " .. hex(text))
+        x = x + #text
+        dirty = true
+    end
+    function native.write(text)
+        checkType(1, text, "string", "number")
+        put(tostring(text))
+    end
+    function native.blit(text, tfg, tbg)
+        checkType(1, text, "string")
+        checkType(2, tfg, "string")
+        checkType(3, tbg, "string")
+        if #text ~= #tfg or #text ~= #tbg then error("Arguments must be the same length", 2) end
+        put(text)
+    end
+    function native.setCursorPos(nx, ny)
+        checkType(1, nx, "number")
+        checkType(2, ny, "number")
+        nx, ny = math.floor(nx), math.floor(ny)
+        if ny ~= y and (ny == y + 1 or dirty) then
+            emit("nl")
+            dirty = false
+        end
+        x, y = nx, ny
+    end
+    function native.getCursorPos() return x, y end
+    function native.scroll(n)
+        checkType(1, n, "number")
+        if n > 0 or dirty then
+            emit("nl")
+            dirty = false
+        end
+    end
+    function native.clear()
+        if dirty then emit("nl") end
+        dirty = false
+    end
+    function native.clearLine() end
+    function native.getSize() return cfg.width, cfg.height end
+    function native.isColour() return cfg.colour end
+    function native.setCursorBlink(b) blink = checkType(1, b, "boolean") end
+    function native.getCursorBlink() return blink end
+    function native.setTextColour(c)
+        checkType(1, c, "number")
+        paletteIndex(c)
+        fg = c
+        emit("fg " .. c)
+    end
+    function native.getTextColour() return fg end
+    function native.setBackgroundColour(c)
+        checkType(1, c, "number")
+        paletteIndex(c)
+        bg = c
+        emit("bg " .. c)
+    end
+    function native.getBackgroundColour() return bg end
+    function native.setPaletteColour(c, r, g, b)
+        local i = paletteIndex(c)
+        if g == nil then r, g, b = rgb(r) end
+        palette[i] = { r, g, b }
+    end
+    function native.getPaletteColour(c)
+        local i = paletteIndex(c)
+        if palette[i] then return table.unpack(palette[i]) end
+        return rgb(PALETTE[i])
+    end
+    native.isColor, native.setTextColor, native.getTextColor = native.isColour, native.setTextColour, native.getTextColour
+    native.setBackgroundColor, native.getBackgroundColor = native.setBackgroundColour, native.getBackgroundColour
+    native.setPaletteColor, native.getPaletteColor = native.setPaletteColour, native.getPaletteColour
+end
+
+term = {}
+do
+    local target = native
+    function term.redirect(t)
+        checkType(1, t, "table")
+        if t == term then
+            error("term is not a recommended redirect target, try term.current() instead", 2)
+        end
+        for k, v in pairs(native) do
+            if type(v) == "function" and type(t[k]) ~= "function" then
+                t[k] = function() error("Redirect object is missing method " .. k .. ".", 2) end
+            end
+        end
+        local old = target
+        target = t
+        return old
+    end
+    function term.current() return target end
+    function term.native() return native end
+    function term.nativePaletteColour(c) return rgb(PALETTE[paletteIndex(c)]) end
+    term.nativePaletteColor = term.nativePaletteColour
+    for k, v in pairs(native) do
+        if type(v) == "function" then
+            term[k] = function(...) return target[k](...) end
+        end
+    end
+end
+
+-- write wraps words at the terminal's width the way CC's write does.
+function write(text)
+    checkType(1, text, "string", "number")
+    text = tostring(text)
+    local w, h = term.getSize()
+    local x, y = term.getCursorPos()
+    local lines = 0
+    local function newLine()
+        if y + 1 <= h then
+            term.setCursorPos(1, y + 1)
+        else
+            term.setCursorPos(1, h)
+            term.scroll(1)
+        end
+        x, y = term.getCursorPos()
+        lines = lines + 1
+    end
+    local pos = 1
+    while pos <= #text do
+        local space = text:match("^[ \t]+", pos)
+        if space then
+            term.write(space)
+            x, y = term.getCursorPos()
+            pos = pos + #space
+        elseif text:sub(pos, pos) == "\n" then
+            newLine()
+            pos = pos + 1
+        else
+            local word = text:match("^[^ \t\n]+", pos)
+            pos = pos + #word
+            if #word > w then
+                while #word > 0 do
+                    if x > w then newLine() end
+                    term.write(word)
+                    word = word:sub(w - x + 2)
+                    x, y = term.getCursorPos()
+                end
+            else
+                if x + #word - 1 > w then newLine() end
+                term.write(word)
+                x, y = term.getCursorPos()
+            end
+        end
+    end
+    return lines
+end
+
+function print(...)
+    local n = select("#", ...)
+    local parts = {}
+    for i = 1, n do parts[i] = tostring((select(i, ...))) end
+    return write(table.concat(parts, "\t") .. "\n")
+end
+
+function printError(...)
+    local old
+    if term.isColour() then
+        old = term.getTextColour()
+        term.setTextColour(colours.red)
+    end
+    print(...)
+    if old then term.setTextColour(old) end
+end
+
+do
+    local baseWrite = write
+    local function fileWrite(self, ...)
+        for i = 1, select("#", ...) do baseWrite(select(i, ...)) end
+        return self
+    end
+    io = { stdout = { write = fileWrite } }
+    function io.write(...) return fileWrite(io.stdout, ...) end
+end
+
+---------------------------------------------------------------------------
+-- os, timers, "Too long without yielding"
+---------------------------------------------------------------------------
+
+local TLWY = "Too long without yielding"
+local budgetUsed, abortThrown, inProgram = 0, false, false
+
+local function tlwyHook()
+    if not inProgram then return end
+    budgetUsed = budgetUsed + 1000
+    if budgetUsed > cfg.tlwy and not abortThrown then
+        abortThrown = true -- CC throws once per resume of the computer
+        error(TLWY, 0)
+    end
+end
+
+-- Lua keeps a hook function per coroutine, so every coroutine the program
+-- makes gets the hook too.
+do
+    local create, resume = coroutine.create, coroutine.resume
+    function coroutine.create(fn)
+        local co = create(fn)
+        real.sethook(co, tlwyHook, "", 1000)
+        return co
+    end
+    function coroutine.wrap(fn)
+        local co = coroutine.create(fn)
+        return function(...)
+            local res = table.pack(resume(co, ...))
+            if not res[1] then error(res[2], 0) end
+            return table.unpack(res, 2, res.n)
+        end
+    end
+end
+
+local nextTimer = 0
+os = {
+    getComputerID = function() return cfg.id end,
+    getComputerLabel = function() return cfg.label end,
+    setComputerLabel = function(label) cfg.label = checkType(1, label, "string", "nil") end,
+    queueEvent = function(name, ...)
+        checkType(1, name, "string")
+        push(table.pack(name, ...))
+    end,
+    startTimer = function(seconds)
+        checkType(1, seconds, "number")
+        nextTimer = nextTimer + 1
+        emit(("timer %d %s"):format(nextTimer, string.format("%.17g", seconds)))
+        return nextTimer
+    end,
+    cancelTimer = function(id) emit("cancel-timer " .. tostring(id)) end,
+    clock = real.clock,
+    time = function() return real.time() % 86400 / 3600 end,
+    epoch = function() return real.time() * 1000 end,
+    day = function() return 1 end,
+    version = function() return "CraftOS 1.9" end,
+    shutdown = function() exit(0) end,
+    reboot = function() exit(0) end,
+}
+os.computerID, os.computerLabel = os.getComputerID, os.getComputerLabel
+
+function os.pullEventRaw(filter)
+    return coroutine.yield(filter)
+end
+
+function os.pullEvent(filter)
+    local ev = table.pack(os.pullEventRaw(filter))
+    if ev[1] == "terminate" then error("Terminated", 0) end
+    return table.unpack(ev, 1, ev.n)
+end
+
+function sleep(seconds)
+    local timer = os.startTimer(seconds or 0)
+    repeat
+        local _, id = os.pullEvent("timer")
+    until id == timer
+end
+os.sleep = sleep
+
+---------------------------------------------------------------------------
+-- parallel: CC's semantics (filters, terminate to everyone, errors rethrown)
+---------------------------------------------------------------------------
+
+parallel = {}
+do
+    local function run(fns, stopWhenLiving)
+        local cos, filters = {}, {}
+        for i, fn in ipairs(fns) do
+            if type(fn) ~= "function" then
+                error(("bad argument #%d (function expected, got %s)"):format(i, type(fn)), 3)
+            end
+            cos[i] = coroutine.create(fn)
+        end
+        local living = #cos
+        if living == 0 then return 0 end
+        local ev = { n = 0 }
+        while true do
+            for i = 1, #fns do
+                local co = cos[i]
+                if co and (filters[co] == nil or filters[co] == ev[1] or ev[1] == "terminate") then
+                    local ok, res = coroutine.resume(co, table.unpack(ev, 1, ev.n))
+                    if not ok then error(res, 0) end
+                    filters[co] = res
+                    if coroutine.status(co) == "dead" then
+                        cos[i] = nil
+                        living = living - 1
+                        if living <= stopWhenLiving then return i end
+                    end
+                end
+            end
+            ev = table.pack(os.pullEventRaw())
+        end
+    end
+    function parallel.waitForAny(...)
+        local fns = { ... }
+        return run(fns, #fns - 1)
+    end
+    function parallel.waitForAll(...)
+        run({ ... }, 0)
+    end
+end
+
+---------------------------------------------------------------------------
+-- fs, rooted in cfg.root
+---------------------------------------------------------------------------
+
+local function clean(path)
+    local parts = {}
+    for part in path:gsub("\\", "/"):gmatch("[^/]+") do
+        if part == ".." then
+            if #parts == 0 then error("/" .. path .. ": Invalid Path", 3) end
+            parts[#parts] = nil
+        elseif part ~= "." then
+            parts[#parts + 1] = part
+        end
+    end
+    return table.concat(parts, "/")
+end
+
+local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local function realPath(path) return cfg.root .. "/" .. clean(path) end
+local function sh(cmd)
+    local ok = real.execute(cmd)
+    return ok == true or ok == 0
+end
+
+fs = {}
+function fs.combine(...)
+    local parts = {}
+    for i = 1, select("#", ...) do parts[i] = checkType(i, (select(i, ...)), "string") end
+    return clean(table.concat(parts, "/"))
+end
+function fs.getName(path)
+    local name = clean(checkType(1, path, "string")):match("([^/]+)$")
+    return name or "root"
+end
+function fs.getDir(path)
+    local p = clean(checkType(1, path, "string"))
+    if p == "" then return ".." end
+    return p:match("^(.*)/[^/]+$") or ""
+end
+function fs.exists(path) return sh("test -e " .. quote(realPath(path))) end
+function fs.isDir(path) return sh("test -d " .. quote(realPath(path))) end
+function fs.isReadOnly(path) return clean(path):match("^rom") ~= nil end
+function fs.makeDir(path)
+    if fs.exists(path) and not fs.isDir(path) then error("/" .. clean(path) .. ": File exists", 2) end
+    sh("mkdir -p " .. quote(realPath(path)))
+end
+function fs.delete(path) sh("rm -rf " .. quote(realPath(path))) end
+function fs.list(path)
+    if not fs.isDir(path) then error("/" .. clean(path) .. ": Not a directory", 2) end
+    local p = real.popen("ls -A " .. quote(realPath(path)))
+    local out = {}
+    for line in p:lines() do out[#out + 1] = line end
+    p:close()
+    table.sort(out)
+    return out
+end
+function fs.open(path, mode)
+    checkType(1, path, "string")
+    checkType(2, mode, "string")
+    local p = clean(path)
+    if fs.isDir(p) then return nil, "/" .. p .. ": Cannot open a directory" end
+    if mode:sub(1, 1) ~= "r" then
+        local dir = fs.getDir(p)
+        if dir ~= "" and not fs.isDir(dir) then sh("mkdir -p " .. quote(realPath(dir))) end
+    end
+    local f = real.open(realPath(p), (mode:gsub("b", "")) .. "b")
+    if not f then return nil, "/" .. p .. ": No such file" end
+    local h, closed = {}, false
+    local function check() if closed then error("attempt to use a closed file", 3) end end
+    function h.readAll() check() return f:read("*a") end
+    function h.readLine(keep) check() return f:read(keep and "*L" or "*l") end
+    function h.read(n) check() return f:read(n or 1) end
+    function h.write(s) check() f:write(tostring(s)) end
+    function h.writeLine(s) check() f:write(tostring(s), "\n") end
+    function h.flush() check() f:flush() end
+    function h.close() check() closed = true f:close() end
+    return h
+end
+
+---------------------------------------------------------------------------
+-- textutils, reproducing CC's documented behaviour (and quirks)
+---------------------------------------------------------------------------
+
+textutils = {}
+local function emptyMarker(str, name)
+    return setmetatable({}, {
+        __newindex = function() error("attempt to mutate textutils." .. name, 2) end,
+        __tostring = function() return str end,
+    })
+end
+textutils.empty_json_array = emptyMarker("[]", "empty_json_array")
+textutils.json_null = emptyMarker("null", "json_null")
+
+local LUA_KEYWORDS = {}
+for w in ("and break do else elseif end false for function goto if in local nil not or repeat return then true until while"):gmatch("%a+") do
+    LUA_KEYWORDS[w] = true
+end
+
+local function numberText(n)
+    -- CC runs on Java doubles: nan, inf and -inf print as these words.
+    if n ~= n then return "nan" end
+    if n == math.huge then return "inf" end
+    if n == -math.huge then return "-inf" end
+    return tostring(n)
+end
+
+local function serialiseLua(v, seen, indent, compact)
+    local t = type(v)
+    if t == "table" then
+        if seen[v] then error("Cannot serialize table with " .. (seen[v] == "open" and "recursive" or "repeated") .. " entries", 0) end
+        seen[v] = "open"
+        local out
+        if next(v) == nil then
+            out = "{}"
+        else
+            local nl, sub, eq = compact and "" or "\n", compact and "" or indent .. "  ", compact and "=" or " = "
+            local parts, done = { "{" .. nl }, {}
+            for i, item in ipairs(v) do
+                done[i] = true
+                parts[#parts + 1] = sub .. serialiseLua(item, seen, sub, compact) .. "," .. nl
+            end
+            for k, item in pairs(v) do
+                if not done[k] then
+                    local key
+                    if type(k) == "string" and not LUA_KEYWORDS[k] and k:match("^[%a_][%w_]*$") then
+                        key = k .. eq
+                    else
+                        key = (compact and "[" or "[ ") .. serialiseLua(k, seen, sub, compact) .. (compact and "]=" or " ] = ")
+                    end
+                    parts[#parts + 1] = sub .. key .. serialiseLua(item, seen, sub, compact) .. "," .. nl
+                end
+            end
+            parts[#parts + 1] = (compact and "" or indent) .. "}"
+            out = table.concat(parts)
+        end
+        seen[v] = "done"
+        return out
+    elseif t == "string" then
+        return string.format("%q", v)
+    elseif t == "number" then
+        if v ~= v then return "0/0" end
+        if v == math.huge then return "1/0" end
+        if v == -math.huge then return "-1/0" end
+        return tostring(v)
+    elseif t == "boolean" or t == "nil" then
+        return tostring(v)
+    end
+    error("Cannot serialize type " .. t, 0)
+end
+
+function textutils.serialize(v, opts)
+    return serialiseLua(v, {}, "", opts and opts.compact)
+end
+textutils.serialise = textutils.serialize
+
+function textutils.unserialize(s)
+    checkType(1, s, "string")
+    local fn = load("return " .. s, "unserialize", "t", {})
+    if fn then
+        local ok, v = pcall(fn)
+        if ok then return v end
+    end
+    return nil
+end
+textutils.unserialise = textutils.unserialize
+
+local JSON_MAP = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+local function byteEscape(c) return JSON_MAP[c] or ("\\u00%02X"):format(c:byte()) end
+
+-- Strict UTF-8 decoding, like the utf8 library CC's unicode_strings uses.
+local function utf8Codes(s)
+    local out, i = {}, 1
+    while i <= #s do
+        local b = s:byte(i)
+        local len, cp
+        if b < 0x80 then len, cp = 1, b
+        elseif b >= 0xC2 and b <= 0xDF then len, cp = 2, b - 0xC0
+        elseif b >= 0xE0 and b <= 0xEF then len, cp = 3, b - 0xE0
+        elseif b >= 0xF0 and b <= 0xF4 then len, cp = 4, b - 0xF0
+        else error("invalid UTF-8 code", 0) end
+        for j = 1, len - 1 do
+            local c = s:byte(i + j)
+            if not c or c < 0x80 or c > 0xBF then error("invalid UTF-8 code", 0) end
+            cp = cp * 64 + (c - 0x80)
+        end
+        out[#out + 1] = cp
+        i = i + len
+    end
+    return out
+end
+
+local function utf8Char(cp)
+    if cp < 0x80 then return string.char(cp) end
+    if cp < 0x800 then return string.char(0xC0 + math.floor(cp / 64), 0x80 + cp % 64) end
+    if cp < 0x10000 then
+        return string.char(0xE0 + math.floor(cp / 4096), 0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+    end
+    return string.char(0xF0 + math.floor(cp / 262144), 0x80 + math.floor(cp / 4096) % 64,
+        0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+end
+
+local function jsonString(s, opts)
+    if opts.unicode_strings and s:find("[\128-\255]") then
+        local out = '"'
+        for _, cp in ipairs(utf8Codes(s)) do
+            -- Built up one character at a time, as CC does.
+            if cp > 0xFFFF then
+                local v = cp - 0x10000
+                out = out .. ("\\u%04X\\u%04X"):format(0xD800 + math.floor(v / 1024), 0xDC00 + v % 1024)
+            elseif cp < 0x80 and JSON_MAP[string.char(cp)] then
+                out = out .. JSON_MAP[string.char(cp)]
+            elseif cp < 0x20 or cp >= 0x7F then
+                out = out .. ("\\u%04X"):format(cp)
+            else
+                out = out .. string.char(cp)
+            end
+        end
+        return out .. '"'
+    end
+    return '"' .. s:gsub('[%c"\\]', byteEscape):gsub("[\128-\255]", byteEscape) .. '"'
+end
+
+local function jsonValue(v, seen, opts)
+    if v == textutils.empty_json_array then return "[]" end
+    if v == textutils.json_null then return "null" end
+    local t = type(v)
+    if t == "table" then
+        if seen[v] ~= nil then
+            error("Cannot serialize table with " .. (seen[v] and "recursive" or "repeated") .. " entries", 0)
+        end
+        seen[v] = true
+        local out
+        if next(v) == nil then
+            out = "{}"
+        else
+            local obj, arr, largest = {}, {}, 0
+            for k, item in pairs(v) do
+                if type(k) == "string" then
+                    local key = opts.nbt_style and k or jsonString(k, opts)
+                    obj[#obj + 1] = key .. ":" .. jsonValue(item, seen, opts)
+                elseif type(k) == "number" and k > largest then
+                    largest = k
+                end
+            end
+            for i = 1, largest do
+                arr[#arr + 1] = v[i] == nil and "null" or jsonValue(v[i], seen, opts)
+            end
+            if #obj > 0 or #arr == 0 then out = "{" .. table.concat(obj, ",") .. "}"
+            else out = "[" .. table.concat(arr, ",") .. "]" end
+        end
+        if opts.allow_repetitions then seen[v] = nil else seen[v] = false end
+        return out
+    elseif t == "string" then
+        return jsonString(v, opts)
+    elseif t == "number" then
+        return numberText(v)
+    elseif t == "boolean" then
+        return tostring(v)
+    end
+    error("Cannot serialize type " .. t, 0)
+end
+
+function textutils.serializeJSON(v, opts)
+    checkType(1, v, "table", "string", "number", "boolean")
+    if cfg.unicodeJson then
+        checkType(2, opts, "table", "boolean", "nil")
+    else
+        checkType(2, opts, "boolean", "nil") -- before CC:T 1.106 only nbt_style existed
+    end
+    if type(opts) == "boolean" then opts = { nbt_style = opts } end
+    return jsonValue(v, {}, opts or {})
+end
+textutils.serialiseJSON = textutils.serializeJSON
+
+do
+    local JsonError = {}
+    local function fail(pos, msg, ...)
+        if select("#", ...) > 0 then msg = msg:format(...) end
+        error(setmetatable({ pos = pos, msg = msg }, JsonError))
+    end
+    local function skip(s, pos)
+        local _, last = s:find("^[ \n\r\t]+", pos)
+        return last and last + 1 or pos
+    end
+    local function expected(pos, actual, what)
+        if actual == "" then actual = "end of input" else actual = ("%q"):format(actual) end
+        fail(pos, "Unexpected %s, expected %s.", actual, what)
+    end
+    local UNESCAPE = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["/"] = "/", ["\\"] = "\\" }
+
+    local function parseString(s, pos)
+        local buf = {}
+        while true do
+            local c = s:sub(pos, pos)
+            if c == "" then fail(pos, "Unexpected end of input, expected '\"'.") end
+            if c == '"' then break end
+            if c == "\\" then
+                local e = s:sub(pos + 1, pos + 1)
+                if e == "" then fail(pos, "Unexpected end of input, expected escape sequence.") end
+                if e == "u" then
+                    local digits = s:match("^%x%x%x%x", pos + 2)
+                    if not digits then fail(pos, "Malformed unicode escape %q.", s:sub(pos + 2, pos + 5)) end
+                    buf[#buf + 1] = utf8Char(tonumber(digits, 16))
+                    pos = pos + 6
+                else
+                    if not UNESCAPE[e] then fail(pos + 1, "Unknown escape character %q.", e) end
+                    buf[#buf + 1] = UNESCAPE[e]
+                    pos = pos + 2
+                end
+            elseif c >= " " then
+                local _, last = s:find('^[^"\\%c]+', pos)
+                last = last or pos
+                buf[#buf + 1] = s:sub(pos, last)
+                pos = last + 1
+            else
+                fail(pos + 1, "Unescaped whitespace %q.", c)
+            end
+        end
+        return table.concat(buf), pos + 1
+    end
+
+    local parseValue
+    function parseValue(s, pos, opts)
+        local c = s:sub(pos, pos)
+        if c == '"' then
+            return parseString(s, pos + 1)
+        elseif c == "-" or (c >= "0" and c <= "9") then
+            local _, last, text = s:find("^(-?%d+%.?%d*[eE]?[+-]?%d*)", pos)
+            -- Like CC: with no match at all (a lone "-") formatting the
+            -- message itself fails, so this raises instead of nil, message.
+            local n = tonumber(text)
+            if not n then fail(pos, "Malformed number %q.", text) end
+            return n, last + 1
+        elseif c == "t" and s:sub(pos + 1, pos + 3) == "rue" then
+            return true, pos + 4
+        elseif c == "f" and s:sub(pos + 1, pos + 4) == "alse" then
+            return false, pos + 5
+        elseif c == "n" and s:sub(pos + 1, pos + 3) == "ull" then
+            if opts.parse_null then return textutils.json_null, pos + 4 end
+            return nil, pos + 4
+        elseif c == "{" then
+            local obj = {}
+            pos = skip(s, pos + 1)
+            c = s:sub(pos, pos)
+            if c == "" then fail(pos, "Unexpected end of input, expected '}'.") end
+            if c == "}" then return obj, pos + 1 end
+            while true do
+                if c ~= '"' then expected(pos, c, "object key") end
+                local key, value
+                key, pos = parseString(s, pos + 1)
+                pos = skip(s, pos)
+                c = s:sub(pos, pos)
+                if c ~= ":" then expected(pos, c, "':'") end
+                value, pos = parseValue(s, skip(s, pos + 1), opts)
+                obj[key] = value
+                pos = skip(s, pos)
+                c = s:sub(pos, pos)
+                if c == "}" then break end
+                if c ~= "," then expected(pos, c, "',' or '}'") end
+                pos = skip(s, pos + 1)
+                c = s:sub(pos, pos)
+            end
+            return obj, pos + 1
+        elseif c == "[" then
+            local arr, n = {}, 0
+            pos = skip(s, pos + 1)
+            c = s:sub(pos, pos)
+            if c == "" then expected(pos, c, "']'") end
+            if c == "]" then
+                if opts.parse_empty_array ~= false then return textutils.empty_json_array, pos + 1 end
+                return {}, pos + 1
+            end
+            while true do
+                n = n + 1
+                arr[n], pos = parseValue(s, pos, opts)
+                pos = skip(s, pos)
+                c = s:sub(pos, pos)
+                if c == "]" then break end
+                if c ~= "," then expected(pos, c, "',' or ']'") end
+                pos = skip(s, pos + 1)
+            end
+            return arr, pos + 1
+        elseif c == "" then
+            fail(pos, "Unexpected end of input.")
+        end
+        fail(pos, "Unexpected character %q.", c)
+    end
+
+    function textutils.unserializeJSON(s, opts)
+        checkType(1, s, "string")
+        checkType(2, opts, "table", "nil")
+        opts = opts or {}
+        local ok, v, pos = pcall(parseValue, s, skip(s, 1), opts)
+        if not ok then
+            if getmetatable(v) == JsonError then
+                return nil, ("Malformed JSON at position %d: %s"):format(v.pos, v.msg)
+            end
+            error(v, 0)
+        end
+        pos = skip(s, pos)
+        if pos <= #s then
+            return nil, ("Malformed JSON at position %d: Unexpected trailing character %q."):format(pos, s:sub(pos, pos))
+        end
+        return v
+    end
+    textutils.unserialiseJSON = textutils.unserializeJSON
+end
+
+---------------------------------------------------------------------------
+-- settings
+---------------------------------------------------------------------------
+
+settings = {}
+do
+    local details, values = {}, {}
+    local function copy(v)
+        if type(v) ~= "table" then return v end
+        local out = {}
+        for k, x in pairs(v) do out[k] = copy(x) end
+        return out
+    end
+    function settings.define(name, opts)
+        checkType(1, name, "string")
+        opts = opts or {}
+        details[name] = { description = opts.description, default = copy(opts.default), type = opts.type }
+    end
+    function settings.undefine(name) details[name] = nil end
+    function settings.set(name, value)
+        checkType(1, name, "string")
+        checkType(2, value, "number", "string", "boolean", "table")
+        local d = details[name]
+        if d and d.type then checkType(2, value, d.type) end
+        values[name] = copy(value)
+    end
+    function settings.get(name, default)
+        checkType(1, name, "string")
+        if values[name] ~= nil then return copy(values[name]) end
+        if default ~= nil then return default end
+        return details[name] and copy(details[name].default)
+    end
+    function settings.getDetails(name)
+        local d = copy(details[name]) or {}
+        d.value = values[name]
+        d.changed = d.value ~= nil
+        if d.value == nil then d.value = d.default end
+        return d
+    end
+    function settings.unset(name) values[name] = nil end
+    function settings.clear() values = {} end
+    function settings.getNames()
+        local out, seen = {}, {}
+        for k in pairs(details) do out[#out + 1], seen[k] = k, true end
+        for k in pairs(values) do if not seen[k] then out[#out + 1] = k end end
+        table.sort(out)
+        return out
+    end
+    function settings.load(path)
+        local f = fs.open(path or ".settings", "r")
+        if not f then return false end
+        local t = textutils.unserialize(f.readAll())
+        f.close()
+        if type(t) ~= "table" then return false end
+        for k, v in pairs(t) do
+            local d = details[k]
+            if type(k) == "string" and (not d or not d.type or type(v) == d.type) then values[k] = v end
+        end
+        return true
+    end
+    function settings.save(path)
+        local f = fs.open(path or ".settings", "w")
+        if not f then return false end
+        f.write(textutils.serialize(values))
+        f.close()
+        return true
+    end
+end
+
+---------------------------------------------------------------------------
+-- http: the native websocket opens real sockets through the host
+---------------------------------------------------------------------------
+
+local handles = {}
+local nextSocket = 0
+
+local function newHandle(id)
+    local state = websockets[id]
+    local h = {}
+    function h.send(message, binary)
+        if state.closed then error("attempt to use a closed file", 2) end
+        message = tostring(message)
+        if cfg.maxMessage > 0 and #message > cfg.maxMessage then error("Message is too large", 2) end
+        emit(("ws-send %d %s %d"):format(id, hex(message), binary and 1 or 0))
+    end
+    function h.receive(timeout)
+        if state.closed then error("attempt to use a closed file", 2) end
+        local timer = timeout and os.startTimer(timeout)
+        while true do
+            local ev = table.pack(os.pullEvent())
+            if ev[1] == "websocket_message" and ev[2] == state.url then return ev[3], ev[4] end
+            -- Closed or timed out: CC returns no values at all.
+            if ev[1] == "websocket_closed" and ev[2] == state.url and state.closed then return end
+            if ev[1] == "timer" and ev[2] == timer then return end
+        end
+    end
+    function h.close()
+        if not state.closed then
+            state.closed = true
+            emit("ws-close " .. id)
+        end
+    end
+    return h
+end
+
+function decodeToken(token)
+    local kind, value = token:match("^(%a+):(.*)$")
+    if token == "nil" then return nil end
+    if kind == "s" then return unhex(value) end
+    if kind == "n" then return tonumber(value) end
+    if kind == "b" then return value == "1" end
+    if kind == "h" then
+        local id = tonumber(value)
+        handles[id] = handles[id] or newHandle(id)
+        return handles[id]
+    end
+    error("cc-emu: bad token " .. token, 0)
+end
+
+if cfg.http then
+    local nativeHttp = {}
+    function nativeHttp.websocket(url)
+        if cfg.ws == "disabled" then error("Websocket connections are disabled", 2) end
+        checkType(1, url, "string")
+        local address = url
+        if not address:find("^%a[%w+.-]*://") then address = "ws://" .. address end
+        local scheme, host = address:match("^(%a[%w+.-]*)://([^/:]*)")
+        if not host or host == "" then return false, "URL malformed" end
+        scheme = scheme:lower()
+        if scheme ~= "ws" and scheme ~= "wss" then return false, "Invalid scheme '" .. scheme .. "'" end
+        if cfg.wsSyncFail then return false, cfg.wsSyncFail end
+        if cfg.wsFail then
+            push(table.pack("websocket_failure", url, cfg.wsFail))
+            return true
+        end
+        nextSocket = nextSocket + 1
+        websockets[nextSocket] = { url = url, closed = false }
+        emit(("ws-open %d %s"):format(nextSocket, hex(address)))
+        return true
+    end
+
+    http = {}
+    if cfg.ws ~= "missing" then
+        if cfg.async then
+            function http.websocketAsync(url)
+                local ok, err = nativeHttp.websocket(url)
+                if not ok then os.queueEvent("websocket_failure", url, err) end
+                return ok, err
+            end
+        end
+        function http.websocket(url)
+            local ok, err = nativeHttp.websocket(url)
+            if not ok then return ok, err end
+            while true do
+                local name, u, param = os.pullEvent()
+                if name == "websocket_success" and u == url then return param end
+                if name == "websocket_failure" and u == url then return false, param end
+            end
+        end
+    end
+end
+
+---------------------------------------------------------------------------
+-- shell and the program runner (CC's BIOS + shell, much simplified)
+---------------------------------------------------------------------------
+
+local running = {}
+shell = {}
+function shell.getRunningProgram() return running[#running] end
+function shell.dir() return "" end
+function shell.resolve(path) return clean(path) end
+function shell.resolveProgram(name)
+    local p = clean(name)
+    if fs.exists(p) and not fs.isDir(p) then return p end
+    if fs.exists(p .. ".lua") then return p .. ".lua" end
+    return nil
+end
+
+function shell.execute(name, ...)
+    local path = shell.resolveProgram(name)
+    if not path then
+        printError("No such program")
+        return false
+    end
+    local f = fs.open(path, "r")
+    local source = f.readAll()
+    f.close()
+    local env = setmetatable({ shell = shell, arg = { [0] = name, ... } }, { __index = _G })
+    local fn, err = load(source, "@/" .. path, "t", env)
+    if not fn then
+        printError(err)
+        return false
+    end
+    running[#running + 1] = path
+    local ok, res = pcall(fn, ...)
+    running[#running] = nil
+    if ok then return true end
+    if res ~= nil and res ~= "" then printError(tostring(res)) end
+    return false
+end
+
+function shell.run(...)
+    local words = {}
+    for w in table.concat({ ... }, " "):gmatch("%S+") do words[#words + 1] = w end
+    return shell.execute(table.unpack(words))
+end
+
+_HOST = "ComputerCraft 1.109.0 (cc-emu)"
+-- What CC does not offer.
+require, package, dofile, loadfile, module = nil, nil, nil, nil, nil
+collectgarbage, unpack = nil, nil
+
+settings.load("/.settings")
+
+local program = coroutine.create(function()
+    return shell.execute(command, table.unpack(commandArgs))
+end)
+real.sethook(program, tlwyHook, "", 1000)
+
+local filter
+local function resume(...)
+    budgetUsed, abortThrown, inProgram = 0, false, true
+    local ok, res = coroutine.resume(program, ...)
+    inProgram = false
+    if not ok then
+        printError(tostring(res))
+        exit(2)
+    end
+    if coroutine.status(program) == "dead" then exit(res and 0 or 1) end
+    filter = res
+end
+
+resume()
+while true do
+    local ev = pop()
+    if filter == nil or ev[1] == filter or ev[1] == "terminate" then
+        resume(table.unpack(ev, 1, ev.n))
+    end
+end

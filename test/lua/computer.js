@@ -1,0 +1,368 @@
+// Runs lua/mcp-computer.lua under cc-emu.lua (stock Lua 5.2) as an emulated
+// ComputerCraft computer, and plays CC's Java side for it: timers run here
+// with setTimeout, and the websockets it opens are REAL `ws` connections.
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { LUA, INSTALL_HINT } from './lua-env.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(here, '../..');
+export const PROGRAM = path.join(REPO, 'lua', 'mcp-computer.lua');
+export const EMULATOR = path.join(here, 'cc-emu.lua');
+export const COLOURS = { white: 1, orange: 2, yellow: 16, red: 16384 };
+
+/** Hex of a string's UTF-8 bytes, or of a Buffer's raw bytes. */
+const hex = (value) => (Buffer.isBuffer(value) ? value : Buffer.from(String(value), 'utf8')).toString('hex');
+
+/** Encodes one event argument for the emulator's line protocol. */
+function token(value) {
+  if (value === null || value === undefined) return 'nil';
+  if (typeof value === 'string') return `s:${hex(value)}`;
+  if (Buffer.isBuffer(value)) return `s:${value.toString('hex')}`;
+  if (typeof value === 'number') return `n:${value}`;
+  if (typeof value === 'boolean') return `b:${value ? 1 : 0}`;
+  if (typeof value === 'object' && 'handle' in value) return `h:${value.handle}`;
+  throw new TypeError(`cannot pass ${typeof value} to Lua`);
+}
+
+/** A Lua literal for a settings file (the format textutils.serialize writes). */
+function luaLiteral(value) {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  throw new TypeError(`unsupported setting value ${value}`);
+}
+
+class Computer {
+  constructor(opts) {
+    this.opts = opts;
+    this.timeScale = opts.timeScale ?? 0.01;
+    this.maxMessage = opts.maxMessage ?? 131072;
+    this.text = '';
+    this.lineList = [{ text: '', colours: new Set() }];
+    this.fg = COLOURS.white;
+    this.decoder = new StringDecoder('utf8');
+    this.stderr = '';
+    this.timers = new Map();
+    this.sockets = new Map();
+    this.held = [];
+    this.waiters = new Set();
+    this.exitInfo = null;
+    this.sent = [];
+  }
+
+  /** Everything written to the screen so far, newlines where the cursor moved to a new line. */
+  get output() {
+    return this.text;
+  }
+
+  /** Screen lines; `colours` says which text colours were used on each. */
+  get lines() {
+    return this.lineList.map((l) => ({ text: l.text, colours: [...l.colours] }));
+  }
+
+  /** The lines that contain text written in the given colour (e.g. printError's red). */
+  linesIn(colour) {
+    return this.lineList.filter((l) => l.colours.has(colour)).map((l) => l.text);
+  }
+
+  start() {
+    const o = this.opts;
+    this.root = mkdtempSync(path.join(tmpdir(), 'cc-emu-'));
+    const programPath = o.programPath ?? 'mcp-computer.lua';
+    mkdirSync(path.dirname(path.join(this.root, programPath)), { recursive: true });
+    copyFileSync(o.program ?? PROGRAM, path.join(this.root, programPath));
+    for (const [file, content] of Object.entries(o.files ?? {})) {
+      mkdirSync(path.dirname(path.join(this.root, file)), { recursive: true });
+      writeFileSync(path.join(this.root, file), content);
+    }
+    if (o.settings) {
+      const body = Object.entries(o.settings)
+        .map(([k, v]) => `  [ ${JSON.stringify(k)} ] = ${luaLiteral(v)},\n`)
+        .join('');
+      writeFileSync(path.join(this.root, '.settings'), `{\n${body}}`);
+    }
+
+    const flags = ['--root', this.root, '--id', String(o.id ?? 1)];
+    if (o.label !== undefined && o.label !== null) flags.push('--label-hex', hex(o.label));
+    // Wide by default so status lines do not wrap in assertions; pass
+    // size: [51, 19] for a real computer's screen.
+    const [w, h] = o.size ?? [200, 40];
+    flags.push('--size', `${w}x${h}`);
+    if (o.colour === false) flags.push('--mono');
+    if (o.httpDisabled) flags.push('--no-http');
+    if (o.websocket === 'disabled') flags.push('--ws-disabled');
+    if (o.websocket === 'missing') flags.push('--ws-missing');
+    if (o.noAsync) flags.push('--no-async');
+    if (o.failure) flags.push('--ws-fail-hex', hex(o.failure));
+    if (o.syncFailure) flags.push('--ws-sync-fail-hex', hex(o.syncFailure));
+    if (o.oldJson) flags.push('--old-json');
+    if (o.maxMessage) flags.push('--max-message', String(o.maxMessage));
+    if (o.tlwy) flags.push('--tlwy', String(o.tlwy));
+    const command = o.command ?? 'mcp-computer';
+    const args = [...(o.args ?? [])];
+    if (o.url) args.unshift(o.url);
+
+    if (!LUA) throw new Error(`lua5.2 not found on PATH; ${INSTALL_HINT}`);
+    this.proc = spawn(LUA, [EMULATOR, ...flags, '--', command, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.proc.stdin.on('error', () => {}); // the emulator may exit first
+    this.proc.stderr.setEncoding('utf8');
+    this.proc.stderr.on('data', (d) => {
+      this.stderr += d;
+    });
+    createInterface({ input: this.proc.stdout }).on('line', (line) => this.onLine(line));
+    this.exited = new Promise((resolve) => {
+      this.proc.on('exit', (code, signal) => {
+        this.cleanupHost();
+        this.exitInfo = { code, signal, output: this.text, stderr: this.stderr };
+        for (const w of this.waiters) w.check();
+        resolve(this.exitInfo);
+      });
+    });
+    return this;
+  }
+
+  send(line) {
+    if (this.exitInfo || !this.proc.stdin.writable) return;
+    this.proc.stdin.write(`${line}\n`);
+  }
+
+  /** Queues a CC event, like os.queueEvent from outside. */
+  queueEvent(name, ...args) {
+    this.send(['ev', token(name), ...args.map(token)].join(' '));
+  }
+
+  /** Ctrl+T. */
+  terminate() {
+    this.queueEvent('terminate');
+  }
+
+  onLine(line) {
+    const [cmd, ...rest] = line.split(' ');
+    switch (cmd) {
+      case 'w':
+        this.append(this.decoder.write(Buffer.from(rest[0] ?? '', 'hex')), this.fg);
+        break;
+      case 'nl':
+        this.append('\n');
+        break;
+      case 'fg':
+        this.fg = Number(rest[0]);
+        break;
+      case 'bg':
+        break;
+      case 'timer': {
+        const id = Number(rest[0]);
+        const ms = Math.max(0, Number(rest[1]) * 1000 * this.timeScale);
+        this.timers.set(id, setTimeout(() => {
+          this.timers.delete(id);
+          this.queueEvent('timer', id);
+        }, ms));
+        break;
+      }
+      case 'cancel-timer':
+        clearTimeout(this.timers.get(Number(rest[0])));
+        this.timers.delete(Number(rest[0]));
+        break;
+      case 'ws-open': {
+        const id = Number(rest[0]);
+        const url = Buffer.from(rest[1], 'hex').toString('utf8');
+        if (this.opts.holdConnect) this.held.push({ id, url });
+        else this.openSocket(id, url);
+        break;
+      }
+      case 'ws-send': {
+        const s = this.sockets.get(Number(rest[0]));
+        const data = Buffer.from(rest[1] ?? '', 'hex');
+        const binary = rest[2] === '1';
+        this.sent.push(data.toString('utf8'));
+        // Like CC (1.109+): text frames are the Lua string's bytes read as
+        // UTF-8, invalid sequences replaced.
+        if (s?.ws.readyState === WebSocket.OPEN) s.ws.send(binary ? data : data.toString('utf8'), { binary });
+        break;
+      }
+      case 'ws-close': {
+        const s = this.sockets.get(Number(rest[0]));
+        if (s) {
+          s.closedByLua = true;
+          if (s.ws.readyState === WebSocket.CONNECTING) s.ws.terminate();
+          else s.ws.close();
+        }
+        break;
+      }
+      case 'exit':
+        break;
+      default:
+        this.stderr += `unknown emulator line: ${line}\n`;
+    }
+  }
+
+  append(text, fg) {
+    if (text === '') return;
+    this.text += text;
+    const parts = text.split('\n');
+    parts.forEach((part, i) => {
+      if (i > 0) this.lineList.push({ text: '', colours: new Set() });
+      const line = this.lineList[this.lineList.length - 1];
+      line.text += part;
+      if (fg !== undefined && part.trim() !== '') line.colours.add(fg);
+    });
+    for (const w of this.waiters) w.check();
+  }
+
+  openSocket(id, url) {
+    const ws = new WebSocket(url, { maxPayload: 0 });
+    const s = { ws, url, opened: false, closedByLua: false, done: false };
+    this.sockets.set(id, s);
+    const fail = (message) => {
+      if (s.done || s.closedByLua) return;
+      s.done = true;
+      this.queueEvent('websocket_failure', url, message);
+    };
+    ws.on('open', () => {
+      s.opened = true;
+      this.queueEvent('websocket_success', url, { handle: id });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      fail(`Invalid handshake response getStatus: ${res.statusCode} ${res.statusMessage}`);
+      ws.terminate();
+    });
+    ws.on('error', () => {
+      if (!s.opened) fail('Could not connect');
+    });
+    ws.on('message', (data, isBinary) => {
+      if (s.closedByLua || s.done) return;
+      if (this.maxMessage > 0 && data.length > this.maxMessage) {
+        // CC drops the connection when an incoming frame is over the limit.
+        s.done = true;
+        ws.terminate();
+        this.send(`closed ${id}`);
+        this.queueEvent('websocket_closed', url, 'Message is too large');
+        return;
+      }
+      this.queueEvent('websocket_message', url, Buffer.from(data), isBinary);
+    });
+    ws.on('close', (code, reason) => {
+      if (!s.opened || s.closedByLua || s.done) return;
+      s.done = true;
+      this.send(`closed ${id}`);
+      if (code === 1006) this.queueEvent('websocket_closed', url, 'Connection closed');
+      else this.queueEvent('websocket_closed', url, reason.length ? reason.toString('utf8') : null, code === 1005 ? null : code);
+    });
+  }
+
+  /** Lets connects held back by `holdConnect` go ahead. */
+  releaseConnects() {
+    this.opts.holdConnect = false;
+    for (const { id, url } of this.held.splice(0)) this.openSocket(id, url);
+  }
+
+  /** The websockets the program opened (real ws clients), by emulator handle id. */
+  get websockets() {
+    return [...this.sockets.values()].map((s) => s.ws);
+  }
+
+  /**
+   * Resolves when the screen output (from offset `since`) matches `pattern`
+   * (a string or RegExp); rejects on timeout or when the program exits first.
+   * Resolves to { match, end } where `end` is an offset for the next wait.
+   */
+  waitForOutput(pattern, timeoutMs = 10000, since = 0) {
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        check: () => {
+          const text = this.text.slice(since);
+          let index = -1;
+          let match = null;
+          if (typeof pattern === 'string') {
+            index = text.indexOf(pattern);
+            match = index >= 0 ? [pattern] : null;
+          } else {
+            match = pattern.exec(text);
+            index = match ? match.index : -1;
+          }
+          if (match) {
+            done();
+            resolve({ match, end: since + index + match[0].length });
+          } else if (this.exitInfo) {
+            done();
+            reject(new Error(`program exited (code ${this.exitInfo.code}) before output matched ${pattern}\n--- output ---\n${this.text}\n--- stderr ---\n${this.stderr}`));
+          }
+        },
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out waiting for ${pattern}\n--- output ---\n${this.text}\n--- stderr ---\n${this.stderr}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+      };
+      this.waiters.add(waiter);
+      waiter.check();
+    });
+  }
+
+  /** Waits for exit, failing (and killing the process) after timeoutMs. */
+  async waitForExit(timeoutMs = 10000) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        this.kill();
+        reject(new Error(`program did not exit within ${timeoutMs} ms\n--- output ---\n${this.text}\n--- stderr ---\n${this.stderr}`));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  cleanupHost() {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    for (const s of this.sockets.values()) s.ws.terminate();
+  }
+
+  kill() {
+    if (!this.exitInfo) this.proc.kill('SIGKILL');
+  }
+
+  /** Kills the process if still running, closes its sockets and removes its file system. */
+  async dispose() {
+    this.kill();
+    await this.exited;
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Starts an emulated computer running lua/mcp-computer.lua.
+ *
+ * Options: id, label (string, or a Buffer of raw bytes), url (first argument), args, command (what is typed,
+ * default "mcp-computer"), settings (object written to /.settings), files
+ * ({ path: content } in the computer's file system), httpDisabled,
+ * websocket ('disabled' | 'missing'), noAsync, failure (async connect
+ * failure message, e.g. "Domain not permitted"), syncFailure, oldJson,
+ * maxMessage, tlwy (instruction budget), size [w, h] (default 200x40),
+ * colour (false for a basic computer), timeScale (emulated seconds -> real, default 0.01),
+ * holdConnect (keep connects pending until releaseConnects()).
+ */
+export function startComputer(opts = {}) {
+  return new Computer(opts).start();
+}
+
+/** startComputer, disposed when the test ends. */
+export function useComputer(t, opts) {
+  const c = startComputer(opts);
+  t.after(() => c.dispose());
+  return c;
+}

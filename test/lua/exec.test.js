@@ -1,0 +1,403 @@
+// exec-lua on the computer: captured output, returned values, errors,
+// bounded answers, chunks running alongside the link, cancel, opt-out.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { COLOURS, useComputer } from './computer.js';
+import { startFakeBridge } from './fake-bridge.js';
+import { describeLua } from './lua-env.js';
+
+const T = { timeout: 30000 };
+
+/** A linked computer and its link on a fresh fake bridge. */
+async function linked(t, opts = {}) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
+  const c = useComputer(t, { url: bridge.url, ...opts });
+  await c.waitForOutput(/waiting\s+for\s+requests/);
+  const link = await bridge.link(0);
+  return { bridge, c, link };
+}
+
+const ok = (res) => {
+  assert.equal(res.ok, true, JSON.stringify(res));
+  return res.result;
+};
+
+describeLua('exec-lua: output and returned values', () => {
+  test('print, write, printError, io.write and term calls are captured in order', T, async (t) => {
+    const { c, link } = await linked(t);
+    const before = c.output;
+    const result = ok(await link.exec([
+      'print("one", 2, nil)',
+      'write("two ")',
+      'io.write("three", 4, "\\n")',
+      'printError("four")',
+      'term.write("five")',
+      'local x, y = term.getCursorPos()',
+      'term.setCursorPos(1, y + 1)',
+      'term.write("six")',
+      'term.scroll(1)',
+      'term.blit("seven", "00000", "fffff")', // scroll kept the column, as on screen
+      'print()',
+      'print()',
+      'print("end")',
+    ].join('\n')));
+    assert.equal(result.output, 'one\t2\tnil\ntwo three4\nfour\nfive\nsix\n   seven\n\nend\n');
+    assert.deepEqual(result.returns, []);
+    assert.equal(result.truncated, false);
+    assert.equal(c.output, before, 'nothing reached the real screen');
+  });
+
+  test('output reads like the screen: long lines wrap at the screen width', T, async (t) => {
+    const { link } = await linked(t, { size: [20, 5] });
+    const result = ok(await link.exec('for i = 1, 8 do print("line " .. i) end print("a fairly long sentence that wraps")'));
+    assert.equal(result.output, 'line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\na fairly long \nsentence that wraps\n');
+    // (CC's write puts the space down before wrapping the next word.)
+  });
+
+  test('the capture terminal has the whole term API', T, async (t) => {
+    const { link } = await linked(t);
+    const code = `
+      local t = term.current()
+      local names = { "write", "blit", "clear", "clearLine", "getCursorPos", "setCursorPos",
+        "setCursorBlink", "getCursorBlink", "isColour", "isColor", "getSize", "scroll",
+        "setTextColour", "setTextColor", "getTextColour", "getTextColor",
+        "setBackgroundColour", "setBackgroundColor", "getBackgroundColour", "getBackgroundColor",
+        "getPaletteColour", "getPaletteColor", "setPaletteColour", "setPaletteColor", "nativePaletteColour" }
+      local missing = {}
+      for _, n in ipairs(names) do if type(t[n]) ~= "function" then missing[#missing + 1] = n end end
+      term.setTextColour(colours.lime)
+      term.setBackgroundColor(colors.blue)
+      term.setPaletteColour(colours.red, 0xFF0000)
+      term.setCursorBlink(true)
+      local r = term.getPaletteColour(colours.red)
+      return t ~= term.native(), missing, term.getTextColour(), term.getBackgroundColour(), r, term.getCursorBlink(), term.isColour()`;
+    const { returns } = ok(await link.exec(code));
+    assert.deepEqual(returns.map((d) => d.value), [true, {}, 32, 2048, 1, true, true]);
+  });
+
+  test('return 1, nil, 3 gives three descriptors, nil included', T, async (t) => {
+    const { link } = await linked(t);
+    const { returns } = ok(await link.exec('return 1, nil, 3'));
+    assert.deepEqual(returns, [{ type: 'number', value: 1 }, { type: 'nil' }, { type: 'number', value: 3 }]);
+    const trailing = ok(await link.exec('return nil, nil'));
+    assert.deepEqual(trailing.returns, [{ type: 'nil' }, { type: 'nil' }]);
+  });
+
+  test('each kind of value has its descriptor', T, async (t) => {
+    const { link } = await linked(t);
+    const { returns } = ok(await link.exec(
+      'return true, false, -2.5, 2^53, "text", 0/0, 1/0, -1/0, print, coroutine.create(print)',
+    ));
+    assert.deepEqual(returns.slice(0, 8), [
+      { type: 'boolean', value: true },
+      { type: 'boolean', value: false },
+      { type: 'number', value: -2.5 },
+      { type: 'number', value: 2 ** 53 },
+      { type: 'string', value: 'text' },
+      { type: 'number', repr: 'nan' },
+      { type: 'number', repr: 'inf' },
+      { type: 'number', repr: '-inf' },
+    ]);
+    assert.equal(returns[8].type, 'function');
+    assert.match(returns[8].repr, /^function: /);
+    assert.equal(returns[9].type, 'thread');
+    assert.match(returns[9].repr, /^thread: /);
+    assert.ok(!('value' in returns[5]));
+  });
+
+  test('tables: arrays stay arrays, keys become strings, cycles and repeats are marked', T, async (t) => {
+    const { link } = await linked(t);
+    const { returns } = ok(await link.exec(`
+      local shared = { 1 }
+      local t = { list = { 10, 20, 30 }, holes = { 1, nil, 3 }, [5] = "five", [true] = "yes",
+        nested = { deep = { deeper = "x" } }, a = shared, b = shared, fn = print, bad = 0/0, empty = {} }
+      t.self = t
+      return t, { "only", "array" }`));
+    const [t0, t1] = returns;
+    assert.equal(t0.type, 'table');
+    const v = t0.value;
+    assert.deepEqual(v.list, [10, 20, 30]);
+    assert.deepEqual(v.holes, [1, null, 3]);
+    assert.equal(v['5'], 'five');
+    assert.equal(v.true, 'yes');
+    assert.deepEqual(v.nested, { deep: { deeper: 'x' } });
+    assert.deepEqual([v.a, v.b].sort(), [[1], '<repeated>'].sort());
+    assert.match(v.fn, /^function: /);
+    assert.equal(v.bad, 'nan');
+    assert.deepEqual(v.empty, {});
+    assert.equal(v.self, '<cycle>');
+    assert.ok(!t0.truncated);
+    assert.deepEqual(t1, { type: 'table', value: ['only', 'array'] });
+  });
+
+  test('deep tables stop at the depth limit and say so', T, async (t) => {
+    const { link } = await linked(t);
+    const { returns } = ok(await link.exec('local t = {} local cur = t for i = 1, 40 do cur.next = {} cur = cur.next end return t'));
+    let node = returns[0].value;
+    let depth = 0;
+    while (typeof node === 'object') {
+      node = node.next;
+      depth += 1;
+    }
+    assert.equal(node, '<depth limit>');
+    assert.equal(depth, 16);
+    assert.equal(returns[0].truncated, true);
+  });
+
+  test('non-ASCII output and strings survive as real UTF-8', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('print("héllo ☃ 🐢") return "Grüße 🐢", { ["ключ"] = "значение" }');
+    const result = ok(res);
+    assert.equal(result.output, 'héllo ☃ 🐢\n');
+    assert.deepEqual(result.returns, [{ type: 'string', value: 'Grüße 🐢' }, { type: 'table', value: { ключ: 'значение' } }]);
+    // An escaped surrogate pair in the code reaches Lua (through CC's JSON
+    // decoder) as two 3-byte sequences; it still comes back as one emoji.
+    link.send('{"type":"request","id":"esc","method":"exec-lua","params":{"code":"return \\"\\ud83d\\udc22\\""}}');
+    const esc = await link.waitFrame((f) => f.id === 'esc');
+    assert.deepEqual(ok(esc).returns, [{ type: 'string', value: '🐢' }]);
+    // Bytes that are not UTF-8 are read as U+00XX, never lost or invalid.
+    const bytes = ok(await link.exec('return "a\\255b\\128"'));
+    assert.deepEqual(bytes.returns, [{ type: 'string', value: 'a\u00ffb\u0080' }]);
+    assert.ok(link.raw.every((text) => /^[\x20-\x7e]*$/.test(text)));
+  });
+
+  test('each chunk has its own globals; program-level names like shell are there', T, async (t) => {
+    const { link } = await linked(t);
+    ok(await link.exec('x = 5 return x'));
+    const { returns } = ok(await link.exec('return x, type(shell), type(textutils.serializeJSON)'));
+    assert.deepEqual(returns, [{ type: 'nil' }, { type: 'string', value: 'table' }, { type: 'string', value: 'function' }]);
+  });
+});
+
+describeLua('exec-lua: errors', () => {
+  test('syntax error: compiler message with line, empty result', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('local a = 1\nlocal = 2');
+    assert.equal(res.ok, false);
+    assert.match(res.error, /^exec-lua:2: /);
+    assert.deepEqual(res.result, { output: '', returns: [], truncated: false });
+  });
+
+  test('runtime error: message with position, output captured before it kept', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('print("step 1")\nlocal t = nil\nreturn t.x');
+    assert.equal(res.ok, false);
+    assert.match(res.error, /^exec-lua:3: attempt to index local 't' \(a nil value\)$/);
+    assert.deepEqual(res.result, { output: 'step 1\n', returns: [], truncated: false });
+  });
+
+  test('error values that are not strings, and error() without one', T, async (t) => {
+    const { link } = await linked(t);
+    const table = await link.exec('error({ code = 1 })');
+    assert.match(table.error, /^table: /);
+    const none = await link.exec('error()');
+    assert.equal(none.error, 'error (no message)');
+    const tostringed = await link.exec('error(setmetatable({}, { __tostring = function() return "custom" end }))');
+    assert.equal(tostringed.error, 'custom');
+  });
+
+  test('"Too long without yielding" is reported as such and the link carries on', T, async (t) => {
+    const { c, link } = await linked(t, { tlwy: 2e6 });
+    const res = await link.exec('print("spinning") while true do end');
+    assert.equal(res.ok, false);
+    assert.match(res.error, /^Too long without yielding: the chunk ran for about 7 s without yielding, so CC stopped it/);
+    assert.equal(res.result.output, 'spinning\n');
+    assert.equal((await link.request('ping')).ok, true);
+    // The terminal was given back: the program's own lines reach the screen.
+    c.terminate();
+    assert.match((await c.waitForExit()).output, /mcp-computer stopped\.\n$/);
+  });
+
+  test('the terminal is restored after a failing chunk', T, async (t) => {
+    const { c, link } = await linked(t);
+    await link.exec('term.setTextColour(colours.red) print("in chunk") error("x")');
+    link.send('not json');
+    await c.waitForOutput('warning: ignored a malformed frame');
+    assert.doesNotMatch(c.output, /in chunk/);
+    assert.ok(c.linesIn(COLOURS.yellow).some((l) => l.startsWith('warning:')));
+  });
+});
+
+describeLua('exec-lua: answers stay under the frame limit', () => {
+  test('huge output is cut to fit 128 KiB (minus margin) and still delivered', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('for i = 1, 20000 do print(("line %05d "):format(i) .. ("x"):rep(20)) end return "after"');
+    const raw = link.raw[link.raw.length - 1];
+    assert.ok(Buffer.byteLength(raw) <= 131072 - 4096, `frame is ${raw.length} bytes`);
+    assert.ok(Buffer.byteLength(raw) > 100000, 'the room is used');
+    const result = ok(res);
+    assert.equal(result.truncated, true);
+    assert.match(result.output, /^line 00001 x{20}\nline 00002 /);
+    assert.deepEqual(result.returns, [{ type: 'string', value: 'after' }]);
+  });
+
+  test('huge return values are cut; one descriptor per value is kept', T, async (t) => {
+    const { link } = await linked(t, { args: ['--max-frame', '8192'] });
+    const res = await link.exec('local t = {} for i = 1, 5000 do t[i] = { i, "item " .. i } end return ("é"):rep(10000), t, 42');
+    const raw = link.raw[link.raw.length - 1];
+    assert.ok(Buffer.byteLength(raw) <= 8192 - 1024, `frame is ${raw.length} bytes`);
+    const result = ok(res);
+    assert.equal(result.truncated, true);
+    assert.equal(result.returns.length, 3);
+    const [s, tbl, n] = result.returns;
+    assert.equal(s.type, 'string');
+    assert.equal(s.truncated, true);
+    assert.match(s.value, /^(é)+$/, 'cut on a character boundary');
+    assert.equal(tbl.type, 'table');
+    assert.equal(tbl.truncated, true);
+    assert.deepEqual(n, { type: 'number', value: 42 });
+  });
+
+  test('output with many escapes is measured after escaping', T, async (t) => {
+    const { link } = await linked(t, { args: ['--max-frame', '4096'] });
+    const res = await link.exec('for i = 1, 2000 do write("\\1\\2\\"") end');
+    const raw = link.raw[link.raw.length - 1];
+    assert.ok(Buffer.byteLength(raw) <= 4096 - 512, `frame is ${raw.length} bytes`);
+    const result = ok(res);
+    assert.equal(result.truncated, true);
+    const text = result.output.replace(/\n/g, ''); // write wrapped it at the screen width
+    assert.ok(text.length > 300);
+    assert.ok('\u0001\u0002"'.repeat(2000).startsWith(text));
+  });
+
+  test('a server limit smaller than --max-frame: an error answer instead of nothing', T, async (t) => {
+    const { link } = await linked(t, { maxMessage: 16384 });
+    const res = await link.exec('print(("y"):rep(60000)) return 1');
+    assert.equal(res.ok, false);
+    assert.match(res.error, /larger than this server's websocket message limit; run mcp-computer with a smaller --max-frame/);
+    assert.equal(res.result.truncated, true);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+
+  test('long error messages are cut', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('error(("e"):rep(100000), 0)');
+    assert.equal(res.ok, false);
+    assert.ok(res.error.length <= 2048 + 3);
+    assert.match(res.error, /^e+\.\.\.$/);
+  });
+});
+
+describeLua('exec-lua: chunks run alongside the link', () => {
+  test('a chunk waiting in os.pullEvent does not block ping; events reach it', T, async (t) => {
+    const { c, link } = await linked(t);
+    link.send({ type: 'request', id: 'waiter', method: 'exec-lua', params: { code: 'print("waiting") local _, v = os.pullEvent("go") print("got", v) return v' } });
+    for (let i = 0; i < 3; i += 1) assert.equal((await link.request('ping')).ok, true);
+    assert.ok(!link.frames.some((f) => f.id === 'waiter'));
+    c.queueEvent('other', 'ignored');
+    c.queueEvent('go', 'green');
+    const res = await link.waitFrame((f) => f.id === 'waiter');
+    assert.deepEqual(ok(res), { output: 'waiting\ngot\tgreen\n', returns: [{ type: 'string', value: 'green' }], truncated: false });
+  });
+
+  test('sleep inside a chunk; other requests answered meanwhile', T, async (t) => {
+    const { link } = await linked(t, { timeScale: 0.05 });
+    link.send({ type: 'request', id: 'sleeper', method: 'exec-lua', params: { code: 'sleep(2) return "slept"' } });
+    assert.equal((await link.request('ping')).ok, true);
+    const res = await link.waitFrame((f) => f.id === 'sleeper');
+    assert.deepEqual(ok(res).returns, [{ type: 'string', value: 'slept' }]);
+  });
+
+  test('several chunks at once, finishing in any order, filters respected', T, async (t) => {
+    const { c, link } = await linked(t);
+    const start = (id, code) => link.send({ type: 'request', id, method: 'exec-lua', params: { code } });
+    start('a', 'local e, v = os.pullEvent("a") return v');
+    start('b', 'local e, v = os.pullEvent("b") return v');
+    start('any', 'local e = os.pullEvent() return e');
+    await link.request('ping');
+    c.queueEvent('b', 'bee');
+    const first = await link.waitFrame((f) => f.id === 'b');
+    assert.deepEqual(ok(first).returns, [{ type: 'string', value: 'bee' }]);
+    const any = await link.waitFrame((f) => f.id === 'any');
+    assert.deepEqual(ok(any).returns, [{ type: 'string', value: 'b' }], 'a chunk without a filter gets any event');
+    assert.ok(!link.frames.some((f) => f.id === 'a'));
+    c.queueEvent('a', 'ay');
+    assert.deepEqual(ok(await link.waitFrame((f) => f.id === 'a')).returns, [{ type: 'string', value: 'ay' }]);
+  });
+
+  test('a chunk can run its own coroutines with parallel', T, async (t) => {
+    const { c, link } = await linked(t);
+    link.send({ type: 'request', id: 'par', method: 'exec-lua', params: { code: `
+      local got = {}
+      parallel.waitForAll(
+        function() sleep(0.5) got[#got + 1] = "slept" end,
+        function() local _, v = os.pullEvent("poke") got[#got + 1] = v end)
+      return table.concat(got, ",")` } });
+    await link.request('ping');
+    c.queueEvent('poke', 'poked');
+    const res = await link.waitFrame((f) => f.id === 'par');
+    assert.match(ok(res).returns[0].value, /^(poked,slept|slept,poked)$/);
+  });
+
+  test('the link\'s own websocket events never reach a chunk', T, async (t) => {
+    const { c, link } = await linked(t);
+    link.send({ type: 'request', id: 'listener', method: 'exec-lua', params: { code: 'local e = os.pullEvent() return e' } });
+    await link.request('ping');
+    await link.request('ping');
+    c.queueEvent('custom');
+    const res = await link.waitFrame((f) => f.id === 'listener');
+    assert.deepEqual(ok(res).returns, [{ type: 'string', value: 'custom' }]);
+  });
+});
+
+describeLua('exec-lua: cancel', () => {
+  const code = 'os.pullEvent("go") local f = fs.open("/after.txt", "w") f.write("ran") f.close() print("after") return 1';
+
+  test('without cancel the chunk runs on after its event (control)', T, async (t) => {
+    const { c, link } = await linked(t);
+    link.send({ type: 'request', id: 'job', method: 'exec-lua', params: { code } });
+    await link.request('ping');
+    c.queueEvent('go');
+    await link.waitFrame((f) => f.id === 'job');
+    assert.ok(existsSync(path.join(c.root, 'after.txt')));
+  });
+
+  test('cancel: never resumed again, nothing sent for it', T, async (t) => {
+    const { c, link } = await linked(t);
+    link.send({ type: 'request', id: 'job', method: 'exec-lua', params: { code } });
+    await link.request('ping');
+    link.send({ type: 'cancel', id: 'job' });
+    await c.waitForOutput('cancelled exec-lua job');
+    c.queueEvent('go');
+    // Events are handled in order: once this ping is answered, "go" was seen.
+    await link.request('ping');
+    assert.ok(!existsSync(path.join(c.root, 'after.txt')));
+    assert.ok(!link.frames.some((f) => f.id === 'job'));
+  });
+
+  test('cancel of an unknown id is ignored', T, async (t) => {
+    const { c, link } = await linked(t);
+    link.send({ type: 'cancel', id: 'nobody' });
+    link.send({ type: 'cancel' });
+    assert.equal((await link.request('ping')).ok, true);
+    assert.doesNotMatch(c.output, /warning|cancelled/);
+  });
+});
+
+describeLua('exec-lua: opt-out', () => {
+  for (const [name, opts] of [
+    ['--no-exec', { args: ['--no-exec'] }],
+    ['mcp.exec = false', { settings: { 'mcp.exec': false } }],
+  ]) {
+    test(`${name}: exec-lua is refused, ping still works`, T, async (t) => {
+      const { c, link } = await linked(t, opts);
+      const res = await link.exec('fs.open("/ran.txt", "w").close() return 1');
+      assert.deepEqual(res, {
+        type: 'response', id: res.id, ok: false, error: 'exec-lua is disabled on this computer',
+        result: { output: '', returns: [], truncated: false },
+      });
+      assert.ok(!existsSync(path.join(c.root, 'ran.txt')));
+      assert.equal((await link.request('ping')).ok, true);
+    });
+  }
+
+  test('exec-lua without params.code is refused', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.request('exec-lua', { source: 'return 1' });
+    assert.equal(res.ok, false);
+    assert.equal(res.error, 'exec-lua needs params.code (a string of Lua)');
+  });
+});
