@@ -68,8 +68,22 @@ function parseResponse(value: Record<string, unknown>): FrameParse {
   return { ok: true, frame };
 }
 
+const NON_ASCII = /[\u0080-\uffff]/g;
+const HAS_NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * JSON with every non-ASCII character as a \uXXXX escape: CC before 1.109 does not hand websocket text
+ * to Lua as UTF-8 bytes, and escapes decode the same on every version.
+ */
+export function asciiJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return HAS_NON_ASCII.test(text)
+    ? text.replace(NON_ASCII, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : text;
+}
+
 export function encodeRequest(id: string, method: string, params?: unknown): string {
-  return JSON.stringify(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
+  return asciiJson(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
 }
 
 export function encodeCancel(id: string): string {

@@ -74,3 +74,14 @@ test('encoders produce the link protocol frames', () => {
   assert.deepEqual(JSON.parse(HELLO_OK), { type: 'hello-ok' });
   assert.deepEqual(JSON.parse(encodeHelloError('nope')), { type: 'hello-error', error: 'nope' });
 });
+
+test('requests escape every non-ASCII character so any CC version decodes them the same', () => {
+  const code = 'print("héllo ☃ 😀")';
+  const frame = encodeRequest('id', 'exec-lua', { code });
+  assert.match(frame, /^[\x00-\x7f]*$/);
+  assert.ok(frame.includes('h\\u00e9llo \\u2603 \\ud83d\\ude00'));
+  assert.deepEqual(JSON.parse(frame).params.code, code);
+  // a plain ASCII frame after a non-ASCII one is left as JSON.stringify makes it
+  assert.equal(encodeRequest('id2', 'ping'), JSON.stringify({ type: 'request', id: 'id2', method: 'ping' }));
+  assert.equal(JSON.parse(encodeRequest('id3', 'exec-lua', { code: 'é' })).params.code, 'é');
+});
