@@ -20,6 +20,16 @@ export async function startTestBridge(env = {}) {
   return Object.assign(bridge, { logs, config });
 }
 
+/** Runs fn with a fresh test bridge and always closes it. */
+export async function withBridge(env, fn) {
+  const bridge = await startTestBridge(env);
+  try {
+    return await fn(bridge);
+  } finally {
+    await bridge.close();
+  }
+}
+
 /** POSTs a JSON-RPC body (object, array or raw string) to the MCP endpoint. */
 export async function rpc(url, body, headers = {}) {
   const res = await fetch(url, {

@@ -116,37 +116,27 @@ test('a bad value exits 2 before listening, with one stderr line naming the vari
   }
 });
 
-test('an MCP port already in use: one clear line, exit 1, no stack trace', async () => {
-  const busy = await busyPort();
-  try {
-    const result = await spawnBridge({ MCP_PORT: String(busy.port), CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1' }).exited;
-    assert.equal(result.code, 1);
-    assert.equal(result.stdout, '');
-    const errLines = lines(result.stderr);
-    assert.equal(errLines.length, 1, result.stderr);
-    assert.ok(errLines[0].includes(`127.0.0.1:${busy.port}`), errLines[0]);
-    assert.match(errLines[0], /already in use/);
-    assert.doesNotMatch(result.stderr, /\n\s+at /);
-  } finally {
-    await busy.close();
-  }
-});
-
-test('a link port already in use: one clear line, exit 1, no stack trace', async () => {
-  const busy = await busyPort();
-  try {
-    const result = await spawnBridge({ MCP_PORT: '0', CC_LINK_PORT: String(busy.port), CC_LINK_HOST: '127.0.0.1' }).exited;
-    assert.equal(result.code, 1);
-    assert.equal(result.stdout, '');
-    const errLines = lines(result.stderr);
-    assert.equal(errLines.length, 1, result.stderr);
-    assert.ok(errLines[0].includes(`127.0.0.1:${busy.port}`), errLines[0]);
-    assert.match(errLines[0], /already in use/);
-    assert.doesNotMatch(result.stderr, /\n\s+at /);
-  } finally {
-    await busy.close();
-  }
-});
+for (const [what, portVariable, otherPort] of [
+  ['an MCP port', 'MCP_PORT', 'CC_LINK_PORT'],
+  ['a link port', 'CC_LINK_PORT', 'MCP_PORT'],
+]) {
+  test(`${what} already in use: one clear line, exit 1, no stack trace`, async () => {
+    const busy = await busyPort();
+    try {
+      const env = { [portVariable]: String(busy.port), [otherPort]: '0', CC_LINK_HOST: '127.0.0.1' };
+      const result = await spawnBridge(env).exited;
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, '');
+      const errLines = lines(result.stderr);
+      assert.equal(errLines.length, 1, result.stderr);
+      assert.ok(errLines[0].includes(`127.0.0.1:${busy.port}`), errLines[0]);
+      assert.match(errLines[0], /already in use/);
+      assert.doesNotMatch(result.stderr, /\n\s+at /);
+    } finally {
+      await busy.close();
+    }
+  });
+}
 
 test('an address that is not ours, or a host name that does not resolve: one clear line, exit 1', async () => {
   const cases = [

@@ -3,20 +3,11 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import WebSocket from 'ws';
-import { FakeComputer, callTool, linkComputer, pongText, startTestBridge, until } from '../helpers.js';
+import { FakeComputer, callTool, linkComputer, pongText, startTestBridge, withBridge, until } from '../helpers.js';
 import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
 import { startLinkServer } from '../../dist/link/server.js';
 import { Registry } from '../../dist/link/registry.js';
 import { createLogger } from '../../dist/log.js';
-
-async function withBridge(env, fn) {
-  const bridge = await startTestBridge(env);
-  try {
-    return await fn(bridge);
-  } finally {
-    await bridge.close();
-  }
-}
 
 test('valid hello registers the computer and gets hello-ok; log says linked', () =>
   withBridge({}, async (bridge) => {

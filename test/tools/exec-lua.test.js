@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callTool, linkComputer, rpc, startTestBridge } from '../helpers.js';
-
-async function withBridge(env, fn) {
-  const bridge = await startTestBridge(env);
-  try {
-    return await fn(bridge);
-  } finally {
-    await bridge.close();
-  }
-}
+import { callTool, linkComputer, rpc, withBridge } from '../helpers.js';
 
 const answer = (result) => () => ({ ok: true, result });
 

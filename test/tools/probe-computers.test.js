@@ -1,15 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callTool, linkComputer, pongText, rpc, startTestBridge } from '../helpers.js';
-
-async function withBridge(env, fn) {
-  const bridge = await startTestBridge(env);
-  try {
-    return await fn(bridge);
-  } finally {
-    await bridge.close();
-  }
-}
+import { callTool, linkComputer, pongText, rpc, withBridge } from '../helpers.js';
 
 test('empty registry: "No computers connected." and an empty list', () =>
   withBridge({}, async (bridge) => {
