@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import WebSocket from 'ws';
-import { FakeComputer, callTool, linkComputer, pongText, startTestBridge, withBridge, until } from '../helpers.js';
+import { FakeComputer, callTool, linkComputer, pongText, withBridge, until } from '../helpers.js';
 import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
 import { startLinkServer } from '../../dist/link/server.js';
 import { Registry } from '../../dist/link/registry.js';
