@@ -10,6 +10,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { LUA, INSTALL_HINT } from './lua-env.js';
+import { waitFor } from './waiters.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '../..');
@@ -275,39 +276,29 @@ class Computer {
    * Resolves to { match, end } where `end` is an offset for the next wait.
    */
   waitForOutput(pattern, timeoutMs = 10000, since = 0) {
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        check: () => {
-          const text = this.text.slice(since);
-          let index = -1;
-          let match = null;
-          if (typeof pattern === 'string') {
-            index = text.indexOf(pattern);
-            match = index >= 0 ? [pattern] : null;
-          } else {
-            match = pattern.exec(text);
-            index = match ? match.index : -1;
-          }
-          if (match) {
-            done();
-            resolve({ match, end: since + index + match[0].length });
-          } else if (this.exitInfo) {
-            done();
-            reject(new Error(`program exited (code ${this.exitInfo.code}) before output matched ${pattern}\n--- output ---\n${this.text}\n--- stderr ---\n${this.stderr}`));
-          }
-        },
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out waiting for ${pattern}\n--- output ---\n${this.text}\n--- stderr ---\n${this.stderr}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(waiter);
-      };
-      this.waiters.add(waiter);
-      waiter.check();
-    });
+    const dump = () => `--- output ---\n${this.text}\n--- stderr ---\n${this.stderr}`;
+    return waitFor(
+      this.waiters,
+      () => {
+        const text = this.text.slice(since);
+        let index = -1;
+        let match = null;
+        if (typeof pattern === 'string') {
+          index = text.indexOf(pattern);
+          match = index >= 0 ? [pattern] : null;
+        } else {
+          match = pattern.exec(text);
+          index = match ? match.index : -1;
+        }
+        if (match) return { match, end: since + index + match[0].length };
+        if (this.exitInfo) {
+          throw new Error(`program exited (code ${this.exitInfo.code}) before output matched ${pattern}\n${dump()}`);
+        }
+        return undefined;
+      },
+      timeoutMs,
+      () => `timed out waiting for ${pattern}\n${dump()}`,
+    );
   }
 
   /** Waits for exit, failing (and killing the process) after timeoutMs. */

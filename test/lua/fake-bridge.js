@@ -3,6 +3,7 @@
 // records every frame, so tests can drive and inspect the Lua program.
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
+import { waitFor } from './waiters.js';
 
 class Link {
   constructor(ws) {
@@ -39,30 +40,19 @@ class Link {
 
   /** Resolves with the first frame matching `pred` (also one already received). */
   waitFrame(pred, timeoutMs = 10000) {
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        check: () => {
-          const frame = this.frames.find(pred);
-          if (frame) {
-            done();
-            resolve(frame);
-          } else if (this.closeInfo) {
-            done();
-            reject(new Error(`link closed (${this.closeInfo.code}) before a matching frame; got ${JSON.stringify(this.frames)}`));
-          }
-        },
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out waiting for a frame; got ${JSON.stringify(this.frames)}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(waiter);
-      };
-      this.waiters.add(waiter);
-      waiter.check();
-    });
+    return waitFor(
+      this.waiters,
+      () => {
+        const frame = this.frames.find(pred);
+        if (frame) return frame;
+        if (this.closeInfo) {
+          throw new Error(`link closed (${this.closeInfo.code}) before a matching frame; got ${JSON.stringify(this.frames)}`);
+        }
+        return undefined;
+      },
+      timeoutMs,
+      () => `timed out waiting for a frame; got ${JSON.stringify(this.frames)}`,
+    );
   }
 
   /** Sends a request and resolves with its response frame. */
