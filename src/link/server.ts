@@ -36,7 +36,8 @@ const CLOSE_GOING_AWAY = 1001;
 
 export async function startLinkServer(registry: Registry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
-  const http = createServer((req, res) => {
+  // node checks these only every connectionsCheckingInterval (30 s unless set)
+  const http = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1000 }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/mcp-computer.lua') {
       readFile(options.luaProgramPath).then(
@@ -54,8 +55,6 @@ export async function startLinkServer(registry: Registry, log: Logger, options: 
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('This is the cc-mcp-bridge computer link. Connect with a WebSocket, or GET /mcp-computer.lua.\n');
   });
-  http.headersTimeout = 10_000;
-  http.requestTimeout = 30_000;
 
   // listen before attaching ws: a listen error then rejects here instead of surfacing on the wss
   await new Promise<void>((resolve, reject) => {

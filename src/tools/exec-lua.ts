@@ -81,9 +81,7 @@ function fromResult(result: unknown): Pick<ExecOutcome, 'output' | 'returns' | '
 }
 
 function finish(outcome: ExecOutcome): ToolResult {
-  const structuredContent: Record<string, unknown> = { ...outcome };
-  const result: ToolResult = { ...textResult(render(outcome), !outcome.ok), structuredContent };
-  return result;
+  return { ...textResult(render(outcome), !outcome.ok), structuredContent: { ...outcome } };
 }
 
 export const execLua: Tool = {
