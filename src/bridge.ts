@@ -3,11 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.js';
-import { Registry } from './link/registry.js';
+import { LinkRegistry } from './link/registry.js';
 import { startLinkServer, type LinkServer } from './link/server.js';
 import { createLogger, type Logger } from './log.js';
+import { builtinSource } from './tools/builtins.js';
+import { ToolRegistry } from './tools/registry.js';
 import { Dispatcher } from './mcp/dispatch.js';
-import { startMcpServer } from './mcp/http.js';
+import { startHttpServer } from './surfaces/http.js';
+import { bridgeRoutes } from './surfaces/routes.js';
 
 export const LUA_PROGRAM_PATH = fileURLToPath(new URL('../lua/mcp-computer.lua', import.meta.url));
 
@@ -19,7 +22,8 @@ export function packageVersion(): string {
 export interface Bridge {
   mcpUrl: string;
   linkUrl: string;
-  registry: Registry;
+  links: LinkRegistry;
+  tools: ToolRegistry;
   dispatcher: Dispatcher;
   /** Stop accepting, end links with 1001, let in-flight MCP calls answer; resolves when closed. */
   close(graceMs?: number): Promise<void>;
@@ -32,9 +36,11 @@ function urlHost(host: string): string {
 }
 
 export async function startBridge(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Bridge> {
-  const registry = new Registry();
-  const dispatcher = new Dispatcher({ registry, config, log, serverVersion: packageVersion() });
-  const link: LinkServer = await startLinkServer(registry, log, {
+  const links = new LinkRegistry();
+  const tools = new ToolRegistry(config);
+  tools.setSource(builtinSource);
+  const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion() });
+  const link: LinkServer = await startLinkServer(links, log, {
     host: config.linkHost,
     port: config.linkPort,
     heartbeatMs: config.heartbeatMs,
@@ -43,12 +49,11 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   });
   let mcp;
   try {
-    mcp = await startMcpServer(dispatcher, log, {
+    const router = bridgeRoutes({ dispatcher, log, maxBodyBytes: config.maxBodyBytes, computers: () => links.size });
+    mcp = await startHttpServer(router, log, {
       host: config.mcpHost,
       port: config.mcpPort,
-      maxBodyBytes: config.maxBodyBytes,
       allowedOrigins: config.allowedOrigins,
-      computers: () => registry.size,
     });
   } catch (err) {
     await link.close();
@@ -58,7 +63,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   return {
     mcpUrl: `http://${urlHost(config.mcpHost)}:${mcp.address.port}/mcp`,
     linkUrl: `ws://${urlHost(config.linkHost)}:${link.address.port}`,
-    registry,
+    links,
+    tools,
     dispatcher,
     close(graceMs = 4000) {
       closing ??= Promise.all([mcp.close(graceMs), link.close()]).then(() => undefined);

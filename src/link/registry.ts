@@ -71,7 +71,7 @@ export class FrameTooLargeError extends Error {
   readonly code = 'ERR_FRAME_TOO_LARGE';
 }
 
-export class Registry {
+export class LinkRegistry {
   private readonly links = new Map<number, Link>();
 
   constructor(private readonly now: () => number = Date.now) {}

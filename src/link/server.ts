@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import type { Logger } from '../log.js';
 import { HELLO_OK, encodeHelloError, parseComputerFrame } from './frames.js';
-import { describe, type Link, type Registry } from './registry.js';
+import { describe, type Link, type LinkRegistry } from './registry.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -34,7 +34,7 @@ interface SocketState {
 const CLOSE_POLICY = 1008;
 const CLOSE_GOING_AWAY = 1001;
 
-export async function startLinkServer(registry: Registry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
+export async function startLinkServer(registry: LinkRegistry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
   // node checks these only every connectionsCheckingInterval (30 s unless set)
   const http = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1000 }, (req, res) => {

@@ -1,9 +1,9 @@
 // MCP method dispatch over plain values: a parsed JSON body in, the JSON-RPC answer out.
 import { setMaxListeners } from 'node:events';
 import type { Config } from '../config.js';
-import type { Registry } from '../link/registry.js';
+import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
-import { enabledTools, findTool } from '../tools/index.js';
+import type { ToolRegistry } from '../tools/registry.js';
 import { validate } from '../tools/schema.js';
 import { textResult, type ToolResult } from '../tools/tool.js';
 import {
@@ -17,11 +17,12 @@ import {
   resultResponse,
   type JsonRpcId,
   type Response,
-} from './jsonrpc.js';
+} from '../jsonrpc/message.js';
 import { negotiate } from './protocol.js';
 
 export interface DispatcherOptions {
-  registry: Registry;
+  links: LinkRegistry;
+  tools: ToolRegistry;
   config: Config;
   log: Logger;
   serverVersion: string;
@@ -133,7 +134,7 @@ export class Dispatcher {
       case 'tools/list':
         if (p.cursor !== undefined && p.cursor !== null) throw new RpcError(INVALID_PARAMS, 'Invalid cursor: this server never issues cursors');
         return {
-          tools: enabledTools(this.options.config).map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+          tools: this.options.tools.list().map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
             name,
             title,
             description,
@@ -152,10 +153,10 @@ export class Dispatcher {
   private async callTool(id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
-    const tool = findTool(name);
+    const { config, links, tools, log } = this.options;
+    const tool = tools.get(name);
     if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-    const { config, registry, log } = this.options;
-    if (!tool.enabled(config)) {
+    if (!tools.isEnabled(tool)) {
       return textResult(`${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`, true);
     }
     const args = params.arguments ?? {};
@@ -170,7 +171,7 @@ export class Dispatcher {
     calls.add(controller);
     this.inFlight.set(key, calls);
     try {
-      return await tool.call(args as Record<string, unknown>, { registry, config, log, signal: controller.signal });
+      return await tool.call(args as Record<string, unknown>, { links, config, log, signal: controller.signal });
     } catch (err) {
       log.error(`tool ${name} failed: ${(err as Error).stack ?? String(err)}`);
       return textResult(`${name} failed inside the bridge: ${(err as Error).message}`, true);

@@ -1,6 +1,6 @@
 // exec-lua: run a Lua chunk on one linked computer and return its output and returned values.
-import { FrameTooLargeError, describe, type Link, type Registry } from '../link/registry.js';
-import { isRecord } from '../mcp/jsonrpc.js';
+import { FrameTooLargeError, describe, type Link, type LinkRegistry } from '../link/registry.js';
+import { isRecord } from '../jsonrpc/message.js';
 import { textResult, type Tool, type ToolResult } from './tool.js';
 
 export const MAX_CODE_BYTES = 64 * 1024;
@@ -20,22 +20,22 @@ interface ExecOutcome {
   error?: string;
 }
 
-function linkedList(registry: Registry): string {
-  const links = registry.list();
-  if (links.length === 0) return 'No computers are linked.';
-  return `Linked computers: ${links.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
+function linkedList(links: LinkRegistry): string {
+  const linked = links.list();
+  if (linked.length === 0) return 'No computers are linked.';
+  return `Linked computers: ${linked.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
 }
 
 /** Finds the one computer the arguments name, or says why not. */
-function findComputer(registry: Registry, args: Record<string, unknown>): Link | string {
+function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string {
   const hasId = args.computerId !== undefined;
   const hasLabel = args.computer !== undefined;
   if (hasId && hasLabel) return 'Give either "computerId" or "computer", not both.';
   if (hasId) {
-    return registry.get(args.computerId as number) ?? `No linked computer has id ${args.computerId}.`;
+    return links.get(args.computerId as number) ?? `No linked computer has id ${args.computerId}.`;
   }
   if (hasLabel) {
-    const matches = registry.list().filter((l) => l.label === args.computer);
+    const matches = links.list().filter((l) => l.label === args.computer);
     if (matches.length === 1) return matches[0] as Link;
     if (matches.length === 0) return `No linked computer has the label ${JSON.stringify(args.computer)}.`;
     return `The label ${JSON.stringify(args.computer)} matches ${matches.length} computers (ids ${matches
@@ -134,19 +134,19 @@ export const execLua: Tool = {
   annotations: { destructiveHint: true, openWorldHint: true },
   enabled: (config) => config.execLua,
 
-  async call(args, { registry, config, signal }) {
+  async call(args, { links, config, signal }) {
     const code = args.code as string;
     if (Buffer.byteLength(code) > MAX_CODE_BYTES) {
       return textResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${MAX_CODE_BYTES} are allowed.`, true);
     }
-    const target = findComputer(registry, args);
-    if (typeof target === 'string') return textResult(`${target} ${linkedList(registry)}`, true);
+    const target = findComputer(links, args);
+    if (typeof target === 'string') return textResult(`${target} ${linkedList(links)}`, true);
     const computerId = target.computerId;
     const timeoutMs = (args.timeoutMs as number | undefined) ?? config.execTimeoutMs;
 
     let outcome;
     try {
-      outcome = await registry.request(target, 'exec-lua', { code }, {
+      outcome = await links.request(target, 'exec-lua', { code }, {
         timeoutMs,
         signal,
         cancelOnTimeout: true,

@@ -69,15 +69,14 @@ export const probeComputers: Tool = {
     required: ['computers'],
   },
   annotations: { readOnlyHint: true, openWorldHint: true },
-  enabled: () => true,
 
-  async call(_args, { registry, config, signal }) {
-    const links = registry.list();
-    if (links.length === 0) return { ...textResult('No computers connected.'), structuredContent: { computers: [] } };
+  async call(_args, { links, config, signal }) {
+    const linked = links.list();
+    if (linked.length === 0) return { ...textResult('No computers connected.'), structuredContent: { computers: [] } };
     const outcomes = await Promise.all(
-      links.map((link) => registry.request(link, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal })),
+      linked.map((link) => links.request(link, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal })),
     );
-    const computers = links.map((link, i) => entryFor(link.computerId, link.label, outcomes[i] as Outcome));
+    const computers = linked.map((link, i) => entryFor(link.computerId, link.label, outcomes[i] as Outcome));
     return { ...textResult(computers.map(lineFor).join('\n')), structuredContent: { computers } };
   },
 };

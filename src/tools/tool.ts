@@ -1,7 +1,7 @@
 // The shape every tool has. One implementation serves every surface that lists or calls tools.
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Registry } from '../link/registry.js';
+import type { LinkRegistry } from '../link/registry.js';
 import type { Schema } from './schema.js';
 
 export interface TextContent {
@@ -9,17 +9,25 @@ export interface TextContent {
   text: string;
 }
 
+/** Any MCP content block (image, audio, resource ...); upstream results pass through unchanged. */
+export interface OtherContent {
+  type: string;
+  [field: string]: unknown;
+}
+
+export type ContentBlock = TextContent | OtherContent;
+
 export interface ToolResult {
-  content: TextContent[];
+  content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
 
 export interface ToolContext {
-  registry: Registry;
+  links: LinkRegistry;
   config: Config;
   log: Logger;
-  /** Aborted when the MCP client cancels the call (notifications/cancelled). */
+  /** Aborted when the caller cancels the call (notifications/cancelled, or the client went away). */
   signal: AbortSignal;
 }
 
@@ -30,8 +38,8 @@ export interface Tool {
   inputSchema: Schema;
   outputSchema?: Schema;
   annotations?: Record<string, unknown>;
-  /** Whether the configuration offers this tool at all. */
-  enabled(config: Config): boolean;
+  /** Whether the configuration offers this tool at all (default: yes). */
+  enabled?(config: Config): boolean;
   call(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 

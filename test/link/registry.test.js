@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Registry, describe, FrameTooLargeError } from '../../dist/link/registry.js';
+import { LinkRegistry, describe, FrameTooLargeError } from '../../dist/link/registry.js';
 
 // A socket stand-in that records what the registry sends; the registry only ever calls send/close.
 function recordingSocket({ failSend = false } = {}) {
@@ -26,7 +26,7 @@ test('describe names a computer with its label or null', () => {
 
 test('register keeps id, label, times and remote address; list is ordered by id', () => {
   let now = 1000;
-  const registry = new Registry(() => now);
+  const registry = new LinkRegistry(() => now);
   registry.register(recordingSocket(), hello(5, 'b'), '10.0.0.2:5');
   now = 2000;
   const { link } = registry.register(recordingSocket(), hello(2, 'a'), '10.0.0.1:4');
@@ -46,7 +46,7 @@ test('register keeps id, label, times and remote address; list is ordered by id'
 });
 
 test('a second link with the same id replaces the first, closes it with 4000 and ends its requests', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const oldSocket = recordingSocket();
   const { link: old } = registry.register(oldSocket, hello(1), 'a');
   const pending = registry.request(old, 'ping', undefined, { timeoutMs: 60_000 });
@@ -64,7 +64,7 @@ test('a second link with the same id replaces the first, closes it with 4000 and
 });
 
 test('a response resolves only the request on the link it arrived on', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socketA = recordingSocket();
   const { link: a } = registry.register(socketA, hello(1), 'a');
   const { link: b } = registry.register(recordingSocket(), hello(2), 'b');
@@ -78,7 +78,7 @@ test('a response resolves only the request on the link it arrived on', async () 
 });
 
 test('error responses carry the error and any partial result; ok without result is null', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socket = recordingSocket();
   const { link } = registry.register(socket, hello(1), 'a');
   const failing = registry.request(link, 'exec-lua', { code: 'x' }, { timeoutMs: 60_000 });
@@ -96,7 +96,7 @@ test('error responses carry the error and any partial result; ok without result 
 });
 
 test('timeout ends the request; cancel is sent only when asked for', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socket = recordingSocket();
   const { link } = registry.register(socket, hello(1), 'a');
   assert.equal((await registry.request(link, 'ping', undefined, { timeoutMs: 5 })).status, 'timeout');
@@ -107,7 +107,7 @@ test('timeout ends the request; cancel is sent only when asked for', async () =>
 });
 
 test('abort sends cancel and ends the request as cancelled; an aborted signal sends nothing', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socket = recordingSocket();
   const { link } = registry.register(socket, hello(1), 'a');
   const controller = new AbortController();
@@ -121,7 +121,7 @@ test('abort sends cancel and ends the request as cancelled; an aborted signal se
 });
 
 test('unregister ends pending requests at once and requests on a closed link never go out', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socket = recordingSocket();
   const { link } = registry.register(socket, hello(1), 'a');
   const pending = registry.request(link, 'ping', undefined, { timeoutMs: 60_000 });
@@ -137,7 +137,7 @@ test('unregister ends pending requests at once and requests on a closed link nev
 });
 
 test('a send that throws ends the request as disconnected', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const { link } = registry.register(recordingSocket({ failSend: true }), hello(1), 'a');
   const outcome = await registry.request(link, 'ping', undefined, { timeoutMs: 60_000 });
   assert.equal(outcome.status, 'disconnected');
@@ -146,7 +146,7 @@ test('a send that throws ends the request as disconnected', async () => {
 });
 
 test('a cancel that cannot be sent is swallowed', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socket = recordingSocket();
   const { link } = registry.register(socket, hello(1), 'a');
   const pending = registry.request(link, 'exec-lua', {}, { timeoutMs: 5, cancelOnTimeout: true });
@@ -157,7 +157,7 @@ test('a cancel that cannot be sent is swallowed', async () => {
 });
 
 test('a request larger than the computer accepts is refused before sending', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const socket = recordingSocket();
   const { link } = registry.register(socket, hello(1), 'a');
   await assert.rejects(

@@ -6,19 +6,19 @@ import WebSocket from 'ws';
 import { FakeComputer, callTool, linkComputer, pongText, withBridge, until } from '../helpers.js';
 import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
 import { startLinkServer } from '../../dist/link/server.js';
-import { Registry } from '../../dist/link/registry.js';
+import { LinkRegistry } from '../../dist/link/registry.js';
 import { createLogger } from '../../dist/log.js';
 
 test('valid hello registers the computer and gets hello-ok; log says linked', () =>
   withBridge({}, async (bridge) => {
     const computer = await linkComputer(bridge, { computerId: 4, computerLabel: 'miner' });
-    const link = bridge.registry.get(4);
+    const link = bridge.links.get(4);
     assert.equal(link.label, 'miner');
     assert.match(link.remoteAddress, /^127\.0\.0\.1:\d+$/);
     assert.ok(link.connectedAt <= link.lastSeenAt);
     assert.ok(bridge.logs.some((l) => /info linked 4 \(Label: miner\) from 127\.0\.0\.1/.test(l)));
     await computer.close();
-    await until(() => bridge.registry.size === 0);
+    await until(() => bridge.links.size === 0);
     assert.ok(bridge.logs.some((l) => /info unlinked 4 \(Label: miner\): closed 1000/.test(l)));
   }));
 
@@ -29,7 +29,7 @@ test('invalid hello gets hello-error and close 1008, and registers nothing', () 
     assert.equal(first.type, 'hello-error');
     assert.match(first.error, /computerId must be an integer/);
     assert.equal((await computer.closed).code, 1008);
-    assert.equal(bridge.registry.size, 0);
+    assert.equal(bridge.links.size, 0);
   }));
 
 test('a first frame that is not a hello gets hello-error and close 1008', () =>
@@ -42,7 +42,7 @@ test('a first frame that is not a hello gets hello-error and close 1008', () =>
   }));
 
 test('a socket that never says hello is closed with 1008', async () => {
-  const registry = new Registry();
+  const registry = new LinkRegistry();
   const lines = [];
   const server = await startLinkServer(registry, createLogger('debug', (l) => lines.push(l)), {
     host: '127.0.0.1',
@@ -88,7 +88,7 @@ test('replacement: the old socket is closed with a 4000-range code and its in-fl
     assert.match(closed.reason, /replaced/);
     const result = await probe;
     assert.equal(result.content[0].text, 'disconnected from 9 (Label: old)');
-    assert.equal(bridge.registry.get(9).label, 'new');
+    assert.equal(bridge.links.get(9).label, 'new');
     assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, pongText(9, 'new'));
     assert.ok(bridge.logs.some((l) => /info replaced 9 \(Label: old\)/.test(l)));
     await fresh.close();
@@ -106,7 +106,7 @@ test('malformed JSON and binary frames are dropped without disturbing the link',
     assert.ok(bridge.logs.some((l) => /binary frame dropped/.test(l)));
     assert.ok(bridge.logs.some((l) => /frame is not valid JSON; frame dropped/.test(l)));
     assert.ok(bridge.logs.some((l) => /unknown frame type "mystery"/.test(l)));
-    assert.equal(bridge.registry.size, 1);
+    assert.equal(bridge.links.size, 1);
     await computer.close();
   }));
 
@@ -126,7 +126,7 @@ test('a second hello on a linked socket is ignored', () =>
     const computer = await linkComputer(bridge, { computerId: 5, computerLabel: 'a' });
     computer.send({ type: 'hello', computerId: 6, computerLabel: 'b' });
     await until(() => bridge.logs.some((l) => /sent a second hello; ignored/.test(l)));
-    assert.deepEqual(bridge.registry.list().map((l) => l.computerId), [5]);
+    assert.deepEqual(bridge.links.list().map((l) => l.computerId), [5]);
     await computer.close();
   }));
 
@@ -136,7 +136,7 @@ test('a frame over CC_MAX_FRAME_BYTES closes that socket with 1009, and only tha
     const other = await linkComputer(bridge, { computerId: 2 });
     big.send({ type: 'response', id: 'x', ok: true, result: 'y'.repeat(4096) });
     assert.equal((await big.closed).code, 1009);
-    await until(() => bridge.registry.size === 1);
+    await until(() => bridge.links.size === 1);
     assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, pongText(2, null));
     await other.close();
   }));
@@ -172,20 +172,20 @@ test('heartbeat: a link that misses a pong is terminated and unregistered', () =
     const ws = new WebSocket(bridge.linkUrl, { autoPong: false });
     await once(ws, 'open');
     ws.send(JSON.stringify({ type: 'hello', computerId: 8 }));
-    await until(() => bridge.registry.size === 1);
+    await until(() => bridge.links.size === 1);
     const [code] = await once(ws, 'close');
     assert.equal(code, 1006);
-    await until(() => bridge.registry.size === 0);
+    await until(() => bridge.links.size === 0);
     assert.ok(bridge.logs.some((l) => /missed a heartbeat; terminating/.test(l)));
   }));
 
 test('heartbeat: a link that answers pings stays and its lastSeenAt moves', () =>
   withBridge({ CC_HEARTBEAT_MS: '20' }, async (bridge) => {
     const computer = await linkComputer(bridge, { computerId: 3 });
-    const first = bridge.registry.get(3).lastSeenAt;
-    await until(() => bridge.registry.get(3).lastSeenAt > first);
+    const first = bridge.links.get(3).lastSeenAt;
+    await until(() => bridge.links.get(3).lastSeenAt > first);
     await new Promise((r) => setTimeout(r, 100));
-    assert.equal(bridge.registry.size, 1);
+    assert.equal(bridge.links.size, 1);
     await computer.close();
   }));
 
@@ -203,7 +203,7 @@ test('GET /mcp-computer.lua serves the program; other plain HTTP paths get 404',
 
 test('GET /mcp-computer.lua answers 500 when the program file is missing', async () => {
   const lines = [];
-  const server = await startLinkServer(new Registry(), createLogger('error', (l) => lines.push(l)), {
+  const server = await startLinkServer(new LinkRegistry(), createLogger('error', (l) => lines.push(l)), {
     host: '127.0.0.1',
     port: 0,
     heartbeatMs: 60_000,
@@ -233,7 +233,7 @@ test('close(): links get 1001 and their in-flight requests end at once', () =>
   }));
 
 test('a listener whose port is taken fails to start with EADDRINUSE', async () => {
-  const first = await startLinkServer(new Registry(), createLogger('silent'), {
+  const first = await startLinkServer(new LinkRegistry(), createLogger('silent'), {
     host: '127.0.0.1',
     port: 0,
     heartbeatMs: 60_000,
@@ -242,7 +242,7 @@ test('a listener whose port is taken fails to start with EADDRINUSE', async () =
   });
   try {
     await assert.rejects(
-      startLinkServer(new Registry(), createLogger('silent'), {
+      startLinkServer(new LinkRegistry(), createLogger('silent'), {
         host: '127.0.0.1',
         port: first.address.port,
         heartbeatMs: 60_000,

@@ -2,14 +2,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../dist/config.js';
-import { Registry } from '../../dist/link/registry.js';
+import { LinkRegistry } from '../../dist/link/registry.js';
 import { createLogger } from '../../dist/log.js';
 import { Dispatcher } from '../../dist/mcp/dispatch.js';
+import { ToolRegistry } from '../../dist/tools/registry.js';
+import { builtinSource } from '../../dist/tools/builtins.js';
 
-function dispatcher(env = {}, { registry = new Registry(), config = loadConfig(env) } = {}) {
+function dispatcher(env = {}, { links = new LinkRegistry(), config = loadConfig(env) } = {}) {
   const logs = [];
-  const d = new Dispatcher({ registry, config, log: createLogger('debug', (l) => logs.push(l)), serverVersion: '1.2.3' });
-  return Object.assign(d, { logs, registry });
+  const tools = new ToolRegistry(config);
+  tools.setSource(builtinSource);
+  const d = new Dispatcher({ links, tools, config, log: createLogger('debug', (l) => logs.push(l)), serverVersion: '1.2.3' });
+  return Object.assign(d, { logs, links, tools });
 }
 
 const req = (id, method, params) => (params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
@@ -196,7 +200,7 @@ test('tools/call of a disabled tool is an isError result, not a protocol error',
 
 test('a tool that throws inside the bridge answers an isError result and logs it', async (t) => {
   const d = dispatcher();
-  t.mock.method(d.registry, 'list', () => {
+  t.mock.method(d.links, 'list', () => {
     throw new Error('registry exploded');
   });
   const { status, body } = await d.handleBody(req(0, 'tools/call', { name: 'probe-computers' }), false);
@@ -209,13 +213,16 @@ test('a tool that throws inside the bridge answers an isError result and logs it
 
 test('a failure outside any tool rejects (the transport turns it into 500)', async () => {
   const config = loadConfig({});
+  let armed = false; // the tool registry reads the config once at start; explode only after that
   const broken = {
     ...config,
     get execLua() {
-      throw new TypeError('config exploded');
+      if (armed) throw new TypeError('config exploded');
+      return true;
     },
   };
   const d = dispatcher({}, { config: broken });
+  armed = true;
   await assert.rejects(d.handleBody(req(1, 'initialize', {}), false), /config exploded/);
 });
 

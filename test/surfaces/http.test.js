@@ -9,11 +9,14 @@ import { readFileSync } from 'node:fs';
 import { FakeComputer, linkComputer, rpc, startTestBridge, until } from '../helpers.js';
 import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
-import { Registry } from '../../dist/link/registry.js';
+import { LinkRegistry } from '../../dist/link/registry.js';
 import { startLinkServer } from '../../dist/link/server.js';
 import { createLogger } from '../../dist/log.js';
 import { Dispatcher } from '../../dist/mcp/dispatch.js';
-import { isLoopbackHost, originAllowed, startMcpServer } from '../../dist/mcp/http.js';
+import { isLoopbackHost, originAllowed, startHttpServer } from '../../dist/surfaces/http.js';
+import { bridgeRoutes } from '../../dist/surfaces/routes.js';
+import { ToolRegistry } from '../../dist/tools/registry.js';
+import { builtinSource } from '../../dist/tools/builtins.js';
 
 const PACKAGE_VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
@@ -82,23 +85,24 @@ async function startTimedBridge({ headersTimeoutMs, requestTimeoutMs, env = {}, 
   const config = override ?? loadConfig({ MCP_MAX_BODY_BYTES: '1024', ...env });
   const logs = [];
   const log = createLogger('debug', (l) => logs.push(l));
-  const registry = new Registry();
-  const dispatcher = new Dispatcher({ registry, config, log, serverVersion: 'test' });
-  const link = await startLinkServer(registry, log, {
+  const links = new LinkRegistry();
+  const tools = new ToolRegistry(config);
+  tools.setSource(builtinSource);
+  const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: 'test' });
+  const link = await startLinkServer(links, log, {
     host: '127.0.0.1',
     port: 0,
     heartbeatMs: config.heartbeatMs,
     maxFrameBytes: config.maxFrameBytes,
     luaProgramPath: LUA_PROGRAM_PATH,
   });
-  const mcp = await startMcpServer(dispatcher, log, {
+  const router = bridgeRoutes({ dispatcher, log, maxBodyBytes: config.maxBodyBytes, computers: () => links.size });
+  const mcp = await startHttpServer(router, log, {
     host: '127.0.0.1',
     port: 0,
-    maxBodyBytes: config.maxBodyBytes,
     allowedOrigins: [],
     headersTimeoutMs,
     requestTimeoutMs,
-    computers: () => registry.size,
   });
   return {
     mcpUrl: `http://127.0.0.1:${mcp.address.port}/mcp`,
@@ -605,13 +609,16 @@ test('notifications/cancelled for an in-flight exec-lua: the computer gets a can
 
 test('an unexpected failure outside any tool -> 500 -32603, and the server keeps serving', async () => {
   const config = loadConfig({});
+  let armed = false; // the tool registry reads the config once at start; explode only after that
   const broken = {
     ...config,
     get execLua() {
-      throw new TypeError('config exploded');
+      if (armed) throw new TypeError('config exploded');
+      return true;
     },
   };
   const own = await startTimedBridge({ config: broken });
+  armed = true;
   try {
     const res = await rpc(own.mcpUrl, req(1, 'initialize', {}));
     assert.equal(res.status, 500);

@@ -12,7 +12,7 @@ import {
   errorResponse,
   isRecord,
   resultResponse,
-} from '../../dist/mcp/jsonrpc.js';
+} from '../../dist/jsonrpc/message.js';
 import {
   ASSUMED_PROTOCOL_VERSION,
   LATEST_PROTOCOL_VERSION,

@@ -1,0 +1,70 @@
+// Newline-delimited JSON framing, as every MCP revision defines stdio: one message per line, no
+// embedded newlines. Splits a byte stream into lines with a bound on each line's size.
+
+export interface LineReaderOptions {
+  /** Largest line kept; a longer one is dropped whole and reported once through onOversize. */
+  maxLineBytes: number;
+  onLine(line: string): void;
+  onOversize(bytes: number): void;
+}
+
+export class LineReader {
+  private pieces: Buffer[] = [];
+  private size = 0;
+  /** Bytes of the current line when it is being dropped for its size; -1 while keeping it. */
+  private dropping = -1;
+
+  constructor(private readonly options: LineReaderOptions) {}
+
+  /** Feeds bytes; calls onLine for every complete line (without its \n or \r\n), skipping blank ones. */
+  push(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl === -1 ? chunk.length : nl;
+      this.take(chunk.subarray(start, end));
+      if (nl === -1) return;
+      this.finishLine();
+      start = nl + 1;
+    }
+  }
+
+  /** End of stream: a last line without a newline still counts. */
+  end(): void {
+    if (this.size > 0 || this.dropping >= 0) this.finishLine();
+  }
+
+  private take(piece: Buffer): void {
+    if (piece.length === 0) return;
+    if (this.dropping >= 0) {
+      this.dropping += piece.length;
+      return;
+    }
+    if (this.size + piece.length > this.options.maxLineBytes) {
+      this.dropping = this.size + piece.length;
+      this.pieces = [];
+      this.size = 0;
+      return;
+    }
+    this.pieces.push(piece);
+    this.size += piece.length;
+  }
+
+  private finishLine(): void {
+    if (this.dropping >= 0) {
+      const bytes = this.dropping;
+      this.dropping = -1;
+      this.options.onOversize(bytes);
+      return;
+    }
+    const line = (this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(this.pieces)).toString('utf8').replace(/\r$/, '');
+    this.pieces = [];
+    this.size = 0;
+    if (line.trim() !== '') this.options.onLine(line);
+  }
+}
+
+/** One message as one line: JSON.stringify never emits a raw newline, so the line is the frame. */
+export function encodeLine(message: unknown): string {
+  return JSON.stringify(message) + '\n';
+}

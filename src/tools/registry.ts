@@ -1,0 +1,99 @@
+// The live set of tools every surface reads. Sources (built-ins, config-defined tools, upstream MCP
+// servers) each own a named slice; the registry merges them, keeps names unique and tells
+// subscribers when the set changes (stdio's notifications/tools/list_changed, REST, OpenAPI).
+import type { Config } from '../config.js';
+import type { Tool } from './tool.js';
+
+export interface ToolSource {
+  /** Stable id: 'builtin', 'config', 'upstream:<serverId>' ... */
+  readonly id: string;
+  /** The tools this source offers now, in the order they should be listed. */
+  tools(): readonly Tool[];
+}
+
+export class ToolNameCollisionError extends Error {
+  readonly code = 'ERR_TOOL_NAME_COLLISION';
+  constructor(readonly toolName: string, readonly sourceId: string, readonly otherSourceId: string) {
+    super(`tool name "${toolName}" of ${sourceId} is already taken by ${otherSourceId}`);
+    this.name = 'ToolNameCollisionError';
+  }
+}
+
+export class ToolRegistry {
+  private readonly sources = new Map<string, ToolSource>();
+  private readonly listeners = new Set<() => void>();
+  private byName = new Map<string, { tool: Tool; sourceId: string }>();
+  private offered: Tool[] = [];
+
+  constructor(private readonly config: Config) {}
+
+  /**
+   * Adds or replaces a source and rebuilds the set. A name clash with another source throws
+   * ToolNameCollisionError and leaves the registry exactly as it was.
+   */
+  setSource(source: ToolSource): void {
+    const next = new Map(this.sources);
+    next.set(source.id, source);
+    this.rebuild(next);
+  }
+
+  removeSource(id: string): void {
+    if (!this.sources.has(id)) return;
+    const next = new Map(this.sources);
+    next.delete(id);
+    this.rebuild(next);
+  }
+
+  /** A source's tools changed (an upstream re-listed, say): rebuild from it again. */
+  refresh(id: string): void {
+    if (this.sources.has(id)) this.rebuild(new Map(this.sources));
+  }
+
+  /** Names that `source` would clash on, without changing anything (for validating a reload). */
+  collisions(source: ToolSource): ToolNameCollisionError[] {
+    const errors: ToolNameCollisionError[] = [];
+    for (const tool of source.tools()) {
+      const owner = this.byName.get(tool.name);
+      if (owner && owner.sourceId !== source.id) errors.push(new ToolNameCollisionError(tool.name, source.id, owner.sourceId));
+    }
+    return errors;
+  }
+
+  /** The tools offered now: enabled ones, sources in the order they were first added. */
+  list(): readonly Tool[] {
+    return this.offered;
+  }
+
+  /** Any known tool by name, including one the configuration disables (so callers can say so). */
+  get(name: string): Tool | undefined {
+    return this.byName.get(name)?.tool;
+  }
+
+  isEnabled(tool: Tool): boolean {
+    return tool.enabled?.(this.config) ?? true;
+  }
+
+  /** Calls `listener` after every change; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private rebuild(sources: Map<string, ToolSource>): void {
+    const byName = new Map<string, { tool: Tool; sourceId: string }>();
+    for (const source of sources.values()) {
+      for (const tool of source.tools()) {
+        const owner = byName.get(tool.name);
+        if (owner) throw new ToolNameCollisionError(tool.name, source.id, owner.sourceId);
+        byName.set(tool.name, { tool, sourceId: source.id });
+      }
+    }
+    const before = this.offered;
+    this.sources.clear();
+    for (const [id, source] of sources) this.sources.set(id, source);
+    this.byName = byName;
+    this.offered = [...byName.values()].map((e) => e.tool).filter((t) => this.isEnabled(t));
+    const changed = before.length !== this.offered.length || before.some((t, i) => t !== this.offered[i]);
+    if (changed) for (const listener of this.listeners) listener();
+  }
+}

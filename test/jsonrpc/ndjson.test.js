@@ -1,0 +1,47 @@
+// Newline-delimited JSON framing: partial lines, many lines per chunk, CRLF, blank lines, oversize.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LineReader, encodeLine } from '../../dist/jsonrpc/ndjson.js';
+
+function reader(maxLineBytes = 64) {
+  const lines = [];
+  const oversize = [];
+  const r = new LineReader({ maxLineBytes, onLine: (l) => lines.push(l), onOversize: (n) => oversize.push(n) });
+  return { r, lines, oversize };
+}
+
+test('a line split across chunks, several lines in one chunk, CRLF and blank lines', () => {
+  const { r, lines } = reader();
+  r.push(Buffer.from('{"a":'));
+  r.push(Buffer.from('1}\n{"b":2}\r\n\n  \n{"c":'));
+  assert.deepEqual(lines, ['{"a":1}', '{"b":2}']);
+  r.push(Buffer.from('3}'));
+  r.end();
+  assert.deepEqual(lines, ['{"a":1}', '{"b":2}', '{"c":3}']);
+});
+
+test('a multi-byte character split between chunks arrives whole', () => {
+  const { r, lines } = reader();
+  const bytes = Buffer.from('"é😀"\n');
+  r.push(bytes.subarray(0, 2));
+  r.push(bytes.subarray(2));
+  assert.deepEqual(lines, ['"é😀"']);
+});
+
+test('a line over the limit is dropped whole, reported once with its size, and the next line is read', () => {
+  const { r, lines, oversize } = reader(8);
+  r.push(Buffer.from('12345'));
+  r.push(Buffer.from('6789012'));
+  r.push(Buffer.from('345\nok\n'));
+  assert.deepEqual(oversize, [15]);
+  assert.deepEqual(lines, ['ok']);
+  r.push(Buffer.from('0123456789'));
+  r.end();
+  assert.deepEqual(oversize, [15, 10]);
+});
+
+test('encodeLine writes one line with no embedded newline', () => {
+  const line = encodeLine({ text: 'a\nb' });
+  assert.equal(line, '{"text":"a\\nb"}\n');
+  assert.equal(line.indexOf('\n'), line.length - 1);
+});

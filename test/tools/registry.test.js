@@ -1,0 +1,56 @@
+// The live tool registry: sources merge in order, names stay unique, changes are announced.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../../dist/config.js';
+import { ToolRegistry, ToolNameCollisionError } from '../../dist/tools/registry.js';
+import { builtinSource } from '../../dist/tools/builtins.js';
+
+const tool = (name, extra = {}) => ({ name, title: name, description: name, inputSchema: { type: 'object' }, call: async () => ({ content: [] }), ...extra });
+const source = (id, tools) => ({ id, tools: () => tools });
+
+test('built-ins first, then sources in the order they were added; a disabled tool is known but not listed', () => {
+  const registry = new ToolRegistry(loadConfig({ CC_EXEC_LUA: 'off' }));
+  registry.setSource(builtinSource);
+  registry.setSource(source('config', [tool('b'), tool('a')]));
+  assert.deepEqual(registry.list().map((t) => t.name), ['probe-computers', 'b', 'a']);
+  assert.equal(registry.get('exec-lua').name, 'exec-lua');
+  assert.equal(registry.isEnabled(registry.get('exec-lua')), false);
+  assert.equal(registry.get('nope'), undefined);
+});
+
+test('a name clash throws ToolNameCollisionError and changes nothing', () => {
+  const registry = new ToolRegistry(loadConfig({}));
+  registry.setSource(builtinSource);
+  registry.setSource(source('config', [tool('x')]));
+  const clash = source('upstream:a', [tool('y'), tool('exec-lua')]);
+  assert.deepEqual(registry.collisions(clash).map((e) => e.toolName), ['exec-lua']);
+  assert.throws(() => registry.setSource(clash), (err) => err instanceof ToolNameCollisionError && err.code === 'ERR_TOOL_NAME_COLLISION' && /exec-lua/.test(err.message));
+  assert.deepEqual(registry.list().map((t) => t.name), ['probe-computers', 'exec-lua', 'x']);
+  assert.equal(registry.get('y'), undefined);
+});
+
+test('replacing, refreshing and removing a source notify subscribers only on a real change', () => {
+  const registry = new ToolRegistry(loadConfig({}));
+  let changes = 0;
+  const off = registry.onChange(() => changes++);
+  const tools = [tool('a')];
+  const live = source('upstream:s', tools);
+  registry.setSource(live);
+  assert.equal(changes, 1);
+  registry.refresh('upstream:s');
+  assert.equal(changes, 1, 'same tools: no change');
+  tools.push(tool('b'));
+  registry.refresh('upstream:s');
+  assert.equal(changes, 2);
+  assert.deepEqual(registry.list().map((t) => t.name), ['a', 'b']);
+  registry.setSource(source('upstream:s', [tool('c')]));
+  assert.deepEqual(registry.list().map((t) => t.name), ['c']);
+  registry.removeSource('upstream:s');
+  registry.removeSource('never-added');
+  registry.refresh('never-added');
+  assert.equal(changes, 4);
+  assert.deepEqual(registry.list(), []);
+  off();
+  registry.setSource(source('x', [tool('z')]));
+  assert.equal(changes, 4, 'unsubscribed');
+});
