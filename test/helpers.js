@@ -130,11 +130,14 @@ export async function linkComputer(bridge, options) {
   return computer;
 }
 
-/** Polls until fn() is truthy (no timing assertions: the test's own timeout bounds it). */
-export async function until(fn, intervalMs = 5) {
+/** Polls until fn() is truthy; gives up (failing the test) after giveUpMs instead of hanging the suite. */
+export async function until(fn, intervalMs = 5, giveUpMs = 30_000) {
+  // a hang guard, not a timing assertion: a condition that never comes fails the test with its code
+  const deadline = Date.now() + giveUpMs;
   for (;;) {
     const value = await fn();
     if (value) return value;
+    if (Date.now() > deadline) throw new Error(`until: condition still false after ${giveUpMs} ms: ${fn}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
