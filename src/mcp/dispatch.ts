@@ -4,8 +4,8 @@ import type { Config } from '../config.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { validate } from '../tools/schema.js';
-import { textResult, type ToolResult } from '../tools/tool.js';
+import { callTool } from '../tools/call.js';
+import type { ToolResult } from '../tools/tool.js';
 import {
   INVALID_PARAMS,
   INVALID_REQUEST,
@@ -153,16 +153,6 @@ export class Dispatcher {
   private async callTool(id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
-    const { config, links, tools, log } = this.options;
-    const tool = tools.get(name);
-    if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-    if (!tools.isEnabled(tool)) {
-      return textResult(`${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`, true);
-    }
-    const args = params.arguments ?? {};
-    const invalid = validate(args, tool.inputSchema);
-    if (invalid) return textResult(`Invalid arguments for ${name}: ${invalid}.`, true);
-
     const controller = new AbortController();
     // one call may wait on many computers (probe-computers adds a listener per link)
     setMaxListeners(0, controller.signal);
@@ -171,10 +161,9 @@ export class Dispatcher {
     calls.add(controller);
     this.inFlight.set(key, calls);
     try {
-      return await tool.call(args as Record<string, unknown>, { links, config, log, signal: controller.signal });
-    } catch (err) {
-      log.error(`tool ${name} failed: ${(err as Error).stack ?? String(err)}`);
-      return textResult(`${name} failed inside the bridge: ${(err as Error).message}`, true);
+      const { result, failure } = await callTool(this.options, name, params.arguments, controller.signal);
+      if (failure?.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
+      return result;
     } finally {
       calls.delete(controller);
       if (calls.size === 0) this.inFlight.delete(key);

@@ -1,7 +1,7 @@
 // exec-lua: run a Lua chunk on one linked computer and return its output and returned values.
-import { FrameTooLargeError, describe, type Link, type LinkRegistry } from '../link/registry.js';
+import { FrameTooLargeError, Link, describe, type LinkRegistry } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
-import { textResult, type Tool, type ToolResult } from './tool.js';
+import { classified, failedResult, textResult, type FailureCode, type Tool, type ToolResult } from './tool.js';
 
 export const MAX_CODE_BYTES = 64 * 1024;
 export const MAX_TIMEOUT_MS = 300_000;
@@ -26,11 +26,11 @@ function linkedList(links: LinkRegistry): string {
   return `Linked computers: ${linked.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
 }
 
-/** Finds the one computer the arguments name, or says why not. */
-function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string {
+/** Finds the one computer the arguments name, or says why not (a string: no such computer). */
+function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
   const hasId = args.computerId !== undefined;
   const hasLabel = args.computer !== undefined;
-  if (hasId && hasLabel) return 'Give either "computerId" or "computer", not both.';
+  if (hasId && hasLabel) return failedResult(`Give either "computerId" or "computer", not both. ${linkedList(links)}`, 'invalid_arguments');
   if (hasId) {
     return links.get(args.computerId as number) ?? `No linked computer has id ${args.computerId}.`;
   }
@@ -42,7 +42,7 @@ function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link 
       .map((l) => l.computerId)
       .join(', ')}); use "computerId".`;
   }
-  return 'Say which computer: "computerId" (a number) or "computer" (an exact label).';
+  return failedResult(`Say which computer: "computerId" (a number) or "computer" (an exact label). ${linkedList(links)}`, 'invalid_arguments');
 }
 
 function renderValue(descriptor: unknown): string {
@@ -137,10 +137,11 @@ export const execLua: Tool = {
   async call(args, { links, config, signal }) {
     const code = args.code as string;
     if (Buffer.byteLength(code) > MAX_CODE_BYTES) {
-      return textResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${MAX_CODE_BYTES} are allowed.`, true);
+      return failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${MAX_CODE_BYTES} are allowed.`, 'invalid_arguments');
     }
     const target = findComputer(links, args);
-    if (typeof target === 'string') return textResult(`${target} ${linkedList(links)}`, true);
+    if (typeof target === 'string') return failedResult(`${target} ${linkedList(links)}`, 'unknown_computer');
+    if (!(target instanceof Link)) return target;
     const computerId = target.computerId;
     const timeoutMs = (args.timeoutMs as number | undefined) ?? config.execTimeoutMs;
 
@@ -153,11 +154,13 @@ export const execLua: Tool = {
         maxFrameBytes: CC_MAX_MESSAGE_BYTES,
       });
     } catch (err) {
-      if (err instanceof FrameTooLargeError) return textResult(`The code is too large to send: ${err.message}.`, true);
+      if (err instanceof FrameTooLargeError) return failedResult(`The code is too large to send: ${err.message}.`, 'invalid_arguments');
       throw err;
     }
-    const failed = (error: string, partial?: unknown) =>
-      finish({ computerId, ok: false, output: '', returns: [], truncated: false, ...(fromResult(partial) ?? {}), error });
+    const failed = (error: string, partial?: unknown, code?: FailureCode) => {
+      const result = finish({ computerId, ok: false, output: '', returns: [], truncated: false, ...(fromResult(partial) ?? {}), error });
+      return code ? classified(result, code) : result;
+    };
 
     switch (outcome.status) {
       case 'ok': {
@@ -173,11 +176,11 @@ export const execLua: Tool = {
         }
         return failed(outcome.error, outcome.result);
       case 'timeout':
-        return failed(`timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`);
+        return failed(`timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout');
       case 'cancelled':
-        return failed(`cancelled; cancel sent to the computer. ${NEVER_YIELDS}`);
+        return failed(`cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled');
       case 'disconnected':
-        return failed(`the link to computer ${describe(computerId, target.label)} dropped before it answered (${outcome.reason}).`);
+        return failed(`the link to computer ${describe(computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
     }
   },
 };

@@ -17,10 +17,36 @@ export interface OtherContent {
 
 export type ContentBlock = TextContent | OtherContent;
 
+/**
+ * Why a call did not do what was asked, as a stable code surfaces map (REST: HTTP statuses):
+ * - unknown_tool, disabled, invalid_arguments: refused before the tool ran
+ * - unknown_computer: no linked computer (or more than one) matches what the arguments name
+ * - timeout: nothing came back in time (the computer was told to stop)
+ * - unavailable: the link dropped, or an upstream server is down
+ * - cancelled: the caller stopped waiting
+ * - tool_error: the tool ran and the computer or upstream answered with an error
+ * - internal: a bug in the bridge
+ */
+export type FailureCode =
+  | 'unknown_tool'
+  | 'disabled'
+  | 'invalid_arguments'
+  | 'unknown_computer'
+  | 'timeout'
+  | 'unavailable'
+  | 'cancelled'
+  | 'tool_error'
+  | 'internal';
+
+/** Key of a result's classification; a symbol, so JSON (the MCP answer) never carries it. */
+export const FAILURE: unique symbol = Symbol('failure');
+
 export interface ToolResult {
   content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  /** Set by a tool whose error result is more than tool_error (the default for isError). */
+  [FAILURE]?: FailureCode;
 }
 
 export interface ToolContext {
@@ -45,4 +71,14 @@ export interface Tool {
 
 export function textResult(text: string, isError = false): ToolResult {
   return isError ? { content: [{ type: 'text', text }], isError: true } : { content: [{ type: 'text', text }] };
+}
+
+/** An error result classified as `code`. */
+export function failedResult(text: string, code: FailureCode): ToolResult {
+  return { ...textResult(text, true), [FAILURE]: code };
+}
+
+/** Tags an error result (built elsewhere) with its classification. */
+export function classified(result: ToolResult, code: FailureCode): ToolResult {
+  return { ...result, [FAILURE]: code };
 }

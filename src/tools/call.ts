@@ -1,0 +1,74 @@
+// The one tool-call path every surface uses (MCP tools/call, REST POST /tools/<name>): lookup,
+// enabled check, argument validation, cancellation and error containment. Besides the ToolResult
+// it says, as a stable code, how the call went, so each surface can map it its own way (REST to
+// HTTP statuses; MCP keeps it to itself).
+import type { Config } from '../config.js';
+import type { LinkRegistry } from '../link/registry.js';
+import type { Logger } from '../log.js';
+import type { ToolRegistry } from './registry.js';
+import { validate } from './schema.js';
+import { FAILURE, textResult, type FailureCode, type ToolResult } from './tool.js';
+
+export interface CallDeps {
+  tools: ToolRegistry;
+  links: LinkRegistry;
+  config: Config;
+  log: Logger;
+}
+
+export interface CallFailure {
+  code: FailureCode;
+  /** One sentence for a person: the result's text. */
+  message: string;
+}
+
+export interface CallOutcome {
+  /** What the tool (or the bridge on its behalf) answered; always a complete MCP tool result. */
+  result: ToolResult;
+  /** Null when the tool ran and succeeded. */
+  failure: CallFailure | null;
+}
+
+function textOf(result: ToolResult): string {
+  return result.content
+    .filter((c): c is { type: 'text'; text: string } => c.type === 'text' && typeof c.text === 'string')
+    .map((c) => c.text)
+    .join('\n');
+}
+
+function fail(code: FailureCode, text: string): CallOutcome {
+  return { result: textResult(text, true), failure: { code, message: text } };
+}
+
+/** Classifies what a tool returned: its own tag wins; an untagged error result is a tool_error. */
+function outcomeOf(result: ToolResult): CallOutcome {
+  const { [FAILURE]: tagged, ...plain } = result;
+  const code = tagged ?? (result.isError ? 'tool_error' : undefined);
+  return { result: plain, failure: code ? { code, message: textOf(result) } : null };
+}
+
+/**
+ * Calls the tool `name` with `args` (undefined means no arguments). `signal` is the caller's: abort
+ * it when the caller stops waiting. Never throws for anything a caller or a tool does.
+ */
+export async function callTool(deps: CallDeps, name: string, args: unknown, signal: AbortSignal): Promise<CallOutcome> {
+  const { tools, links, config, log } = deps;
+  const tool = tools.get(name);
+  if (!tool) return fail('unknown_tool', `Unknown tool: ${name}`);
+  if (!tools.isEnabled(tool)) {
+    return fail('disabled', `${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`);
+  }
+  const given = args ?? {};
+  const invalid = validate(given, tool.inputSchema);
+  if (invalid) return fail('invalid_arguments', `Invalid arguments for ${name}: ${invalid}.`);
+  try {
+    return outcomeOf(await tool.call(given as Record<string, unknown>, { links, config, log, signal }));
+  } catch (err) {
+    log.error(`tool ${name} failed: ${(err as Error).stack ?? String(err)}`);
+    // the MCP text keeps the error's message (as before); the classification leaks nothing internal
+    return {
+      result: textResult(`${name} failed inside the bridge: ${(err as Error).message}`, true),
+      failure: { code: 'internal', message: `${name} failed inside the bridge; its log has the details` },
+    };
+  }
+}
