@@ -10,6 +10,7 @@ import { builtinSource } from './tools/builtins.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Dispatcher } from './mcp/dispatch.js';
 import { startHttpServer } from './surfaces/http.js';
+import { TokenSet } from './auth/tokens.js';
 import { bridgeRoutes } from './surfaces/routes.js';
 
 export const LUA_PROGRAM_PATH = fileURLToPath(new URL('../lua/mcp-computer.lua', import.meta.url));
@@ -54,6 +55,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       host: config.mcpHost,
       port: config.mcpPort,
       allowedOrigins: config.allowedOrigins,
+      auth: new TokenSet(config.mcpAuthTokens),
     });
   } catch (err) {
     await link.close();

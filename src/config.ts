@@ -1,4 +1,6 @@
 // Environment -> typed configuration. Every limit is explicit and validated before anything listens.
+import { readFileSync } from 'node:fs';
+import { splitTokens, tokenProblem } from './auth/tokens.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -16,6 +18,12 @@ export interface Config {
   allowedOrigins: string[];
   execLua: boolean;
   logLevel: LogLevel;
+  /** Bearer tokens accepted on the MCP port (several for rotation); empty: no MCP auth. */
+  mcpAuthTokens: string[];
+  /** Tokens a computer's hello may carry; empty: no link auth. */
+  linkTokens: string[];
+  /** Let MCP listen on a non-loopback address without a token. */
+  allowUnauthenticated: boolean;
 }
 
 export class ConfigError extends Error {
@@ -49,6 +57,11 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_ALLOWED_ORIGINS', default: '', meaning: 'comma-separated extra Origins allowed besides loopback ones' },
   { name: 'CC_EXEC_LUA', default: 'on', meaning: 'on|off: offer the exec-lua tool' },
   { name: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
+  { name: 'MCP_AUTH_TOKEN', default: '', meaning: 'bearer token(s) every MCP/REST request must carry (comma-separated for rotation)' },
+  { name: 'MCP_AUTH_TOKEN_FILE', default: '', meaning: 'file holding the MCP token(s), one per line (keeps them out of the process list)' },
+  { name: 'CC_LINK_TOKEN', default: '', meaning: 'token(s) a computer must send in its hello (comma-separated for rotation)' },
+  { name: 'CC_LINK_TOKEN_FILE', default: '', meaning: 'file holding the link token(s), one per line' },
+  { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
 ];
 
 const integer =
@@ -125,7 +138,36 @@ function read<T>(env: Record<string, string | undefined>, name: string, parse: P
   return parse(raw === undefined || raw === '' ? spec.default : raw, name);
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/** Tokens from `name` or from the file named by `${name}_FILE` (not both); [] when neither is set. */
+function readTokens(env: Record<string, string | undefined>, name: string, readFile: (path: string) => string): string[] {
+  const fileName = `${name}_FILE`;
+  const inline = read(env, name, (raw) => raw);
+  const path = read(env, fileName, (raw) => raw.trim());
+  if (inline !== '' && path !== '') throw new ConfigError(fileName, path, `set either ${name} or ${fileName}, not both`);
+  let text = inline;
+  let source = name;
+  if (path !== '') {
+    source = fileName;
+    try {
+      text = readFile(path);
+    } catch (err) {
+      throw new ConfigError(fileName, path, `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  const tokens = splitTokens(text);
+  if (path !== '' && tokens.length === 0) throw new ConfigError(fileName, path, 'the file holds no token');
+  for (const token of tokens) {
+    const problem = tokenProblem(token);
+    // never echo a secret: name the source and the reason only
+    if (problem) throw new ConfigError(source, source === name ? '<hidden>' : path, problem);
+  }
+  return tokens;
+}
+
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): Config {
   return {
     mcpHost: read(env, 'MCP_HOST', host),
     mcpPort: read(env, 'MCP_PORT', port),
@@ -139,6 +181,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
     execLua: read(env, 'CC_EXEC_LUA', onOff),
     logLevel: read(env, 'LOG_LEVEL', level),
+    mcpAuthTokens: readTokens(env, 'MCP_AUTH_TOKEN', readFile),
+    linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),
+    allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
   };
 }
 

@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { startBridge, packageVersion } from './bridge.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { createLogger } from './log.js';
+import { checkExposure } from './exposure.js';
 
 const EXIT_CONFIG = 2;
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -52,6 +53,11 @@ async function main(argv: string[]): Promise<number | null> {
     }
     throw err;
   }
+  const exposure = checkExposure(config);
+  if (exposure.fatal) {
+    process.stderr.write(`cc-mcp-bridge: ${exposure.fatal}\n`);
+    return EXIT_CONFIG;
+  }
   const log = createLogger(config.logLevel);
 
   let bridge;
@@ -68,6 +74,9 @@ async function main(argv: string[]): Promise<number | null> {
   const linkPort = new URL(bridge.linkUrl).port;
   const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
   process.stdout.write(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
+
+  // after the address lines, so they are the last thing an operator sees
+  for (const warning of exposure.warnings) process.stderr.write(`cc-mcp-bridge: ${warning}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

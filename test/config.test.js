@@ -37,6 +37,9 @@ test('every variable has its documented default', () => {
     allowedOrigins: [],
     execLua: true,
     logLevel: 'info',
+    mcpAuthTokens: [],
+    linkTokens: [],
+    allowUnauthenticated: false,
   });
 });
 
@@ -71,7 +74,7 @@ test('valid values are parsed', () => {
     CC_EXEC_LUA: 'off',
     LOG_LEVEL: 'DEBUG',
   });
-  assert.deepEqual(config, {
+  const expected = {
     mcpHost: '0.0.0.0',
     mcpPort: 0,
     linkHost: '::',
@@ -84,7 +87,9 @@ test('valid values are parsed', () => {
     allowedOrigins: ['https://example.com', 'http://tools.local:8080'],
     execLua: false,
     logLevel: 'debug',
-  });
+  };
+  // the fields this test sets; the defaults test covers every field
+  for (const [key, value] of Object.entries(expected)) assert.deepEqual(config[key], value, key);
 });
 
 test('an IPv6 host may be written in brackets', () => {
@@ -176,6 +181,11 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_ALLOWED_ORIGINS: 'empty',
     CC_EXEC_LUA: 'on',
     LOG_LEVEL: 'info',
+    MCP_AUTH_TOKEN: 'empty',
+    MCP_AUTH_TOKEN_FILE: 'empty',
+    CC_LINK_TOKEN: 'empty',
+    CC_LINK_TOKEN_FILE: 'empty',
+    MCP_ALLOW_UNAUTHENTICATED: 'off',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');
@@ -186,4 +196,37 @@ test('help text lists every variable with its default and meaning', () => {
     assert.ok(spec.meaning.length > 10 && line.includes(spec.meaning), `meaning of ${spec.name} missing: ${line}`);
   }
   for (const level of LOG_LEVELS) assert.ok(text.includes(level));
+});
+
+const TOKEN = 't'.repeat(24);
+
+test('tokens: inline lists (rotation), files (one per line), never both, never echoed', () => {
+  assert.deepEqual(loadConfig({ MCP_AUTH_TOKEN: `${TOKEN},${TOKEN}2` }).mcpAuthTokens, [TOKEN, `${TOKEN}2`]);
+  assert.deepEqual(loadConfig({ CC_LINK_TOKEN: TOKEN }).linkTokens, [TOKEN]);
+  const files = { '/secret/mcp': `${TOKEN}\n${TOKEN}x\n`, '/secret/empty': '\n' };
+  const readFile = (path) => {
+    if (path in files) return files[path];
+    throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+  };
+  assert.deepEqual(loadConfig({ MCP_AUTH_TOKEN_FILE: '/secret/mcp' }, readFile).mcpAuthTokens, [TOKEN, `${TOKEN}x`]);
+  assert.deepEqual(loadConfig({ CC_LINK_TOKEN_FILE: '/secret/mcp' }, readFile).linkTokens, [TOKEN, `${TOKEN}x`]);
+  const fails = (env, variable, pattern) =>
+    assert.throws(
+      () => loadConfig(env, readFile),
+      (err) => err instanceof ConfigError && err.variable === variable && pattern.test(err.message) && !err.message.includes('short-token'),
+    );
+  fails({ MCP_AUTH_TOKEN: TOKEN, MCP_AUTH_TOKEN_FILE: '/secret/mcp' }, 'MCP_AUTH_TOKEN_FILE', /not both/);
+  fails({ MCP_AUTH_TOKEN_FILE: '/secret/missing' }, 'MCP_AUTH_TOKEN_FILE', /cannot read the file \(ENOENT\)/);
+  fails({ CC_LINK_TOKEN_FILE: '/secret/empty' }, 'CC_LINK_TOKEN_FILE', /holds no token/);
+  fails({ MCP_AUTH_TOKEN: 'short-token' }, 'MCP_AUTH_TOKEN', /at least 16/);
+  fails({ CC_LINK_TOKEN: `${TOKEN},short-token` }, 'CC_LINK_TOKEN', /<hidden>.*at least 16/);
+});
+
+test('tokens are read from real files by default', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'cc-token-'));
+  writeFileSync(join(dir, 't'), `${TOKEN}\n`);
+  assert.deepEqual(loadConfig({ MCP_AUTH_TOKEN_FILE: join(dir, 't') }).mcpAuthTokens, [TOKEN]);
 });

@@ -138,10 +138,25 @@ for (const [what, portVariable, otherPort] of [
   });
 }
 
+test('MCP on a non-loopback address without MCP_AUTH_TOKEN exits 2 before listening, explaining', async () => {
+  const result = await spawnBridge({ MCP_HOST: '0.0.0.0', MCP_PORT: '0', CC_LINK_PORT: '0' }).exited;
+  assert.equal(result.code, 2);
+  assert.equal(result.stdout, '');
+  assert.equal(lines(result.stderr).length, 1, result.stderr);
+  assert.match(result.stderr, /refusing to start: MCP_HOST=0\.0\.0\.0 .*MCP_ALLOW_UNAUTHENTICATED=1/);
+});
+
+test('without CC_LINK_TOKEN the bridge starts with a warning after its address lines', async () => {
+  const bridge = await startProcess();
+  await until(() => bridge.out.stderr.includes('CC_LINK_TOKEN is not set'));
+  bridge.kill('SIGTERM');
+  await bridge.exited;
+});
+
 test('an address that is not ours, or a host name that does not resolve: one clear line, exit 1', async () => {
   const cases = [
     // 192.0.2.0/24 is TEST-NET-1: never an address of this machine
-    [{ MCP_HOST: '192.0.2.1' }, /cannot listen on 192\.0\.2\.1: the address is not an address of this machine \(EADDRNOTAVAIL\)/],
+    [{ MCP_HOST: '192.0.2.1', MCP_ALLOW_UNAUTHENTICATED: '1' }, /cannot listen on 192\.0\.2\.1: the address is not an address of this machine \(EADDRNOTAVAIL\)/],
     // .invalid never resolves (RFC 2606); without DNS at all the lookup fails with EAI_AGAIN instead
     [{ CC_LINK_HOST: 'bridge.invalid' }, /cannot listen on bridge\.invalid: the host name (does not resolve \(ENOTFOUND\)|cannot be resolved right now \(EAI_AGAIN\))/],
   ];

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { INTERNAL_ERROR, errorResponse } from '../jsonrpc/message.js';
+import { bearerToken } from '../auth/tokens.js';
 import { sendJson } from './respond.js';
 import type { Router } from './router.js';
 
@@ -14,6 +15,8 @@ export interface HttpServerOptions {
   /** Cut off clients that send headers or bodies too slowly. */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** When it holds tokens, every request but the public ones needs `Authorization: Bearer <token>`. */
+  auth?: { readonly enabled: boolean; matches(token: string | null): boolean };
 }
 
 export interface HttpServer {
@@ -49,6 +52,27 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   return isLoopbackHost(url.hostname) || allowed.includes(url.origin);
 }
 
+/** JSON-RPC code of the 401 body on the MCP endpoint (implementation-defined server error range). */
+export const UNAUTHORIZED = -32001;
+
+/**
+ * Reachable without the token: health and metrics (which then say almost nothing), OAuth discovery
+ * probes (answered 404 with a JSON body, so clients fall back to the static header) and CORS preflights.
+ */
+export function isPublic(method: string, path: string): boolean {
+  return method === 'OPTIONS' || path === '/health' || path === '/metrics' || path === '/register' || path.startsWith('/.well-known/');
+}
+
+/** 401 without reading the body: no route is looked up, so it says nothing about what exists. */
+function unauthorized(res: ServerResponse, path: string, presented: boolean): void {
+  const message = presented
+    ? 'Unauthorized: the bearer token is not valid'
+    : 'Unauthorized: send the header Authorization: Bearer <token> (the bridge has MCP_AUTH_TOKEN set)';
+  const body = path === '/mcp' || path === '/' ? errorResponse(null, UNAUTHORIZED, message) : { error: 'unauthorized', message };
+  const challenge = presented ? 'Bearer realm="cc-mcp-bridge", error="invalid_token"' : 'Bearer realm="cc-mcp-bridge"';
+  sendJson(res, 401, body, { 'www-authenticate': challenge, connection: 'close' });
+}
+
 export async function startHttpServer(router: Router, log: Logger, options: HttpServerOptions): Promise<HttpServer> {
   const guardHost = isLoopbackHost(options.host);
   const inFlight = new Set<ServerResponse>();
@@ -63,9 +87,20 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
       log.warn(`rejected request for Host ${JSON.stringify(req.headers.host)}`);
       return sendJson(res, 403, { error: 'forbidden', message: 'Host header must name a loopback address while MCP_HOST is loopback' });
     }
-    const match = router.match(req.method ?? 'GET', req.url ?? '/');
+    const method = req.method ?? 'GET';
+    const match = router.match(method, req.url ?? '/');
+    let authenticated = true;
+    if (options.auth?.enabled) {
+      const token = bearerToken(req.headers.authorization);
+      authenticated = options.auth.matches(token);
+      if (!authenticated && !isPublic(method, match.ctx.path)) {
+        log.debug(`401 for ${method} ${match.ctx.path} from ${req.socket.remoteAddress}`);
+        return unauthorized(res, match.ctx.path, req.headers.authorization !== undefined);
+      }
+    }
     switch (match.kind) {
       case 'found':
+        match.ctx.authenticated = authenticated;
         return match.handler(req, res, match.ctx);
       case 'method-not-allowed':
         return sendJson(res, 405, { error: 'method not allowed' }, { allow: match.allow });

@@ -9,6 +9,8 @@ export interface RouteContext {
   query: URLSearchParams;
   /** For prefix routes: what follows the prefix (`/tools/*` on `/tools/a` gives `a`). */
   rest: string;
+  /** False only on a public route (/health ...) reached without the MCP token; the listener sets it. */
+  authenticated: boolean;
 }
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => void | Promise<void>;
@@ -44,7 +46,7 @@ export class Router {
   match(method: string, url: string): Match {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const ctx: RouteContext = { path, query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), rest: '' };
+    const ctx: RouteContext = { path, query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), rest: '', authenticated: true };
     let methods = this.exact.get(path);
     if (!methods) {
       const hit = this.prefixes.find((p) => path.startsWith(p.prefix));

@@ -17,5 +17,8 @@ export function bridgeRoutes(deps: RouteDeps): Router {
   return new Router()
     .add('/mcp', mcp)
     .add('/', mcp)
-    .add('/health', { GET: (_req, res) => sendJson(res, 200, { ok: true, computers: deps.computers() }) });
+    .add('/health', {
+      // without the MCP token (when one is set) it says only that the bridge is up
+      GET: (_req, res, ctx) => sendJson(res, 200, ctx.authenticated ? { ok: true, computers: deps.computers() } : { ok: true }),
+    });
 }

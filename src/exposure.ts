@@ -1,0 +1,31 @@
+// The exposure guard: what to say (or refuse) before listening, given where each port binds and
+// which tokens are set. Pure, so every combination is testable without starting anything.
+import type { Config } from './config.js';
+import { isLoopbackHost } from './surfaces/http.js';
+
+export interface Exposure {
+  /** Refuse to start with this explanation (exit 2), or null. */
+  fatal: string | null;
+  /** Loud lines to print on start. */
+  warnings: string[];
+}
+
+export function checkExposure(config: Config): Exposure {
+  const warnings: string[] = [];
+  let fatal: string | null = null;
+  if (!isLoopbackHost(config.mcpHost) && config.mcpAuthTokens.length === 0) {
+    const risk = `MCP_HOST=${config.mcpHost} is not a loopback address and MCP_AUTH_TOKEN is not set: anyone who can reach ${config.mcpHost}:${config.mcpPort} can run code on every linked computer`;
+    if (config.allowUnauthenticated) warnings.push(`WARNING: ${risk} (allowed by MCP_ALLOW_UNAUTHENTICATED=on)`);
+    else fatal = `refusing to start: ${risk}. Set MCP_AUTH_TOKEN (or MCP_AUTH_TOKEN_FILE), bind MCP_HOST=127.0.0.1, or set MCP_ALLOW_UNAUTHENTICATED=1 to accept the risk.`;
+  }
+  if (config.linkTokens.length === 0) {
+    if (!isLoopbackHost(config.linkHost)) {
+      warnings.push(
+        `WARNING: CC_LINK_HOST=${config.linkHost} is not a loopback address and CC_LINK_TOKEN is not set: anyone who can reach the link port can link as any computer id, replace the real one and be handed the code meant for it. Set CC_LINK_TOKEN (and mcp.token on each computer).`,
+      );
+    } else {
+      warnings.push('note: CC_LINK_TOKEN is not set: any local process can link as any computer id and replace it.');
+    }
+  }
+  return { fatal, warnings };
+}

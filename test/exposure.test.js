@@ -1,0 +1,40 @@
+// The exposure guard: which bindings refuse to start, which warn.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadConfig } from '../dist/config.js';
+import { checkExposure } from '../dist/exposure.js';
+
+const TOKEN = 'exposure-token-0123456789';
+const check = (env) => checkExposure(loadConfig(env));
+
+test('MCP on a non-loopback address without a token refuses to start, explaining how to fix it', () => {
+  for (const host of ['0.0.0.0', '::', '192.168.1.5', 'example.com']) {
+    const { fatal } = check({ MCP_HOST: host, CC_LINK_TOKEN: TOKEN });
+    assert.match(fatal, /refusing to start/);
+    assert.match(fatal, /MCP_AUTH_TOKEN/);
+    assert.match(fatal, /MCP_ALLOW_UNAUTHENTICATED=1/);
+  }
+});
+
+test('MCP_ALLOW_UNAUTHENTICATED=1 turns the refusal into a loud warning', () => {
+  const { fatal, warnings } = check({ MCP_HOST: '0.0.0.0', MCP_ALLOW_UNAUTHENTICATED: '1', CC_LINK_TOKEN: TOKEN });
+  assert.equal(fatal, null);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /^WARNING: .*run code on every linked computer/);
+});
+
+test('a token, or a loopback address, needs no warning for MCP', () => {
+  for (const env of [{ MCP_HOST: '0.0.0.0', MCP_AUTH_TOKEN: TOKEN }, { MCP_HOST: '127.0.0.1' }, { MCP_HOST: 'localhost' }, { MCP_HOST: '::1' }]) {
+    const { fatal, warnings } = check({ ...env, CC_LINK_TOKEN: TOKEN });
+    assert.equal(fatal, null);
+    assert.deepEqual(warnings, []);
+  }
+});
+
+test('a link port without CC_LINK_TOKEN warns: loudly when it is not on loopback', () => {
+  const open = check({ CC_LINK_HOST: '0.0.0.0' });
+  assert.equal(open.fatal, null);
+  assert.match(open.warnings[0], /^WARNING: CC_LINK_HOST=0\.0\.0\.0 .*replace the real one/);
+  const local = check({ CC_LINK_HOST: '127.0.0.1' });
+  assert.match(local.warnings[0], /^note: CC_LINK_TOKEN is not set/);
+});

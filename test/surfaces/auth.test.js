@@ -1,0 +1,125 @@
+// MCP_AUTH_TOKEN over real HTTP: every route but the public ones needs the bearer token, a 401 says
+// nothing about what exists, /health says only ok without it, discovery probes get JSON 404s.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { linkComputer, rpc, startTestBridge } from '../helpers.js';
+import { isPublic } from '../../dist/surfaces/http.js';
+
+const TOKEN = 'first-token-0123456789abcdef';
+const NEXT = 'rotated-token-0123456789abcdef';
+const bridge = await startTestBridge({ MCP_AUTH_TOKEN: `${TOKEN},${NEXT}` });
+after(() => bridge.close());
+const base = new URL(bridge.mcpUrl).origin;
+const auth = (token = TOKEN) => ({ authorization: `Bearer ${token}` });
+const call = (name, args = {}) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } });
+
+function assertUnauthorized(res, { jsonRpc, presented }) {
+  assert.equal(res.status, 401);
+  const challenge = res.headers.get('www-authenticate');
+  assert.match(challenge, /^Bearer realm="cc-mcp-bridge"/);
+  assert.doesNotMatch(challenge, /resource_metadata/);
+  assert.equal(/error="invalid_token"/.test(challenge), presented);
+  if (jsonRpc) {
+    assert.equal(res.json.jsonrpc, '2.0');
+    assert.equal(res.json.id, null);
+    assert.equal(res.json.error.code, -32001);
+    assert.match(res.json.error.message, /^Unauthorized/);
+  } else {
+    assert.equal(res.json.error, 'unauthorized');
+  }
+}
+
+test('MCP without a token, or with a wrong one, gets 401 with WWW-Authenticate: Bearer and a JSON-RPC error', async () => {
+  const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18' } };
+  for (const url of [bridge.mcpUrl, `${base}/`]) {
+    assertUnauthorized(await rpc(url, initialize), { jsonRpc: true, presented: false });
+    assertUnauthorized(await rpc(url, initialize, auth('wrong-token-0123456789abcdef')), { jsonRpc: true, presented: true });
+    assertUnauthorized(await rpc(url, initialize, { authorization: `Basic ${TOKEN}` }), { jsonRpc: true, presented: true });
+    assertUnauthorized(await rpc(url, initialize, auth(TOKEN.slice(0, -1))), { jsonRpc: true, presented: true });
+  }
+});
+
+test('both rotation tokens are accepted', async () => {
+  for (const token of [TOKEN, NEXT]) {
+    const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, auth(token));
+    assert.equal(res.status, 200);
+    assert.ok(res.json.result.tools.some((t) => t.name === 'exec-lua'));
+  }
+});
+
+test('a 401 never leaks whether a tool (or a route) exists', async () => {
+  const strip = (res) => ({ status: res.status, text: res.text, challenge: res.headers.get('www-authenticate'), type: res.headers.get('content-type') });
+  const known = strip(await rpc(bridge.mcpUrl, call('exec-lua', { computerId: 1, code: 'return 1' })));
+  const unknown = strip(await rpc(bridge.mcpUrl, call('no-such-tool')));
+  const garbage = strip(await rpc(bridge.mcpUrl, '{not json'));
+  assert.equal(known.status, 401);
+  assert.deepEqual(unknown, known);
+  assert.deepEqual(garbage, known);
+  // an unknown path answers exactly like a known one
+  const path = await fetch(`${base}/no/such/route`, { method: 'POST' });
+  const tools = await fetch(`${base}/tools/exec-lua`, { method: 'POST' });
+  assert.equal(path.status, 401);
+  assert.equal(tools.status, 401);
+  assert.equal(await path.text(), await tools.text());
+});
+
+test('an unauthenticated call never reaches a linked computer', async () => {
+  const computer = await linkComputer(bridge, { computerId: 31, onRequest: () => ({ ok: true, result: 'ran' }) });
+  try {
+    const res = await rpc(bridge.mcpUrl, call('exec-lua', { computerId: 31, code: 'return 1' }));
+    assert.equal(res.status, 401);
+    const probe = await rpc(bridge.mcpUrl, call('probe-computers'), auth());
+    assert.equal(probe.status, 200);
+    // the probe's ping is the only request the computer ever saw
+    assert.deepEqual(computer.received.filter((f) => f.type === 'request').map((f) => f.method), ['ping']);
+  } finally {
+    await computer.close();
+  }
+});
+
+test('/health says only ok without the token, and the count with it', async () => {
+  const open = await fetch(`${base}/health`);
+  assert.equal(open.status, 200);
+  assert.deepEqual(await open.json(), { ok: true });
+  const wrong = await fetch(`${base}/health`, { headers: auth('wrong-token-0123456789abcdef') });
+  assert.deepEqual(await wrong.json(), { ok: true });
+  const full = await fetch(`${base}/health`, { headers: auth() });
+  assert.deepEqual(await full.json(), { ok: true, computers: bridge.links.size });
+});
+
+test('OAuth discovery probes get a 404 with a JSON body, token or not', async () => {
+  for (const [method, path] of [
+    ['GET', '/.well-known/oauth-protected-resource'],
+    ['GET', '/.well-known/oauth-protected-resource/mcp'],
+    ['GET', '/.well-known/oauth-authorization-server'],
+    ['GET', '/.well-known/openid-configuration'],
+    ['POST', '/register'],
+  ]) {
+    for (const headers of [{}, auth()]) {
+      const res = await fetch(`${base}${path}`, { method, headers });
+      assert.equal(res.status, 404, path);
+      assert.match(res.headers.get('content-type'), /application\/json/);
+      assert.equal(typeof (await res.json()).error, 'string');
+    }
+  }
+});
+
+test('a CORS preflight is not asked for a token', async () => {
+  const res = await fetch(bridge.mcpUrl, { method: 'OPTIONS' });
+  assert.notEqual(res.status, 401);
+  assert.equal(isPublic('OPTIONS', '/mcp'), true);
+  assert.equal(isPublic('POST', '/mcp'), false);
+  assert.equal(isPublic('GET', '/health'), true);
+});
+
+test('without MCP_AUTH_TOKEN nothing asks for one', async () => {
+  const open = await startTestBridge();
+  try {
+    const res = await rpc(open.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    assert.equal(res.status, 200);
+    const health = await fetch(`${new URL(open.mcpUrl).origin}/health`);
+    assert.deepEqual(await health.json(), { ok: true, computers: 0 });
+  } finally {
+    await open.close();
+  }
+});
