@@ -657,7 +657,8 @@ local function startExec(link, id, params)
     local chunk = { id = id, co = coroutine.create(fn), capture = capture, target = capture.target }
     link.chunks[id] = chunk
     link.order[#link.order + 1] = chunk
-    stepChunk(link, chunk)
+    -- Config-defined tools send their arguments as data: the chunk gets them as `...`.
+    if type(params.args) == "table" then stepChunk(link, chunk, params.args) else stepChunk(link, chunk) end
 end
 
 -- Hands an event to every chunk waiting for it (as parallel does). Chunks

@@ -12,6 +12,7 @@ import { Dispatcher } from './mcp/dispatch.js';
 import { startHttpServer } from './surfaces/http.js';
 import { TokenSet } from './auth/tokens.js';
 import { bridgeRoutes } from './surfaces/routes.js';
+import { ConfigHub } from './config/hub.js';
 
 export const LUA_PROGRAM_PATH = fileURLToPath(new URL('../lua/mcp-computer.lua', import.meta.url));
 
@@ -26,6 +27,8 @@ export interface Bridge {
   links: LinkRegistry;
   tools: ToolRegistry;
   dispatcher: Dispatcher;
+  /** The CC_CONFIG file applied to the registry; null without CC_CONFIG. */
+  hub: ConfigHub | null;
   /** Stop accepting, end links with 1001, let in-flight MCP calls answer; resolves when closed. */
   close(graceMs?: number): Promise<void>;
 }
@@ -40,6 +43,9 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   const links = new LinkRegistry();
   const tools = new ToolRegistry(config);
   tools.setSource(builtinSource);
+  // a bad file throws ConfigFileError here, before anything listens
+  const hub = config.configFile === null ? null : new ConfigHub(config.configFile, tools, log);
+  if (hub) hub.apply(hub.read());
   const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion() });
   const link: LinkServer = await startLinkServer(links, log, {
     host: config.linkHost,
@@ -68,6 +74,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     links,
     tools,
     dispatcher,
+    hub,
     close(graceMs = 4000) {
       closing ??= Promise.all([mcp.close(graceMs), link.close()]).then(() => undefined);
       return closing;

@@ -24,6 +24,8 @@ export interface Config {
   linkTokens: string[];
   /** Let MCP listen on a non-loopback address without a token. */
   allowUnauthenticated: boolean;
+  /** CC_CONFIG: the JSON file with config-defined tools and upstream servers; null without one. */
+  configFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -62,6 +64,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_LINK_TOKEN', default: '', meaning: 'token(s) a computer must send in its hello (comma-separated for rotation)' },
   { name: 'CC_LINK_TOKEN_FILE', default: '', meaning: 'file holding the link token(s), one per line' },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
+  { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
 ];
 
 const integer =
@@ -126,6 +129,8 @@ const level: Parse<LogLevel> = (raw, name) => {
   return value as LogLevel;
 };
 
+const optionalPath: Parse<string | null> = (raw) => (raw.trim() === '' ? null : raw);
+
 const port = integer(0, 65535);
 const duration = integer(1, 3_600_000);
 const bytes = integer(1024, 1024 * MiB);
@@ -184,6 +189,7 @@ export function loadConfig(
     mcpAuthTokens: readTokens(env, 'MCP_AUTH_TOKEN', readFile),
     linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
+    configFile: read(env, 'CC_CONFIG', optionalPath),
   };
 }
 

@@ -3,6 +3,7 @@
 import { basename } from 'node:path';
 import { startBridge, packageVersion } from './bridge.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
+import { ConfigFileError } from './config/file.js';
 import { createLogger } from './log.js';
 import { checkExposure } from './exposure.js';
 
@@ -64,6 +65,10 @@ async function main(argv: string[]): Promise<number | null> {
   try {
     bridge = await startBridge(config, log);
   } catch (err) {
+    if (err instanceof ConfigFileError) {
+      process.stderr.write(`cc-mcp-bridge: invalid configuration file:\n${err.message}\n`);
+      return EXIT_CONFIG;
+    }
     const line = listenFailure(err);
     if (line === null) throw err;
     process.stderr.write(line);

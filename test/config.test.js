@@ -40,6 +40,7 @@ test('every variable has its documented default', () => {
     mcpAuthTokens: [],
     linkTokens: [],
     allowUnauthenticated: false,
+    configFile: null,
   });
 });
 
@@ -73,6 +74,7 @@ test('valid values are parsed', () => {
     MCP_ALLOWED_ORIGINS: ' https://example.com , http://tools.local:8080/ ,',
     CC_EXEC_LUA: 'off',
     LOG_LEVEL: 'DEBUG',
+    CC_CONFIG: '/etc/cc bridge.json',
   });
   const expected = {
     mcpHost: '0.0.0.0',
@@ -90,6 +92,8 @@ test('valid values are parsed', () => {
   };
   // the fields this test sets; the defaults test covers every field
   for (const [key, value] of Object.entries(expected)) assert.deepEqual(config[key], value, key);
+    configFile: '/etc/cc bridge.json',
+  });
 });
 
 test('an IPv6 host may be written in brackets', () => {
@@ -186,6 +190,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_TOKEN: 'empty',
     CC_LINK_TOKEN_FILE: 'empty',
     MCP_ALLOW_UNAUTHENTICATED: 'off',
+    CC_CONFIG: 'empty',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

@@ -20,14 +20,14 @@ interface ExecOutcome {
   error?: string;
 }
 
-function linkedList(links: LinkRegistry): string {
+export function linkedList(links: LinkRegistry): string {
   const linked = links.list();
   if (linked.length === 0) return 'No computers are linked.';
   return `Linked computers: ${linked.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
 }
 
 /** Finds the one computer the arguments name, or says why not (a string: no such computer). */
-function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
+export function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
   const hasId = args.computerId !== undefined;
   const hasLabel = args.computer !== undefined;
   if (hasId && hasLabel) return failedResult(`Give either "computerId" or "computer", not both. ${linkedList(links)}`, 'invalid_arguments');
@@ -142,12 +142,26 @@ export const execLua: Tool = {
     const target = findComputer(links, args);
     if (typeof target === 'string') return failedResult(`${target} ${linkedList(links)}`, 'unknown_computer');
     if (!(target instanceof Link)) return target;
-    const computerId = target.computerId;
-    const timeoutMs = (args.timeoutMs as number | undefined) ?? config.execTimeoutMs;
+    return runLua(links, target, code, undefined, (args.timeoutMs as number | undefined) ?? config.execTimeoutMs, signal);
+  },
+};
 
+/**
+ * The exec path every Lua-running tool shares (exec-lua and config-defined tools): sends the chunk,
+ * and `args` as data beside it (the chunk receives them as `...`, never spliced into source).
+ */
+export async function runLua(
+  links: LinkRegistry,
+  target: Link,
+  code: string,
+  args: Record<string, unknown> | undefined,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<ToolResult> {
+    const computerId = target.computerId;
     let outcome;
     try {
-      outcome = await links.request(target, 'exec-lua', { code }, {
+      outcome = await links.request(target, 'exec-lua', args === undefined ? { code } : { code, args }, {
         timeoutMs,
         signal,
         cancelOnTimeout: true,
@@ -182,5 +196,4 @@ export const execLua: Tool = {
       case 'disconnected':
         return failed(`the link to computer ${describe(computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
     }
-  },
-};
+}

@@ -1,0 +1,355 @@
+// The CC_CONFIG file: JSON naming config-defined Lua tools, upstream MCP servers and (for the REST
+// surface) endpoints. Pure validation: text in, a typed FileConfig or every problem out, each one
+// naming the file, the JSON path and what is wrong.
+import { readFileSync } from 'node:fs';
+import { isRecord } from '../jsonrpc/message.js';
+import type { Schema } from '../tools/schema.js';
+
+export const MAX_LUA_BYTES = 64 * 1024;
+export const MAX_TOOL_TIMEOUT_MS = 300_000;
+/** A bridge tool name: what every client accepts (no dots or slashes), at most 64 characters. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A server id: no "__" (it separates id and tool name) and no trailing "_", so names split one way. */
+export const SERVER_ID = /^(?!.*__)[A-Za-z0-9](?:[A-Za-z0-9_-]{0,30}[A-Za-z0-9-])?$/;
+
+export type LuaTarget = { computerId: number } | { label: string } | 'argument';
+
+export interface LuaToolConfig {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Schema;
+  target: LuaTarget;
+  lua: string;
+  timeoutMs?: number;
+  annotations?: Record<string, unknown>;
+}
+
+export interface StdioServerConfig {
+  id: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+export interface HttpServerConfig {
+  id: string;
+  url: string;
+  headers: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
+
+export interface EndpointConfig {
+  path: string;
+  tool: string;
+}
+
+export interface FileConfig {
+  tools: LuaToolConfig[];
+  servers: ServerConfig[];
+  endpoints: EndpointConfig[];
+}
+
+export const EMPTY_FILE_CONFIG: FileConfig = { tools: [], servers: [], endpoints: [] };
+
+export function isStdio(server: ServerConfig): server is StdioServerConfig {
+  return 'command' in server;
+}
+
+export interface Problem {
+  /** JSON path of the offending value: `$.tools[0].target`. */
+  path: string;
+  message: string;
+}
+
+export class ConfigFileError extends Error {
+  readonly code = 'ERR_CONFIG_FILE';
+  constructor(readonly file: string, readonly problems: Problem[]) {
+    super(problems.map((p) => `${file}: ${p.path}: ${p.message}`).join('\n'));
+    this.name = 'ConfigFileError';
+  }
+}
+
+type Check = (problem: string, path: string) => void;
+
+const KNOWN_TOP = ['tools', 'servers', 'endpoints'];
+const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'target', 'lua', 'timeoutMs', 'annotations'];
+const STDIO_KEYS = ['id', 'command', 'args', 'env', 'cwd', 'timeoutMs'];
+const HTTP_KEYS = ['id', 'url', 'headers', 'timeoutMs'];
+
+const key = (path: string, k: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
+
+function kind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function unknownKeys(value: Record<string, unknown>, known: string[], path: string, fail: Check): void {
+  for (const k of Object.keys(value)) {
+    if (!known.includes(k)) fail(`unknown key; expected one of ${known.map((n) => `"${n}"`).join(', ')}`, key(path, k));
+  }
+}
+
+function string(value: unknown, path: string, fail: Check, opts: { empty?: boolean } = {}): string | undefined {
+  if (typeof value !== 'string') fail(`must be a string, got ${kind(value)}`, path);
+  else if (!opts.empty && value.trim() === '') fail('must not be empty', path);
+  else return value;
+  return undefined;
+}
+
+function stringMap(value: unknown, path: string, fail: Check): Record<string, string> {
+  if (value === undefined) return {};
+  if (!isRecord(value)) {
+    fail(`must be an object of strings, got ${kind(value)}`, path);
+    return {};
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string') fail(`must be a string, got ${kind(v)}`, key(path, k));
+    else out[k] = v;
+  }
+  return out;
+}
+
+function timeout(value: unknown, path: string, fail: Check): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TOOL_TIMEOUT_MS) {
+    fail(`must be a whole number of milliseconds from 1 to ${MAX_TOOL_TIMEOUT_MS}`, path);
+    return undefined;
+  }
+  return value;
+}
+
+function target(value: unknown, path: string, fail: Check): LuaTarget | undefined {
+  if (value === 'argument') return 'argument';
+  if (isRecord(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === 'computerId') {
+      const id = value.computerId;
+      if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) return { computerId: id };
+      fail('must be a whole number >= 0', `${path}.computerId`);
+      return undefined;
+    }
+    if (keys.length === 1 && keys[0] === 'label') {
+      const label = string(value.label, `${path}.label`, fail);
+      return label === undefined ? undefined : { label };
+    }
+  }
+  fail('must be {"computerId": <number>}, {"label": "<label>"} or "argument"', path);
+  return undefined;
+}
+
+const TARGET_ARGUMENTS: Record<string, Schema> = {
+  computerId: { type: 'integer', minimum: 0, description: 'id of the target computer (os.getComputerID())' },
+  computer: { type: 'string', minLength: 1, description: 'label of the target computer; must match exactly one linked computer' },
+};
+
+function inputSchema(value: unknown, path: string, fail: Check, argument: boolean): Schema {
+  let schema: Schema = { type: 'object', properties: {} };
+  if (value !== undefined) {
+    if (!isRecord(value)) fail(`must be a JSON Schema object, got ${kind(value)}`, path);
+    else if (value.type !== 'object') fail('must have "type": "object" (tool arguments are an object)', `${path}.type`);
+    else if (value.properties !== undefined && !isRecord(value.properties)) fail(`must be an object, got ${kind(value.properties)}`, `${path}.properties`);
+    else if (value.required !== undefined && !(Array.isArray(value.required) && value.required.every((r) => typeof r === 'string'))) {
+      fail('must be an array of property names', `${path}.required`);
+    } else schema = value as Schema;
+  }
+  if (!argument) return schema;
+  const properties = { ...(schema.properties ?? {}) };
+  for (const name of Object.keys(TARGET_ARGUMENTS)) {
+    if (name in properties) fail(`"${name}" is added for target "argument"; choose another property name`, `${path}.properties.${name}`);
+  }
+  return { ...schema, properties: { ...properties, ...TARGET_ARGUMENTS } };
+}
+
+function luaTool(value: unknown, path: string, fail: Check): LuaToolConfig | undefined {
+  if (!isRecord(value)) {
+    fail(`must be an object, got ${kind(value)}`, path);
+    return undefined;
+  }
+  unknownKeys(value, TOOL_KEYS, path, fail);
+  const before = failures;
+  const name = string(value.name, `${path}.name`, fail);
+  if (name !== undefined && !TOOL_NAME.test(name)) fail('must be 1-64 characters of A-Z a-z 0-9 _ -', `${path}.name`);
+  const title = value.title === undefined ? name : string(value.title, `${path}.title`, fail);
+  const description = value.description === undefined ? '' : string(value.description, `${path}.description`, fail, { empty: true });
+  const where = target(value.target, `${path}.target`, fail);
+  const schema = inputSchema(value.inputSchema, `${path}.inputSchema`, fail, where === 'argument');
+  const lua = string(value.lua, `${path}.lua`, fail);
+  if (lua !== undefined && Buffer.byteLength(lua) > MAX_LUA_BYTES) fail(`is ${Buffer.byteLength(lua)} bytes; at most ${MAX_LUA_BYTES}`, `${path}.lua`);
+  const timeoutMs = timeout(value.timeoutMs, `${path}.timeoutMs`, fail);
+  if (value.annotations !== undefined && !isRecord(value.annotations)) fail(`must be an object, got ${kind(value.annotations)}`, `${path}.annotations`);
+  if (failures !== before) return undefined;
+  const tool: LuaToolConfig = {
+    name: name as string,
+    title: title as string,
+    description: description as string,
+    inputSchema: schema,
+    target: where as LuaTarget,
+    lua: lua as string,
+  };
+  if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs;
+  if (value.annotations !== undefined) tool.annotations = value.annotations as Record<string, unknown>;
+  return tool;
+}
+
+function server(value: unknown, path: string, fail: Check): ServerConfig | undefined {
+  if (!isRecord(value)) {
+    fail(`must be an object, got ${kind(value)}`, path);
+    return undefined;
+  }
+  const before = failures;
+  const id = string(value.id, `${path}.id`, fail);
+  if (id !== undefined && !SERVER_ID.test(id)) {
+    fail('must be 1-32 characters of A-Z a-z 0-9 _ -, start with a letter or digit, not end with "_" and not contain "__"', `${path}.id`);
+  }
+  const timeoutMs = timeout(value.timeoutMs, `${path}.timeoutMs`, fail);
+  const hasCommand = 'command' in value;
+  const hasUrl = 'url' in value;
+  if (hasCommand === hasUrl) {
+    fail('needs exactly one of "command" (a stdio server) or "url" (a Streamable HTTP server)', path);
+    return undefined;
+  }
+  if (hasCommand) {
+    unknownKeys(value, STDIO_KEYS, path, fail);
+    const command = string(value.command, `${path}.command`, fail);
+    let args: string[] = [];
+    if (value.args !== undefined) {
+      if (!Array.isArray(value.args)) fail(`must be an array of strings, got ${kind(value.args)}`, `${path}.args`);
+      else {
+        value.args.forEach((a, i) => {
+          if (typeof a !== 'string') fail(`must be a string, got ${kind(a)}`, `${path}.args[${i}]`);
+        });
+        args = value.args as string[];
+      }
+    }
+    const env = stringMap(value.env, `${path}.env`, fail);
+    const cwd = value.cwd === undefined ? undefined : string(value.cwd, `${path}.cwd`, fail);
+    if (failures !== before) return undefined;
+    const stdio: StdioServerConfig = { id: id as string, command: command as string, args, env };
+    if (cwd !== undefined) stdio.cwd = cwd;
+    if (timeoutMs !== undefined) stdio.timeoutMs = timeoutMs;
+    return stdio;
+  }
+  unknownKeys(value, HTTP_KEYS, path, fail);
+  const url = string(value.url, `${path}.url`, fail);
+  if (url !== undefined) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(url);
+    } catch {
+      // reported below
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) fail('must be an http:// or https:// URL', `${path}.url`);
+  }
+  const headers = stringMap(value.headers, `${path}.headers`, fail);
+  if (failures !== before) return undefined;
+  const http: HttpServerConfig = { id: id as string, url: url as string, headers };
+  if (timeoutMs !== undefined) http.timeoutMs = timeoutMs;
+  return http;
+}
+
+function endpoint(value: unknown, path: string, fail: Check): EndpointConfig | undefined {
+  if (!isRecord(value)) {
+    fail(`must be an object, got ${kind(value)}`, path);
+    return undefined;
+  }
+  unknownKeys(value, ['path', 'tool'], path, fail);
+  const before = failures;
+  const p = string(value.path, `${path}.path`, fail);
+  if (p !== undefined && !p.startsWith('/')) fail('must start with "/"', `${path}.path`);
+  const tool = string(value.tool, `${path}.tool`, fail);
+  if (failures !== before) return undefined;
+  return { path: p as string, tool: tool as string };
+}
+
+function list<T>(value: unknown, path: string, fail: Check, item: (v: unknown, p: string, f: Check) => T | undefined): Array<{ item: T; path: string }> {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    fail(`must be an array, got ${kind(value)}`, path);
+    return [];
+  }
+  const out: Array<{ item: T; path: string }> = [];
+  value.forEach((v, i) => {
+    const parsed = item(v, `${path}[${i}]`, fail);
+    if (parsed !== undefined) out.push({ item: parsed, path: `${path}[${i}]` });
+  });
+  return out;
+}
+
+function duplicates(items: Array<{ value: string; path: string }>, what: string, fail: Check): void {
+  const seen = new Map<string, string>();
+  for (const { value, path } of items) {
+    const first = seen.get(value);
+    if (first !== undefined) fail(`${what} ${JSON.stringify(value)} is already used at ${first}`, path);
+    else seen.set(value, path);
+  }
+}
+
+// counts problems so item parsers can tell whether their own checks failed
+let failures = 0;
+
+/** Validates a parsed JSON value; throws ConfigFileError listing every problem. */
+export function parseFileConfig(value: unknown, file: string): FileConfig {
+  const problems: Problem[] = [];
+  failures = 0;
+  const fail: Check = (message, path) => {
+    failures++;
+    problems.push({ path, message });
+  };
+  if (!isRecord(value)) throw new ConfigFileError(file, [{ path: '$', message: `must be a JSON object, got ${kind(value)}` }]);
+  unknownKeys(value, KNOWN_TOP, '$', fail);
+  const tools = list(value.tools, '$.tools', fail, luaTool);
+  const servers = list(value.servers, '$.servers', fail, server);
+  const endpoints = list(value.endpoints, '$.endpoints', fail, endpoint);
+  duplicates(tools.map((t) => ({ value: t.item.name, path: `${t.path}.name` })), 'tool name', fail);
+  duplicates(servers.map((s) => ({ value: s.item.id, path: `${s.path}.id` })), 'server id', fail);
+  for (const { item: t, path } of tools) {
+    for (const { item: s } of servers) {
+      if (t.name.startsWith(`${s.id}__`)) {
+        fail(`tool name ${JSON.stringify(t.name)} starts with "${s.id}__", which names the tools of server "${s.id}"`, `${path}.name`);
+      }
+    }
+  }
+  failures = 0;
+  if (problems.length) throw new ConfigFileError(file, problems);
+  return { tools: tools.map((t) => t.item), servers: servers.map((s) => s.item), endpoints: endpoints.map((e) => e.item) };
+}
+
+/** Parses JSON text; a syntax error names the line and column. */
+export function parseFileConfigText(text: string, file: string): FileConfig {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    // V8 quotes the text in some messages; keep one line
+    const reason = (err as Error).message.replace(/, "[\s\S]*" is not valid JSON$/, '').replace(/\s+/g, ' ');
+    throw new ConfigFileError(file, [{ path: '$', message: `not valid JSON: ${reason}${lineColumn(text, err as Error)}` }]);
+  }
+  return parseFileConfig(value, file);
+}
+
+function lineColumn(text: string, err: Error): string {
+  const at = /position (\d+)/.exec(err.message);
+  if (!at || /line \d+/.test(err.message)) return '';
+  const before = text.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  return ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+}
+
+/** Reads and validates the file; an unreadable file is a ConfigFileError too. */
+export function loadFileConfig(file: string): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigFileError(file, [{ path: '$', message: `cannot read the file: ${e.code ?? e.message}` }]);
+  }
+  return parseFileConfigText(text, file);
+}

@@ -1,0 +1,200 @@
+// The CC_CONFIG file: a full valid file, then one test per problem, each naming file, JSON path and reason.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigFileError, loadFileConfig, parseFileConfig, parseFileConfigText } from '../../dist/config/file.js';
+import { canonical, diffConfig } from '../../dist/config/diff.js';
+
+const FILE = '/etc/cc/bridge.json';
+
+const turtle = {
+  name: 'turtle-refuel',
+  title: 'Refuel a turtle',
+  description: 'Refuels miner-1',
+  inputSchema: { type: 'object', properties: { count: { type: 'integer', minimum: 1 } } },
+  target: { label: 'miner-1' },
+  lua: 'local args = ...\nreturn turtle.refuel(args.count)',
+  timeoutMs: 5000,
+};
+
+/** Asserts that `value` is rejected with exactly one problem at `jsonPath` whose message matches `reason`. */
+function rejects(value, jsonPath, reason) {
+  assert.throws(
+    () => parseFileConfig(value, FILE),
+    (err) => {
+      assert.ok(err instanceof ConfigFileError, String(err));
+      assert.equal(err.code, 'ERR_CONFIG_FILE');
+      assert.equal(err.file, FILE);
+      assert.equal(err.problems.length, 1, JSON.stringify(err.problems));
+      assert.equal(err.problems[0].path, jsonPath);
+      assert.match(err.problems[0].message, reason);
+      assert.equal(err.message, `${FILE}: ${jsonPath}: ${err.problems[0].message}`);
+      return true;
+    },
+  );
+}
+
+test('a full file parses, with defaults filled in', () => {
+  const config = parseFileConfig(
+    {
+      tools: [turtle, { name: 'door', target: 'argument', lua: 'redstone.setOutput("left", true)' }, { name: 'n', target: { computerId: 3 }, lua: 'return 1', annotations: { readOnlyHint: true } }],
+      servers: [
+        { id: 'files', command: 'npx', args: ['-y', 'x'], env: { A: 'b' }, cwd: '/srv', timeoutMs: 1000 },
+        { id: 'nether', url: 'http://10.0.0.5:3000/mcp', headers: { authorization: 'Bearer x' }, timeoutMs: 2000 },
+        { id: 'bare', command: 'srv' },
+        { id: 'h', url: 'https://example.com/mcp' },
+      ],
+      endpoints: [{ path: '/refuel', tool: 'turtle-refuel' }],
+    },
+    FILE,
+  );
+  assert.deepEqual(config.tools[0], turtle);
+  assert.deepEqual(config.tools[1], {
+    name: 'door',
+    title: 'door',
+    description: '',
+    target: 'argument',
+    lua: 'redstone.setOutput("left", true)',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        computerId: { type: 'integer', minimum: 0, description: 'id of the target computer (os.getComputerID())' },
+        computer: { type: 'string', minLength: 1, description: 'label of the target computer; must match exactly one linked computer' },
+      },
+    },
+  });
+  assert.deepEqual(config.tools[2].target, { computerId: 3 });
+  assert.deepEqual(config.tools[2].annotations, { readOnlyHint: true });
+  assert.deepEqual(config.servers, [
+    { id: 'files', command: 'npx', args: ['-y', 'x'], env: { A: 'b' }, cwd: '/srv', timeoutMs: 1000 },
+    { id: 'nether', url: 'http://10.0.0.5:3000/mcp', headers: { authorization: 'Bearer x' }, timeoutMs: 2000 },
+    { id: 'bare', command: 'srv', args: [], env: {} },
+    { id: 'h', url: 'https://example.com/mcp', headers: {} },
+  ]);
+  assert.deepEqual(config.endpoints, [{ path: '/refuel', tool: 'turtle-refuel' }]);
+  assert.deepEqual(parseFileConfig({}, FILE), { tools: [], servers: [], endpoints: [] });
+});
+
+test('the top level must be an object without unknown keys', () => {
+  rejects([], '$', /must be a JSON object, got an array/);
+  rejects({ tool: [] }, '$.tool', /unknown key; expected one of "tools", "servers", "endpoints"/);
+  rejects({ 'my key': 1 }, '$["my key"]', /unknown key/);
+  rejects({ tools: {} }, '$.tools', /must be an array, got an object/);
+  rejects({ servers: 'x' }, '$.servers', /must be an array, got a string/);
+});
+
+test('every problem is reported, not just the first', () => {
+  assert.throws(
+    () => parseFileConfig({ tools: [{ name: 'a.b', target: 'argument', lua: '' }], servers: [{ id: 'x' }], extra: 1 }, FILE),
+    (err) => {
+      assert.deepEqual(err.problems.map((p) => p.path), ['$.extra', '$.tools[0].name', '$.tools[0].lua', '$.servers[0]']);
+      assert.equal(err.message.split('\n').length, 4);
+      return true;
+    },
+  );
+});
+
+test('tool problems, one at a time', () => {
+  const tool = (patch) => ({ tools: [{ ...turtle, ...patch }] });
+  rejects({ tools: [1] }, '$.tools[0]', /must be an object, got a number/);
+  rejects(tool({ nmae: 'x' }), '$.tools[0].nmae', /unknown key/);
+  rejects(tool({ name: undefined }), '$.tools[0].name', /must be a string, got a undefined/);
+  rejects(tool({ name: 'a.b' }), '$.tools[0].name', /1-64 characters of A-Z a-z 0-9 _ -/);
+  rejects(tool({ name: 'x'.repeat(65) }), '$.tools[0].name', /1-64 characters/);
+  rejects(tool({ title: '' }), '$.tools[0].title', /must not be empty/);
+  rejects(tool({ description: 3 }), '$.tools[0].description', /must be a string, got a number/);
+  rejects(tool({ target: { computerId: -1 } }), '$.tools[0].target.computerId', /whole number >= 0/);
+  rejects(tool({ target: { computerId: 1.5 } }), '$.tools[0].target.computerId', /whole number >= 0/);
+  rejects(tool({ target: { label: '' } }), '$.tools[0].target.label', /must not be empty/);
+  rejects(tool({ target: { label: 'a', computerId: 1 } }), '$.tools[0].target', /"argument"/);
+  rejects(tool({ target: 'args' }), '$.tools[0].target', /\{"computerId": <number>\}, \{"label": "<label>"\} or "argument"/);
+  rejects(tool({ target: undefined }), '$.tools[0].target', /"argument"/);
+  rejects(tool({ lua: '   ' }), '$.tools[0].lua', /must not be empty/);
+  rejects(tool({ lua: 'x'.repeat(64 * 1024 + 1) }), '$.tools[0].lua', /65537 bytes; at most 65536/);
+  rejects(tool({ timeoutMs: 0 }), '$.tools[0].timeoutMs', /from 1 to 300000/);
+  rejects(tool({ timeoutMs: 300001 }), '$.tools[0].timeoutMs', /from 1 to 300000/);
+  rejects(tool({ annotations: [] }), '$.tools[0].annotations', /must be an object, got an array/);
+  rejects(tool({ inputSchema: 'object' }), '$.tools[0].inputSchema', /JSON Schema object, got a string/);
+  rejects(tool({ inputSchema: { type: 'array' } }), '$.tools[0].inputSchema.type', /"type": "object"/);
+  rejects(tool({ inputSchema: { type: 'object', properties: [] } }), '$.tools[0].inputSchema.properties', /must be an object, got an array/);
+  rejects(tool({ inputSchema: { type: 'object', required: 'a' } }), '$.tools[0].inputSchema.required', /array of property names/);
+  rejects(
+    tool({ target: 'argument', inputSchema: { type: 'object', properties: { computer: { type: 'string' } } } }),
+    '$.tools[0].inputSchema.properties.computer',
+    /added for target "argument"/,
+  );
+});
+
+test('tool names: duplicates and server prefixes', () => {
+  rejects({ tools: [turtle, { ...turtle }] }, '$.tools[1].name', /tool name "turtle-refuel" is already used at \$\.tools\[0\]\.name/);
+  rejects({ tools: [{ ...turtle, name: 'files__read' }], servers: [{ id: 'files', command: 'x' }] }, '$.tools[0].name', /names the tools of server "files"/);
+});
+
+test('server problems, one at a time', () => {
+  const stdio = (patch) => ({ servers: [{ id: 'files', command: 'npx', ...patch }] });
+  const http = (patch) => ({ servers: [{ id: 'web', url: 'http://127.0.0.1:1/mcp', ...patch }] });
+  rejects({ servers: [null] }, '$.servers[0]', /must be an object, got null/);
+  rejects({ servers: [{ id: 'a' }] }, '$.servers[0]', /exactly one of "command".*or "url"/);
+  rejects({ servers: [{ id: 'a', command: 'x', url: 'http://x' }] }, '$.servers[0]', /exactly one of/);
+  for (const id of ['a__b', 'a_', '_a', 'a.b', '', 'x'.repeat(33)]) rejects(stdio({ id }), '$.servers[0].id', id === '' ? /must not be empty/ : /1-32 characters/);
+  rejects(stdio({ id: 7 }), '$.servers[0].id', /must be a string, got a number/);
+  rejects(stdio({ command: '' }), '$.servers[0].command', /must not be empty/);
+  rejects(stdio({ args: 'x' }), '$.servers[0].args', /array of strings, got a string/);
+  rejects(stdio({ args: ['a', 2] }), '$.servers[0].args[1]', /must be a string, got a number/);
+  rejects(stdio({ env: [] }), '$.servers[0].env', /object of strings, got an array/);
+  rejects(stdio({ env: { PATH: 1 } }), '$.servers[0].env.PATH', /must be a string/);
+  rejects(stdio({ cwd: 1 }), '$.servers[0].cwd', /must be a string/);
+  rejects(stdio({ url2: 1 }), '$.servers[0].url2', /unknown key; expected one of "id", "command", "args", "env", "cwd", "timeoutMs"/);
+  rejects(stdio({ timeoutMs: 'x' }), '$.servers[0].timeoutMs', /milliseconds/);
+  rejects(http({ url: 'ftp://x' }), '$.servers[0].url', /http:\/\/ or https:\/\//);
+  rejects(http({ url: 'not a url' }), '$.servers[0].url', /http:\/\/ or https:\/\//);
+  rejects(http({ headers: { 'x-a': null } }), '$.servers[0].headers["x-a"]', /must be a string, got null/);
+  rejects(http({ args: [] }), '$.servers[0].args', /unknown key; expected one of "id", "url", "headers", "timeoutMs"/);
+  rejects({ servers: [{ id: 'a', command: 'x' }, { id: 'a', url: 'http://x' }] }, '$.servers[1].id', /server id "a" is already used at \$\.servers\[0\]\.id/);
+});
+
+test('endpoint shape', () => {
+  rejects({ endpoints: [[]] }, '$.endpoints[0]', /must be an object, got an array/);
+  rejects({ endpoints: [{ path: 'x', tool: 'a' }] }, '$.endpoints[0].path', /must start with "\/"/);
+  rejects({ endpoints: [{ path: '/x' }] }, '$.endpoints[0].tool', /must be a string/);
+  rejects({ endpoints: [{ path: '/x', tool: 'a', method: 'GET' }] }, '$.endpoints[0].method', /unknown key/);
+});
+
+test('JSON syntax errors and unreadable files name the file', () => {
+  assert.throws(() => parseFileConfigText('{\n  "tools": [1\n', FILE), (err) => {
+    assert.equal(err.problems[0].path, '$');
+    assert.match(err.message, /^\/etc\/cc\/bridge\.json: \$: not valid JSON: .*\(line 3, column 1\)$/);
+    return true;
+  });
+  assert.throws(() => parseFileConfigText('{\n  "tools": [,]\n}', FILE), (err) => {
+    assert.match(err.message, /^\/etc\/cc\/bridge\.json: \$: not valid JSON: Unexpected token/);
+    assert.ok(!err.message.includes('\n'), err.message);
+    return true;
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-config-'));
+  const missing = path.join(dir, 'missing.json');
+  assert.throws(() => loadFileConfig(missing), (err) => err instanceof ConfigFileError && err.message === `${missing}: $: cannot read the file: ENOENT`);
+  const good = path.join(dir, 'good.json');
+  writeFileSync(good, JSON.stringify({ tools: [turtle] }));
+  assert.equal(loadFileConfig(good).tools[0].name, 'turtle-refuel');
+});
+
+test('diffConfig names what was added, removed and changed; key order does not matter', () => {
+  const before = parseFileConfig({ tools: [turtle], servers: [{ id: 'a', command: 'x' }, { id: 'b', command: 'y' }] }, FILE);
+  const reordered = Object.fromEntries(Object.entries(turtle).reverse());
+  const after = parseFileConfig(
+    { tools: [reordered, { ...turtle, name: 'two' }], servers: [{ id: 'a', command: 'x' }, { id: 'b', command: 'z' }, { id: 'c', url: 'http://x' }], endpoints: [{ path: '/t', tool: 'two' }] },
+    FILE,
+  );
+  assert.deepEqual(diffConfig(before, after), {
+    tools: { added: ['two'], removed: [], changed: [] },
+    servers: { added: ['c'], removed: [], changed: ['b'] },
+    endpoints: { added: ['/t -> two'], removed: [], changed: [] },
+    any: true,
+  });
+  assert.equal(diffConfig(after, after).any, false);
+  assert.deepEqual(diffConfig(after, before).servers, { added: [], removed: ['c'], changed: ['b'] });
+  assert.equal(canonical({ b: [1, { d: 1, c: undefined }], a: null }), '{"a":null,"b":[1,{"d":1}]}');
+});
