@@ -89,11 +89,10 @@ test('valid values are parsed', () => {
     allowedOrigins: ['https://example.com', 'http://tools.local:8080'],
     execLua: false,
     logLevel: 'debug',
+    configFile: '/etc/cc bridge.json',
   };
   // the fields this test sets; the defaults test covers every field
   for (const [key, value] of Object.entries(expected)) assert.deepEqual(config[key], value, key);
-    configFile: '/etc/cc bridge.json',
-  });
 });
 
 test('an IPv6 host may be written in brackets', () => {
