@@ -13,6 +13,7 @@ import { startHttpServer } from './surfaces/http.js';
 import { TokenSet } from './auth/tokens.js';
 import { bridgeRoutes } from './surfaces/routes.js';
 import { ConfigHub } from './config/hub.js';
+import type { EndpointAliases } from './surfaces/endpoints.js';
 
 export const LUA_PROGRAM_PATH = fileURLToPath(new URL('../lua/mcp-computer.lua', import.meta.url));
 
@@ -29,6 +30,8 @@ export interface Bridge {
   dispatcher: Dispatcher;
   /** The CC_CONFIG file applied to the registry; null without CC_CONFIG. */
   hub: ConfigHub | null;
+  /** REST aliases (the config file's `endpoints`): check() validates a list, apply() swaps it in. */
+  endpoints: EndpointAliases;
   /** Stop accepting, end links with 1001, let in-flight MCP calls answer; resolves when closed. */
   close(graceMs?: number): Promise<void>;
 }
@@ -55,9 +58,20 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     luaProgramPath: LUA_PROGRAM_PATH,
   });
   let mcp;
+  let endpoints: EndpointAliases;
   try {
-    const router = bridgeRoutes({ dispatcher, log, maxBodyBytes: config.maxBodyBytes, computers: () => links.size });
-    mcp = await startHttpServer(router, log, {
+    const routes = bridgeRoutes({
+      dispatcher,
+      log,
+      maxBodyBytes: config.maxBodyBytes,
+      computers: () => links.size,
+      tools,
+      links,
+      config,
+      version: packageVersion(),
+    });
+    endpoints = routes.endpoints;
+    mcp = await startHttpServer(routes.router, log, {
       host: config.mcpHost,
       port: config.mcpPort,
       allowedOrigins: config.allowedOrigins,
@@ -75,6 +89,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     tools,
     dispatcher,
     hub,
+    endpoints,
     close(graceMs = 4000) {
       closing ??= Promise.all([mcp.close(graceMs), link.close()]).then(() => undefined);
       return closing;

@@ -35,6 +35,14 @@ export class Router {
     return this;
   }
 
+  /** Removes the route added with exactly this path (config aliases on reload); whether there was one. */
+  remove(path: string): boolean {
+    if (!path.endsWith('/*')) return this.exact.delete(path);
+    const i = this.prefixes.findIndex((p) => p.prefix === path.slice(0, -1));
+    if (i !== -1) this.prefixes.splice(i, 1);
+    return i !== -1;
+  }
+
   /** Whether `path` is taken exactly, or falls under a prefix route. */
   has(path: string): boolean {
     if (!path.endsWith('/*')) return this.exact.has(path) || this.prefixes.some((p) => path.startsWith(p.prefix));

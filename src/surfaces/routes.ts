@@ -1,8 +1,14 @@
 // The bridge's HTTP routes in one table: add a surface's routes here.
+import type { Config } from '../config.js';
+import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { EndpointAliases } from './endpoints.js';
 import { mcpRoute } from './mcp-route.js';
+import { openApiDocument } from './openapi.js';
 import { sendJson } from './respond.js';
+import { callHandler, notAllowed, restRoutes } from './rest.js';
 import { Router } from './router.js';
 
 export interface RouteDeps {
@@ -10,15 +16,36 @@ export interface RouteDeps {
   log: Logger;
   maxBodyBytes: number;
   computers: () => number;
+  tools: ToolRegistry;
+  links: LinkRegistry;
+  config: Config;
+  version: string;
 }
 
-export function bridgeRoutes(deps: RouteDeps): Router {
+export interface BridgeRoutes {
+  router: Router;
+  /** REST aliases from the config file's `endpoints`. */
+  endpoints: EndpointAliases;
+}
+
+export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
   const mcp = mcpRoute(deps.dispatcher, deps.log, { maxBodyBytes: deps.maxBodyBytes });
-  return new Router()
+  const router = new Router()
     .add('/mcp', mcp)
     .add('/', mcp)
     .add('/health', {
       // without the MCP token (when one is set) it says only that the bridge is up
       GET: (_req, res, ctx) => sendJson(res, 200, ctx.authenticated ? { ok: true, computers: deps.computers() } : { ok: true }),
     });
+  for (const [path, methods] of Object.entries(restRoutes(deps))) router.add(path, methods);
+  const endpoints = new EndpointAliases(router, (tool) => ({ POST: callHandler(deps, tool), '*': notAllowed('POST') }));
+  router.add('/openapi.json', {
+    GET: (req, res) => {
+      const host = req.headers.host;
+      const serverUrl = host ? `http://${host}` : undefined;
+      sendJson(res, 200, openApiDocument(deps.tools.list(), endpoints.list(), { version: deps.version, ...(serverUrl ? { serverUrl } : {}) }));
+    },
+    '*': notAllowed('GET, HEAD'),
+  });
+  return { router, endpoints };
 }

@@ -96,7 +96,7 @@ async function startTimedBridge({ headersTimeoutMs, requestTimeoutMs, env = {}, 
     maxFrameBytes: config.maxFrameBytes,
     luaProgramPath: LUA_PROGRAM_PATH,
   });
-  const router = bridgeRoutes({ dispatcher, log, maxBodyBytes: config.maxBodyBytes, computers: () => links.size });
+  const { router } = bridgeRoutes({ dispatcher, log, maxBodyBytes: config.maxBodyBytes, computers: () => links.size, tools, links, config, version: 'test' });
   const mcp = await startHttpServer(router, log, {
     host: '127.0.0.1',
     port: 0,

@@ -1,0 +1,151 @@
+// Plain REST over the tool registry, on the MCP listener: GET /tools, GET /computers and
+// POST /tools/<name>. Calls go through the same path as MCP tools/call; the call's failure code
+// becomes an HTTP status, and every error body is {"error": {"code", "message"}}.
+import { setMaxListeners } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Logger } from '../log.js';
+import { isRecord } from '../jsonrpc/message.js';
+import { callTool, type CallDeps } from '../tools/call.js';
+import type { FailureCode } from '../tools/tool.js';
+import { BodyTooLargeError, readBody, sendJson } from './respond.js';
+import type { Handler, Methods, RouteContext } from './router.js';
+
+export interface RestDeps extends CallDeps {
+  log: Logger;
+  maxBodyBytes: number;
+}
+
+/** Every status a failure code maps to; tool_error is a result (the tool ran), so 200. */
+export const STATUS_BY_FAILURE: Readonly<Record<FailureCode, number>> = {
+  unknown_tool: 404,
+  unknown_computer: 404,
+  invalid_arguments: 422,
+  disabled: 403,
+  timeout: 504,
+  unavailable: 503,
+  cancelled: 503,
+  tool_error: 200,
+  internal: 500,
+};
+
+/** `upstream__tool` is how the registry names a tool of upstream server `upstream`. */
+export const SERVICE_SEPARATOR = '__';
+
+export function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { error: { code, message } }, headers);
+}
+
+/** A 405 in the REST shape, for methods a REST route does not serve. */
+export function notAllowed(allow: string): Handler {
+  return (req, res, ctx) =>
+    sendError(res, 405, 'method_not_allowed', `${req.method} is not allowed on ${ctx.path}; use ${allow}`, { allow });
+}
+
+/** Runs a handler; anything it throws becomes a 500 that says nothing internal. */
+function guarded(log: Logger, handler: Handler): Handler {
+  return async (req, res, ctx) => {
+    try {
+      await handler(req, res, ctx);
+    } catch (err) {
+      log.error(`REST ${req.method} ${ctx.path} failed: ${(err as Error).stack ?? String(err)}`);
+      if (!res.headersSent) sendError(res, 500, 'internal', 'The bridge failed to answer; its log has the details');
+      else res.destroy();
+    }
+  };
+}
+
+const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
+
+/** The tool a request names: `/tools/<name>` (or an alias's tool), or `<service>__<name>` with ?service=. */
+function toolName(name: string, query: URLSearchParams): string {
+  const service = query.get('service');
+  return service === null || service === '' ? name : `${service}${SERVICE_SEPARATOR}${name}`;
+}
+
+/** POST handler calling `fixed` (an alias), or the tool named by the path after /tools/. */
+export function callHandler(deps: RestDeps, fixed?: string): Handler {
+  return guarded(deps.log, async (req, res, ctx: RouteContext) => {
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, deps.maxBodyBytes);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return sendError(res, 413, 'body_too_large', err.message, { connection: 'close' });
+      deps.log.debug(`REST request body not received: ${(err as Error).message}`);
+      res.destroy();
+      return;
+    }
+    let base = fixed;
+    if (base === undefined) {
+      try {
+        base = decodeURIComponent(ctx.rest);
+      } catch {
+        base = ctx.rest;
+      }
+    }
+    const name = toolName(base, ctx.query);
+    if (!deps.tools.get(name)) {
+      const service = ctx.query.get('service');
+      const where = service ? ` on service ${JSON.stringify(service)}` : '';
+      return sendError(res, 404, 'unknown_tool', `Unknown tool ${JSON.stringify(base)}${where}; GET /tools lists them`);
+    }
+    const text = raw.toString('utf8');
+    let args: unknown = {};
+    if (text.trim() !== '') {
+      try {
+        args = JSON.parse(text);
+      } catch {
+        return sendError(res, 400, 'invalid_json', 'The body is not valid JSON');
+      }
+    }
+    if (!isRecord(args)) {
+      return sendError(res, 400, 'invalid_body', `The body must be a JSON object of the tool's arguments, got ${kindOf(args)}`);
+    }
+
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal);
+    // the client closing the connection before the answer cancels the call (a cancel frame, say)
+    const onClose = () => {
+      if (!res.writableFinished) controller.abort();
+    };
+    res.once('close', onClose);
+    const { result, failure } = await callTool(deps, name, args, controller.signal);
+    res.off('close', onClose);
+    if (controller.signal.aborted) {
+      deps.log.debug(`REST call of ${name} cancelled: the client went away`);
+      return;
+    }
+    const status = failure ? STATUS_BY_FAILURE[failure.code] : 200;
+    if (failure && status !== 200) return sendError(res, status, failure.code, failure.message);
+    sendJson(res, 200, { content: result.content, structuredContent: result.structuredContent, isError: result.isError === true });
+  });
+}
+
+export function restRoutes(deps: RestDeps): Record<string, Methods> {
+  const listTools: Handler = (_req, res) =>
+    sendJson(
+      res,
+      200,
+      deps.tools.list().map(({ name, title, description, inputSchema, outputSchema }) => ({
+        name,
+        title,
+        description,
+        inputSchema,
+        ...(outputSchema ? { outputSchema } : {}),
+      })),
+    );
+  const listComputers: Handler = (_req, res) =>
+    sendJson(
+      res,
+      200,
+      deps.links.list().map((link) => {
+        const info = link.info();
+        return { ...info, connectedAt: new Date(info.connectedAt).toISOString(), lastSeenAt: new Date(info.lastSeenAt).toISOString() };
+      }),
+    );
+  const getOnly = notAllowed('GET, HEAD');
+  return {
+    '/tools': { GET: guarded(deps.log, listTools), '*': getOnly },
+    '/tools/*': { POST: callHandler(deps), '*': notAllowed('POST') },
+    '/computers': { GET: guarded(deps.log, listComputers), '*': getOnly },
+  };
+}
