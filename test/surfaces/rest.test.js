@@ -241,3 +241,13 @@ test('config endpoints: aliases call their tool, reload replaces them, collision
     assert.deepEqual(bridge.endpoints.list(), []);
     await c.close();
   }));
+
+test('with MCP_AUTH_TOKEN set, every REST route needs the bearer token', () =>
+  withBridge({ MCP_AUTH_TOKEN: 'rest-token-0123456789abcdef' }, async (bridge) => {
+    bridge.endpoints.apply([{ path: '/probe', tool: 'probe-computers' }]);
+    const token = { authorization: 'Bearer rest-token-0123456789abcdef' };
+    for (const [method, path] of [['GET', '/tools'], ['GET', '/computers'], ['GET', '/openapi.json'], ['POST', '/tools/probe-computers'], ['POST', '/probe']]) {
+      assert.equal((await rest(bridge, method, path)).status, 401, `${method} ${path} without a token`);
+      assert.equal((await rest(bridge, method, path, undefined, token)).status, 200, `${method} ${path} with the token`);
+    }
+  }));
