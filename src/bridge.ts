@@ -71,6 +71,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       version: packageVersion(),
     });
     endpoints = routes.endpoints;
+    // the file's REST aliases; a path taken by a built-in route is a config error (ConfigFileError)
+    hub?.attachEndpoints(endpoints);
     mcp = await startHttpServer(routes.router, log, {
       host: config.mcpHost,
       port: config.mcpPort,

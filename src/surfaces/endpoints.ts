@@ -8,10 +8,16 @@ export interface EndpointAlias {
   tool: string;
 }
 
+/** One thing wrong with an entry: its JSON path in the config file (`$.endpoints[0].path`) and what. */
+export interface EndpointProblem {
+  path: string;
+  message: string;
+}
+
 export class EndpointConfigError extends Error {
   readonly code = 'ERR_ENDPOINT_CONFIG';
-  constructor(readonly problems: string[]) {
-    super(problems.join('; '));
+  constructor(readonly problems: EndpointProblem[]) {
+    super(problems.map((p) => `${p.path}: ${p.message}`).join('; '));
     this.name = 'EndpointConfigError';
   }
 }
@@ -37,7 +43,7 @@ export class EndpointAliases {
    * What is wrong with `value` (the config's `endpoints`; undefined means none), one sentence per
    * problem; empty when apply() would take it. Changes nothing.
    */
-  check(value: unknown): string[] {
+  check(value: unknown): EndpointProblem[] {
     return this.parse(value).problems;
   }
 
@@ -50,30 +56,30 @@ export class EndpointAliases {
     this.current = aliases;
   }
 
-  private parse(value: unknown): { aliases: EndpointAlias[]; problems: string[] } {
+  private parse(value: unknown): { aliases: EndpointAlias[]; problems: EndpointProblem[] } {
     if (value === undefined || value === null) return { aliases: [], problems: [] };
-    if (!Array.isArray(value)) return { aliases: [], problems: ['endpoints must be an array of {"path", "tool"} objects'] };
+    if (!Array.isArray(value)) return { aliases: [], problems: [{ path: '$.endpoints', message: 'must be an array of {"path", "tool"} objects' }] };
     const ours = new Set(this.current.map((a) => a.path));
     const seen = new Set<string>();
     const aliases: EndpointAlias[] = [];
-    const problems: string[] = [];
+    const problems: EndpointProblem[] = [];
     value.forEach((entry: unknown, i) => {
-      const at = `endpoints[${i}]`;
+      const at = `$.endpoints[${i}]`;
+      const problem = (path: string, message: string) => problems.push({ path, message });
       if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
-        problems.push(`${at} must be an object with "path" and "tool"`);
+        problem(at, 'must be an object with "path" and "tool"');
         return;
       }
       const { path, tool, ...extra } = entry as Record<string, unknown>;
       const before = problems.length;
-      const unknown = Object.keys(extra);
-      if (unknown.length) problems.push(`${at} has unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; expected "path" and "tool"`);
-      if (typeof tool !== 'string' || tool === '') problems.push(`${at}.tool must be a tool name`);
+      for (const key of Object.keys(extra)) problem(`${at}.${key}`, 'unknown key; expected "path" and "tool"');
+      if (typeof tool !== 'string' || tool === '') problem(`${at}.tool`, 'must be a tool name');
       if (typeof path !== 'string' || !PATH.test(path) || path.length > MAX_PATH_LENGTH) {
-        problems.push(`${at}.path must be a URL path such as "/refuel" (no query, no "*", at most ${MAX_PATH_LENGTH} characters)`);
+        problem(`${at}.path`, `must be a URL path such as "/refuel" (no query, no "*", at most ${MAX_PATH_LENGTH} characters)`);
       } else if (seen.has(path)) {
-        problems.push(`${at}.path ${JSON.stringify(path)} is listed twice`);
+        problem(`${at}.path`, `${JSON.stringify(path)} is listed twice`);
       } else if (!ours.has(path) && this.router.has(path)) {
-        problems.push(`${at}.path ${JSON.stringify(path)} collides with a built-in route`);
+        problem(`${at}.path`, `${JSON.stringify(path)} collides with a built-in route`);
       }
       if (problems.length > before) return;
       seen.add(path as string);

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { linkComputer, until, withBridge } from '../helpers.js';
+import { linkComputer, startTestBridge, until, withBridge } from '../helpers.js';
+import { writeConfig } from '../config/write.js';
 
 const base = (bridge) => bridge.mcpUrl.replace(/\/mcp$/, '');
 
@@ -212,24 +213,25 @@ test('config endpoints: aliases call their tool, reload replaces them, collision
       { path: '/dup', tool: 'b' },
       { path: '/probe', tool: 'exec-lua' },
     ]);
-    assert.deepEqual(problems, [
-      'endpoints[0].path "/mcp" collides with a built-in route',
-      'endpoints[1].path "/tools/x" collides with a built-in route',
-      'endpoints[2].path "/" collides with a built-in route',
-      'endpoints[3].path "/openapi.json" collides with a built-in route',
-      'endpoints[4].path must be a URL path such as "/refuel" (no query, no "*", at most 200 characters)',
-      'endpoints[5].path must be a URL path such as "/refuel" (no query, no "*", at most 200 characters)',
-      'endpoints[6].path must be a URL path such as "/refuel" (no query, no "*", at most 200 characters)',
-      'endpoints[7].tool must be a tool name',
-      'endpoints[8] has unknown field "method"; expected "path" and "tool"',
-      'endpoints[9] must be an object with "path" and "tool"',
-      'endpoints[11].path "/dup" is listed twice',
+    const built = '"/refuel" (no query, no "*", at most 200 characters)';
+    assert.deepEqual(problems.map((p) => `${p.path}: ${p.message}`), [
+      '$.endpoints[0].path: "/mcp" collides with a built-in route',
+      '$.endpoints[1].path: "/tools/x" collides with a built-in route',
+      '$.endpoints[2].path: "/" collides with a built-in route',
+      '$.endpoints[3].path: "/openapi.json" collides with a built-in route',
+      `$.endpoints[4].path: must be a URL path such as ${built}`,
+      `$.endpoints[5].path: must be a URL path such as ${built}`,
+      `$.endpoints[6].path: must be a URL path such as ${built}`,
+      '$.endpoints[7].tool: must be a tool name',
+      '$.endpoints[8].method: unknown key; expected "path" and "tool"',
+      '$.endpoints[9]: must be an object with "path" and "tool"',
+      '$.endpoints[11].path: "/dup" is listed twice',
     ]);
-    assert.deepEqual(bridge.endpoints.check({}), ['endpoints must be an array of {"path", "tool"} objects']);
+    assert.deepEqual(bridge.endpoints.check({}), [{ path: '$.endpoints', message: 'must be an array of {"path", "tool"} objects' }]);
     assert.deepEqual(bridge.endpoints.check(undefined), []);
     assert.throws(() => bridge.endpoints.apply([{ path: '/health', tool: 'a' }]), {
       code: 'ERR_ENDPOINT_CONFIG',
-      message: 'endpoints[0].path "/health" collides with a built-in route',
+      message: '$.endpoints[0].path: "/health" collides with a built-in route',
     });
     assert.equal((await rest(bridge, 'POST', '/probe')).status, 200, 'a refused set keeps the aliases in effect');
 
@@ -251,3 +253,18 @@ test('with MCP_AUTH_TOKEN set, every REST route needs the bearer token', () =>
       assert.equal((await rest(bridge, method, path, undefined, token)).status, 200, `${method} ${path} with the token`);
     }
   }));
+
+test('CC_CONFIG endpoints: served from start, swapped on re-apply, a built-in path refuses the file', async () => {
+  const file = writeConfig({ endpoints: [{ path: '/refuel', tool: 'probe-computers' }] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    assert.equal((await rest(bridge, 'POST', '/refuel')).status, 200);
+    writeConfig({ endpoints: [{ path: '/fuel', tool: 'probe-computers' }] }, file);
+    bridge.hub.apply(bridge.hub.read());
+    assert.equal((await rest(bridge, 'POST', '/refuel')).status, 404);
+    assert.equal((await rest(bridge, 'POST', '/fuel')).status, 200);
+    writeConfig({ endpoints: [{ path: '/computers', tool: 'probe-computers' }] }, file);
+    assert.throws(() => bridge.hub.read(), { code: 'ERR_CONFIG_FILE', message: `${file}: $.endpoints[0].path: "/computers" collides with a built-in route` });
+    assert.equal((await rest(bridge, 'POST', '/fuel')).status, 200, 'the refused file changed nothing');
+  });
+  await assert.rejects(startTestBridge({ CC_CONFIG: file }), { code: 'ERR_CONFIG_FILE', message: /"\/computers" collides with a built-in route/ });
+});
