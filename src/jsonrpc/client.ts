@@ -1,0 +1,232 @@
+// The client role of JSON-RPC 2.0 over any message transport (stdio lines, Streamable HTTP):
+// requests with ids and timeouts, notifications both ways, and cancellation that tells the other
+// side (`notifications/cancelled`, as MCP defines it). The server role lives in mcp/dispatch.ts;
+// both classify messages with message.ts.
+//
+//   const client = new JsonRpcClient(transport, { timeoutMs: 30_000 });
+//   await client.start();
+//   const result = await client.request('tools/list', {}, { signal });   // rejects with RpcClientError
+//   client.onNotification('notifications/tools/list_changed', () => ...);
+//   await client.notify('notifications/initialized');
+//   await client.close();
+import type { Logger } from '../log.js';
+import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
+
+/** What a transport tells its client. */
+export interface TransportHandlers {
+  /** One parsed JSON value the other side sent (a message, or a batch array). */
+  message(value: unknown): void;
+  /** The transport ended by itself (process exited, session expired ...): no more messages. */
+  close(reason: string): void;
+}
+
+/** Moves JSON-RPC messages; knows nothing of ids or methods. */
+export interface Transport {
+  start(handlers: TransportHandlers): Promise<void>;
+  /**
+   * Sends one message. Rejects when it could not be delivered; a request's answer may also arrive
+   * through `handlers.message` before this resolves (HTTP). `signal` aborts the delivery.
+   */
+  send(message: unknown, signal?: AbortSignal): Promise<void>;
+  /** Ends the transport (kills the process, deletes the HTTP session). Idempotent. */
+  close(): Promise<void>;
+  /** Streamable HTTP sends the negotiated revision on every request after initialize. */
+  setProtocolVersion?(version: string): void;
+}
+
+export type RpcClientErrorCode = 'ERR_RPC_TIMEOUT' | 'ERR_RPC_CANCELLED' | 'ERR_RPC_CLOSED' | 'ERR_RPC_SEND' | 'ERR_RPC_REMOTE';
+
+export class RpcClientError extends Error {
+  constructor(
+    readonly code: RpcClientErrorCode,
+    message: string,
+    /** For ERR_RPC_REMOTE: the error object the other side answered. */
+    readonly rpcCode?: number,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'RpcClientError';
+  }
+}
+
+export interface ClientOptions {
+  /** Default timeout of every request, in ms. */
+  timeoutMs: number;
+  log?: Logger;
+  /** How this peer is named in log lines: `upstream files`. */
+  name?: string;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number;
+  /** Aborting it cancels the request: `notifications/cancelled` goes to the other side. */
+  signal?: AbortSignal;
+}
+
+interface Pending {
+  method: string;
+  resolve(result: unknown): void;
+  reject(err: RpcClientError): void;
+}
+
+export class JsonRpcClient {
+  private nextId = 1;
+  private readonly pending = new Map<JsonRpcId, Pending>();
+  private readonly notificationHandlers = new Map<string, Set<(params: unknown) => void>>();
+  private readonly closeHandlers = new Set<(reason: string) => void>();
+  private closedReason: string | null = null;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: ClientOptions,
+  ) {}
+
+  /** Why the connection ended, or null while it is open. */
+  get closed(): string | null {
+    return this.closedReason;
+  }
+
+  /** Requests waiting for their answers. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  start(): Promise<void> {
+    return this.transport.start({ message: (value) => this.receive(value), close: (reason) => this.ended(reason) });
+  }
+
+  request<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}): Promise<T> {
+    if (this.closedReason !== null) return Promise.reject(new RpcClientError('ERR_RPC_CLOSED', `connection closed: ${this.closedReason}`));
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled before it was sent`));
+    const id = this.nextId++;
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    const delivery = new AbortController();
+    return new Promise<T>((resolve, reject) => {
+      const finish = () => {
+        this.pending.delete(id);
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const giveUp = (err: RpcClientError, reason: string) => {
+        if (!this.pending.has(id)) return;
+        finish();
+        reject(err);
+        this.cancelRemote(id, reason);
+        delivery.abort();
+      };
+      const onAbort = () => giveUp(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled`), 'cancelled by the caller');
+      const timer = setTimeout(
+        () => giveUp(new RpcClientError('ERR_RPC_TIMEOUT', `${method} timed out after ${timeoutMs} ms`), `timed out after ${timeoutMs} ms`),
+        timeoutMs,
+      );
+      this.pending.set(id, {
+        method,
+        resolve: (result) => {
+          finish();
+          resolve(result as T);
+        },
+        reject: (err) => {
+          finish();
+          reject(err);
+        },
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      this.transport.send(message, delivery.signal).catch((err: Error) => {
+        this.pending.get(id)?.reject(new RpcClientError('ERR_RPC_SEND', `${method} could not be sent: ${err.message}`));
+      });
+    });
+  }
+
+  async notify(method: string, params?: unknown): Promise<void> {
+    if (this.closedReason !== null) throw new RpcClientError('ERR_RPC_CLOSED', `connection closed: ${this.closedReason}`);
+    const message = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    try {
+      await this.transport.send(message, AbortSignal.timeout(this.options.timeoutMs));
+    } catch (err) {
+      throw new RpcClientError('ERR_RPC_SEND', `${method} could not be sent: ${(err as Error).message}`);
+    }
+  }
+
+  /** Calls `handler` for every notification `method`; returns the unsubscribe function. */
+  onNotification(method: string, handler: (params: unknown) => void): () => void {
+    const set = this.notificationHandlers.get(method) ?? new Set();
+    set.add(handler);
+    this.notificationHandlers.set(method, set);
+    return () => set.delete(handler);
+  }
+
+  /** Calls `handler` once when the connection ends, whichever side ended it. */
+  onClose(handler: (reason: string) => void): () => void {
+    this.closeHandlers.add(handler);
+    return () => this.closeHandlers.delete(handler);
+  }
+
+  /** Fails what is in flight and closes the transport. */
+  async close(reason = 'closed by the bridge'): Promise<void> {
+    this.ended(reason);
+    await this.transport.close();
+  }
+
+  private cancelRemote(id: JsonRpcId, reason: string): void {
+    if (this.closedReason !== null) return;
+    this.notify('notifications/cancelled', { requestId: id, reason }).catch((err: Error) =>
+      this.options.log?.debug(`${this.label()}: cancel for request ${id} not sent: ${err.message}`),
+    );
+  }
+
+  private label(): string {
+    return this.options.name ?? 'JSON-RPC peer';
+  }
+
+  private ended(reason: string): void {
+    if (this.closedReason !== null) return;
+    this.closedReason = reason;
+    for (const pending of [...this.pending.values()]) {
+      pending.reject(new RpcClientError('ERR_RPC_CLOSED', `connection closed before ${pending.method} was answered: ${reason}`));
+    }
+    for (const handler of this.closeHandlers) handler(reason);
+  }
+
+  private receive(value: unknown): void {
+    if (Array.isArray(value)) {
+      for (const item of value) this.receive(item);
+      return;
+    }
+    const message = classify(value);
+    const log = this.options.log;
+    switch (message.kind) {
+      case 'invalid':
+        log?.warn(`${this.label()} sent an invalid JSON-RPC message (${message.reason}); ignored`);
+        return;
+      case 'notification': {
+        const handlers = this.notificationHandlers.get(message.method);
+        for (const handler of handlers ?? []) handler(message.params);
+        return;
+      }
+      case 'request':
+        // the bridge offers no client capabilities (sampling, roots, elicitation): only ping
+        this.reply(message.method === 'ping' ? resultResponse(message.id, {}) : errorResponse(message.id, METHOD_NOT_FOUND, `Method not found: ${message.method}`));
+        return;
+      case 'response': {
+        const response = value as { id: JsonRpcId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+        const pending = response.id === null ? undefined : this.pending.get(response.id);
+        if (!pending) {
+          log?.debug(`${this.label()} answered an unknown or finished request ${JSON.stringify(response.id)}; ignored`);
+          return;
+        }
+        if (isRecord(response.error)) {
+          const { code, message: text, data } = response.error;
+          pending.reject(new RpcClientError('ERR_RPC_REMOTE', `${pending.method} failed: ${text} (${code})`, code, data));
+        } else {
+          pending.resolve(response.result);
+        }
+      }
+    }
+  }
+
+  private reply(message: unknown): void {
+    this.transport.send(message).catch((err: Error) => this.options.log?.debug(`${this.label()}: answer not sent: ${err.message}`));
+  }
+}

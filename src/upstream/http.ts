@@ -1,0 +1,234 @@
+// Streamable HTTP, client side: every message is a POST; the answer is `application/json` or a
+// `text/event-stream` whose events carry the messages (most SDK-built servers answer with SSE).
+// A session id the server issues on initialize is sent back on every request and DELETEd on close.
+// A GET stream, when the server offers one, brings notifications sent outside any request.
+import type { Logger } from '../log.js';
+import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
+import { isRecord } from '../jsonrpc/message.js';
+import { SseParser } from './sse.js';
+
+export interface HttpTransportOptions {
+  url: string;
+  /** Extra headers on every request (authorization ...). */
+  headers?: Record<string, string>;
+  /** Largest answer body or SSE event accepted; a larger one is dropped with a log line. */
+  maxMessageBytes: number;
+  log?: Logger;
+  /** Log prefix: `upstream nether`. */
+  name?: string;
+  /** Open the GET stream for server notifications after initialize (default true). */
+  listen?: boolean;
+}
+
+const ACCEPT = 'application/json, text/event-stream';
+const DELETE_TIMEOUT_MS = 2000;
+const MAX_LISTEN_BACKOFF_MS = 30_000;
+
+export class HttpError extends Error {
+  readonly code = 'ERR_UPSTREAM_HTTP';
+  constructor(readonly status: number, detail: string) {
+    super(`HTTP ${status}${detail ? `: ${detail}` : ''}`);
+    this.name = 'HttpError';
+  }
+}
+
+export class HttpTransport implements Transport {
+  private handlers: TransportHandlers | null = null;
+  private sessionId: string | null = null;
+  private protocolVersion: string | null = null;
+  private readonly inFlight = new Set<AbortController>();
+  private closed = false;
+  private listening = false;
+
+  constructor(private readonly options: HttpTransportOptions) {}
+
+  /** The session the server issued, if any. */
+  get session(): string | null {
+    return this.sessionId;
+  }
+
+  async start(handlers: TransportHandlers): Promise<void> {
+    this.handlers = handlers;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+    // initialize is done: the server may now have notifications for us outside any request
+    if (this.options.listen !== false && !this.listening) {
+      this.listening = true;
+      void this.listen(0);
+    }
+  }
+
+  async send(message: unknown, signal?: AbortSignal): Promise<void> {
+    if (this.closed) throw new Error('transport closed');
+    const controller = this.track(signal);
+    try {
+      const res = await fetch(this.options.url, {
+        method: 'POST',
+        headers: this.headers({ 'content-type': 'application/json', accept: ACCEPT }),
+        body: JSON.stringify(message),
+        signal: controller.signal,
+      });
+      const issued = res.headers.get('mcp-session-id');
+      if (issued && isRecord(message) && message.method === 'initialize') this.sessionId = issued;
+      if (res.status === 404 && this.sessionId !== null) {
+        await res.body?.cancel();
+        this.ended('the server no longer knows our session (HTTP 404)');
+        throw new HttpError(404, 'session expired');
+      }
+      if (res.status === 202 || res.status === 204) {
+        await res.body?.cancel();
+        return;
+      }
+      const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+      if (type === 'text/event-stream' && res.ok) return await this.readEvents(res);
+      const text = await this.readText(res);
+      let body: unknown = undefined;
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        // not JSON: reported below
+      }
+      // an error status may still carry a JSON-RPC answer for the request (our own bridge does)
+      if (body !== undefined && isAnswer(body)) {
+        this.deliver(body);
+        if (res.ok) return;
+      }
+      if (!res.ok) throw new HttpError(res.status, text.slice(0, 200).replace(/\s+/g, ' ').trim());
+      if (body === undefined) throw new Error(`the answer is not JSON (content-type ${type || 'none'})`);
+      this.deliver(body);
+    } finally {
+      this.inFlight.delete(controller);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const controller of this.inFlight) controller.abort();
+    if (this.sessionId === null) return;
+    try {
+      const res = await fetch(this.options.url, {
+        method: 'DELETE',
+        headers: this.headers({}),
+        signal: AbortSignal.timeout(DELETE_TIMEOUT_MS),
+      });
+      await res.body?.cancel();
+    } catch (err) {
+      this.options.log?.debug(`${this.label()}: session DELETE failed: ${(err as Error).message}`);
+    }
+  }
+
+  private label(): string {
+    return this.options.name ?? this.options.url;
+  }
+
+  private ended(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const controller of this.inFlight) controller.abort();
+    this.handlers?.close(reason);
+  }
+
+  private headers(base: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { ...this.options.headers, ...base };
+    if (this.sessionId !== null) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== null) headers['mcp-protocol-version'] = this.protocolVersion;
+    return headers;
+  }
+
+  private track(signal?: AbortSignal): AbortController {
+    const controller = new AbortController();
+    if (signal) {
+      if (signal.aborted) controller.abort();
+      else signal.addEventListener('abort', () => controller.abort(), { once: true });
+    }
+    this.inFlight.add(controller);
+    return controller;
+  }
+
+  private deliver(value: unknown): void {
+    this.handlers?.message(value);
+  }
+
+  /** Reads a JSON body, refusing one past maxMessageBytes. */
+  private async readText(res: Response): Promise<string> {
+    const declared = Number(res.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > this.options.maxMessageBytes) {
+      await res.body?.cancel();
+      throw new Error(`the answer is ${declared} bytes; at most ${this.options.maxMessageBytes} are accepted`);
+    }
+    if (!res.body) return '';
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > this.options.maxMessageBytes) {
+        await res.body.cancel().catch(() => {});
+        throw new Error(`the answer is over ${this.options.maxMessageBytes} bytes; dropped`);
+      }
+      chunks.push(Buffer.from(chunk));
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** Delivers every message event of an SSE body until the server ends it. */
+  private async readEvents(res: Response): Promise<void> {
+    const parser = new SseParser(
+      this.options.maxMessageBytes,
+      (event) => {
+        if (event.event !== 'message') return;
+        let value: unknown;
+        try {
+          value = JSON.parse(event.data);
+        } catch {
+          this.options.log?.warn(`${this.label()} sent an SSE event that is not JSON; ignored`);
+          return;
+        }
+        this.deliver(value);
+      },
+      (bytes) => this.options.log?.warn(`${this.label()} sent an SSE event of ${bytes} bytes, over the ${this.options.maxMessageBytes}-byte limit; dropped`),
+    );
+    const decoder = new TextDecoder();
+    /* c8 ignore next */
+    if (!res.body) return;
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+    parser.push(decoder.decode());
+    parser.end();
+  }
+
+  /** The GET stream: server notifications outside requests. A 405 means the server has none. */
+  private async listen(failures: number): Promise<void> {
+    while (!this.closed) {
+      const controller = this.track();
+      try {
+        const res = await fetch(this.options.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: controller.signal });
+        const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+        if (!res.ok || type !== 'text/event-stream') {
+          await res.body?.cancel();
+          this.options.log?.debug(`${this.label()}: no GET event stream (HTTP ${res.status}); notifications arrive only with answers`);
+          return;
+        }
+        failures = 0;
+        await this.readEvents(res);
+      } catch (err) {
+        if (this.closed) return;
+        failures++;
+        this.options.log?.debug(`${this.label()}: GET event stream failed: ${(err as Error).message}`);
+      } finally {
+        this.inFlight.delete(controller);
+      }
+      if (this.closed) return;
+      // the stream ended or failed: reopen it after 1 s, waiting longer after each failure in a row
+      const waitMs = Math.min(MAX_LISTEN_BACKOFF_MS, 1000 * 2 ** failures);
+      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+    }
+  }
+}
+
+/** A JSON-RPC response (or a batch of them): something a pending request is waiting for. */
+function isAnswer(body: unknown): boolean {
+  if (Array.isArray(body)) return body.length > 0 && body.every(isAnswer);
+  return isRecord(body) && body.jsonrpc === '2.0' && ('result' in body || 'error' in body);
+}

@@ -1,0 +1,118 @@
+// An MCP client over any Transport: the initialize handshake, tools/list across pages, tools/call
+// with cancellation, and list_changed. Results come back exactly as the server sent them.
+//
+//   const client = new McpClient(new HttpTransport({ url, maxMessageBytes }), { timeoutMs: 30_000 });
+//   await client.connect();                      // initialize + notifications/initialized
+//   const tools = await client.listTools();      // follows nextCursor
+//   const result = await client.callTool('name', { a: 1 }, { signal });
+//   await client.close();
+import type { Logger } from '../log.js';
+import { JsonRpcClient, RpcClientError, type RequestOptions, type Transport } from '../jsonrpc/client.js';
+import { isRecord } from '../jsonrpc/message.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
+
+/** The revision the bridge offers; it accepts any revision it knows in the answer. */
+export const OFFERED_PROTOCOL_VERSION = '2025-11-25';
+export const KNOWN_PROTOCOL_VERSIONS: readonly string[] = ['2024-11-05', ...SUPPORTED_PROTOCOL_VERSIONS];
+/** A server that pages its tool list past this many pages is cut off there (a cursor loop). */
+export const MAX_TOOL_PAGES = 100;
+
+/** A tool as the upstream server lists it; every field it sent is kept. */
+export interface UpstreamTool {
+  name: string;
+  inputSchema: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export interface McpClientOptions {
+  timeoutMs: number;
+  log?: Logger;
+  /** How this server is named in log lines and errors. */
+  name?: string;
+  clientInfo?: { name: string; version: string };
+}
+
+export class McpClient {
+  readonly rpc: JsonRpcClient;
+  protocolVersion: string | null = null;
+  serverInfo: Record<string, unknown> | null = null;
+  capabilities: Record<string, unknown> = {};
+  instructions: string | null = null;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: McpClientOptions,
+  ) {
+    const rpcOptions: { timeoutMs: number; log?: Logger; name?: string } = { timeoutMs: options.timeoutMs };
+    if (options.log) rpcOptions.log = options.log;
+    if (options.name) rpcOptions.name = options.name;
+    this.rpc = new JsonRpcClient(transport, rpcOptions);
+  }
+
+  /** Starts the transport and runs the handshake; rejects (and closes) when the server is unusable. */
+  async connect(signal?: AbortSignal): Promise<void> {
+    await this.rpc.start();
+    const options: RequestOptions = signal ? { signal } : {};
+    const result = await this.rpc.request('initialize', {
+      protocolVersion: OFFERED_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: this.options.clientInfo ?? { name: 'cc-mcp-bridge', version: '0' },
+    }, options);
+    if (!isRecord(result) || typeof result.protocolVersion !== 'string') {
+      await this.close('bad initialize answer');
+      throw new RpcClientError('ERR_RPC_REMOTE', 'initialize answered without a protocolVersion');
+    }
+    if (!KNOWN_PROTOCOL_VERSIONS.includes(result.protocolVersion)) {
+      await this.close('unknown protocol revision');
+      throw new RpcClientError(
+        'ERR_RPC_REMOTE',
+        `the server speaks MCP ${result.protocolVersion}; this bridge knows ${KNOWN_PROTOCOL_VERSIONS.join(', ')}`,
+      );
+    }
+    this.protocolVersion = result.protocolVersion;
+    this.serverInfo = isRecord(result.serverInfo) ? result.serverInfo : null;
+    this.capabilities = isRecord(result.capabilities) ? result.capabilities : {};
+    this.instructions = typeof result.instructions === 'string' ? result.instructions : null;
+    this.transport.setProtocolVersion?.(result.protocolVersion);
+    await this.rpc.notify('notifications/initialized');
+  }
+
+  /** Every tool, following nextCursor; a malformed entry is skipped with a log line. */
+  async listTools(signal?: AbortSignal): Promise<UpstreamTool[]> {
+    const tools: UpstreamTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const options: RequestOptions = signal ? { signal } : {};
+      const result = await this.rpc.request('tools/list', cursor === undefined ? {} : { cursor }, options);
+      if (!isRecord(result) || !Array.isArray(result.tools)) throw new RpcClientError('ERR_RPC_REMOTE', 'tools/list answered without a tools array');
+      for (const tool of result.tools) {
+        if (isRecord(tool) && typeof tool.name === 'string' && tool.name !== '' && isRecord(tool.inputSchema)) tools.push(tool as UpstreamTool);
+        else this.options.log?.warn(`${this.options.name ?? 'upstream'} listed a tool without a name or inputSchema; skipped`);
+      }
+      if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return tools;
+      cursor = result.nextCursor;
+    }
+    this.options.log?.warn(`${this.options.name ?? 'upstream'} still had more tools after ${MAX_TOOL_PAGES} pages; the rest are left out`);
+    return tools;
+  }
+
+  /** Calls a tool; resolves with the server's result object untouched. */
+  async callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    const result = await this.rpc.request('tools/call', { name, arguments: args }, options);
+    if (!isRecord(result)) throw new RpcClientError('ERR_RPC_REMOTE', `tools/call of ${name} answered with something that is not a result object`);
+    return result;
+  }
+
+  /** Calls `handler` when the server says its tool list changed. */
+  onToolsChanged(handler: () => void): () => void {
+    return this.rpc.onNotification('notifications/tools/list_changed', handler);
+  }
+
+  onClose(handler: (reason: string) => void): () => void {
+    return this.rpc.onClose(handler);
+  }
+
+  close(reason?: string): Promise<void> {
+    return this.rpc.close(reason);
+  }
+}

@@ -1,0 +1,181 @@
+// The JSON-RPC client over an in-memory transport: ids, answers, errors, timeouts, cancellation,
+// notifications both ways, requests from the server, and closing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { JsonRpcClient, RpcClientError } from '../../dist/jsonrpc/client.js';
+import { createLogger } from '../../dist/log.js';
+
+/** A transport whose other side is the test: `sent` records, `deliver` plays the server. */
+function memoryTransport({ failSend = null } = {}) {
+  const t = {
+    sent: [],
+    closedCount: 0,
+    handlers: null,
+    waiters: [],
+    async start(handlers) {
+      t.handlers = handlers;
+    },
+    async send(message, signal) {
+      if (failSend && failSend(message)) throw new Error('pipe broken');
+      t.sent.push({ message, signal });
+      for (const w of t.waiters.splice(0)) w();
+    },
+    async close() {
+      t.closedCount++;
+    },
+    deliver(value) {
+      t.handlers.message(value);
+    },
+    /** Resolves with the first sent message matching pred. */
+    async next(pred) {
+      for (;;) {
+        const hit = t.sent.find((s) => pred(s.message));
+        if (hit) return hit.message;
+        await new Promise((resolve) => t.waiters.push(resolve));
+      }
+    },
+  };
+  return t;
+}
+
+async function started(options = {}, transportOptions) {
+  const transport = memoryTransport(transportOptions);
+  const lines = [];
+  const client = new JsonRpcClient(transport, { timeoutMs: 10_000, log: createLogger('debug', (l) => lines.push(l)), name: 'upstream test', ...options });
+  await client.start();
+  return { client, transport, lines };
+}
+
+const rejectsWith = (promise, code, message) =>
+  assert.rejects(promise, (err) => {
+    assert.ok(err instanceof RpcClientError, String(err));
+    assert.equal(err.code, code);
+    if (message) assert.match(err.message, message);
+    return true;
+  });
+
+test('requests get increasing ids and resolve with their own answers, in any order', async () => {
+  const { client, transport } = await started();
+  const a = client.request('a', { x: 1 });
+  const b = client.request('b');
+  assert.deepEqual(transport.sent.map((s) => s.message), [
+    { jsonrpc: '2.0', id: 1, method: 'a', params: { x: 1 } },
+    { jsonrpc: '2.0', id: 2, method: 'b' },
+  ]);
+  assert.equal(client.inFlight, 2);
+  transport.deliver([{ jsonrpc: '2.0', id: 2, result: 'B' }, { jsonrpc: '2.0', id: 1, result: { ok: true } }]);
+  assert.deepEqual(await a, { ok: true });
+  assert.equal(await b, 'B');
+  assert.equal(client.inFlight, 0);
+});
+
+test('an error answer rejects with ERR_RPC_REMOTE carrying code and data', async () => {
+  const { client, transport } = await started();
+  const p = client.request('tools/call', {});
+  transport.deliver({ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool', data: { name: 'x' } } });
+  await assert.rejects(p, (err) => {
+    assert.equal(err.code, 'ERR_RPC_REMOTE');
+    assert.equal(err.rpcCode, -32602);
+    assert.deepEqual(err.data, { name: 'x' });
+    assert.equal(err.message, 'tools/call failed: Unknown tool (-32602)');
+    return true;
+  });
+});
+
+test('a timeout rejects with ERR_RPC_TIMEOUT, tells the server, and aborts the delivery', async () => {
+  const { client, transport } = await started({ timeoutMs: 20 });
+  const p = client.request('slow');
+  await rejectsWith(p, 'ERR_RPC_TIMEOUT', /slow timed out after 20 ms/);
+  const cancel = await transport.next((m) => m.method === 'notifications/cancelled');
+  assert.deepEqual(cancel.params, { requestId: 1, reason: 'timed out after 20 ms' });
+  assert.equal(transport.sent[0].signal.aborted, true);
+  // a late answer is ignored
+  transport.deliver({ jsonrpc: '2.0', id: 1, result: 'late' });
+  const perCall = client.request('quick', undefined, { timeoutMs: 5 });
+  await rejectsWith(perCall, 'ERR_RPC_TIMEOUT', /after 5 ms/);
+});
+
+test('aborting the signal cancels: ERR_RPC_CANCELLED and notifications/cancelled with the request id', async () => {
+  const { client, transport } = await started();
+  const controller = new AbortController();
+  const p = client.request('tools/call', { name: 'x' }, { signal: controller.signal });
+  controller.abort();
+  await rejectsWith(p, 'ERR_RPC_CANCELLED', /tools\/call cancelled/);
+  const cancel = await transport.next((m) => m.method === 'notifications/cancelled');
+  assert.deepEqual(cancel.params, { requestId: 1, reason: 'cancelled by the caller' });
+  await rejectsWith(client.request('y', {}, { signal: controller.signal }), 'ERR_RPC_CANCELLED', /before it was sent/);
+  assert.equal(transport.sent.filter((s) => s.message.method === 'y').length, 0);
+});
+
+test('notifications go out; incoming ones reach their handlers until unsubscribed', async () => {
+  const { client, transport } = await started();
+  await client.notify('notifications/initialized');
+  await client.notify('n', { a: 1 });
+  assert.deepEqual(transport.sent.map((s) => s.message), [
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', method: 'n', params: { a: 1 } },
+  ]);
+  const seen = [];
+  const off = client.onNotification('notifications/tools/list_changed', (params) => seen.push(params ?? null));
+  transport.deliver({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  transport.deliver({ jsonrpc: '2.0', method: 'notifications/other', params: {} });
+  off();
+  transport.deliver({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  assert.deepEqual(seen, [null]);
+});
+
+test('requests from the server: ping is answered, anything else is method-not-found', async () => {
+  const { transport } = await started();
+  transport.deliver({ jsonrpc: '2.0', id: 'p1', method: 'ping' });
+  transport.deliver({ jsonrpc: '2.0', id: 7, method: 'sampling/createMessage', params: {} });
+  assert.deepEqual(await transport.next((m) => m.id === 'p1'), { jsonrpc: '2.0', id: 'p1', result: {} });
+  assert.deepEqual(await transport.next((m) => m.id === 7), {
+    jsonrpc: '2.0',
+    id: 7,
+    error: { code: -32601, message: 'Method not found: sampling/createMessage' },
+  });
+});
+
+test('garbage and answers to nobody are logged and ignored', async () => {
+  const { client, transport, lines } = await started();
+  transport.deliver({ hello: 1 });
+  transport.deliver({ jsonrpc: '2.0', id: 99, result: 1 });
+  transport.deliver({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+  assert.ok(lines.some((l) => / warn upstream test sent an invalid JSON-RPC message/.test(l)), lines.join('\n'));
+  assert.ok(lines.some((l) => /answered an unknown or finished request 99/.test(l)));
+  const p = client.request('still-works');
+  transport.deliver({ jsonrpc: '2.0', id: 1, result: 'yes' });
+  assert.equal(await p, 'yes');
+});
+
+test('a send failure rejects the request with ERR_RPC_SEND; notify throws it', async () => {
+  const { client } = await started({}, { failSend: (m) => m.method !== 'ok' });
+  await rejectsWith(client.request('x'), 'ERR_RPC_SEND', /x could not be sent: pipe broken/);
+  await rejectsWith(client.notify('y'), 'ERR_RPC_SEND', /y could not be sent/);
+  assert.equal(client.inFlight, 0);
+});
+
+test('the transport closing fails what is in flight and everything after', async () => {
+  const { client, transport } = await started();
+  const reasons = [];
+  client.onClose((r) => reasons.push(r));
+  const p = client.request('tools/call');
+  transport.handlers.close('process exited with code 1');
+  await rejectsWith(p, 'ERR_RPC_CLOSED', /before tools\/call was answered: process exited with code 1/);
+  assert.equal(client.closed, 'process exited with code 1');
+  await rejectsWith(client.request('again'), 'ERR_RPC_CLOSED', /connection closed: process exited/);
+  await rejectsWith(client.notify('n'), 'ERR_RPC_CLOSED');
+  transport.handlers.close('twice');
+  assert.deepEqual(reasons, ['process exited with code 1']);
+});
+
+test('close() fails pending requests and closes the transport; a cancel after close is not sent', async () => {
+  const { client, transport } = await started();
+  const controller = new AbortController();
+  const p = client.request('x', {}, { signal: controller.signal });
+  await client.close('bridge shutting down');
+  await rejectsWith(p, 'ERR_RPC_CLOSED', /bridge shutting down/);
+  controller.abort();
+  assert.equal(transport.closedCount, 1);
+  assert.equal(transport.sent.filter((s) => s.message.method === 'notifications/cancelled').length, 0);
+});
