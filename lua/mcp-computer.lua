@@ -807,10 +807,18 @@ local function closeReason(reason, code)
     return text
 end
 
+-- The bridge wants a link token (CC_LINK_TOKEN) and ours is missing or
+-- wrong: retrying cannot help, so stop and say how to fix it.
+local function tokenRefused()
+    printError("the bridge refused the token: set it with")
+    printError("set mcp.token <token>  (or --token <token>)")
+    error(FATAL, 0)
+end
+
 -- Says hello and waits for hello-ok. Returns true when linked, or false and
 -- what went wrong.
 local function hello(link)
-    local frame = { type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION }
+    local frame = { type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token }
     if not sendJson(link, encode(frame)) then return false, link.lost end
     local timer = os.startTimer(HELLO_TIMEOUT)
     while true do
@@ -818,6 +826,7 @@ local function hello(link)
         if ev[1] == "timer" and ev[2] == timer then
             return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
         elseif ev[1] == "websocket_closed" and ev[2] == link.url then
+            if tonumber(ev[4]) == 4401 then tokenRefused() end
             return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
         elseif ev[1] == "websocket_message" and ev[2] == link.url then
             local msg, err = decodeFrame(ev[3])
@@ -826,6 +835,11 @@ local function hello(link)
             elseif msg.type == "hello-ok" then
                 os.cancelTimer(timer)
                 return true
+            elseif msg.type == "hello-error" and msg.code == "unauthorized" then
+                tokenRefused()
+            elseif msg.type == "hello-error" and msg.code == "busy" then
+                os.cancelTimer(timer)
+                return false, "the bridge is busy: " .. tostring(msg.error)
             elseif msg.type == "hello-error" then
                 printError("The bridge refused this computer: " .. tostring(msg.error or "no reason given"))
                 error(FATAL, 0)
@@ -973,6 +987,7 @@ local function printHelp()
     print("  --once           exit when the link drops")
     print("  --no-exec        refuse exec-lua requests")
     print("  --max-frame <n>  largest frame to send (bytes)")
+    print("  --token <t>      link token (CC_LINK_TOKEN); or set mcp.token")
     print("Without a URL the setting mcp.url is used:")
     print("  set mcp.url ws://<bridge-host>:3001")
     print("set mcp.exec false also refuses exec-lua.")
@@ -988,6 +1003,10 @@ local function defineSettings()
     if not (settings and settings.define) then return end
     settings.define("mcp.url", {
         description = "Bridge link URL for mcp-computer when run without one, e.g. ws://192.168.1.20:3001",
+        type = "string",
+    })
+    settings.define("mcp.token", {
+        description = "Link token the bridge asks for (its CC_LINK_TOKEN)",
         type = "string",
     })
     settings.define("mcp.exec", {
@@ -1016,6 +1035,12 @@ local function parseArgs(args)
         if flag == "url" then
             if args[i + 1] == nil then usageError("-url needs a URL") end
             opts.url = args[i + 1]
+            i = i + 1
+        elseif flag == "token" then
+            if args[i + 1] == nil then usageError("--token needs the bridge's link token") end
+            opts.token = args[i + 1]
+            opts.extra[#opts.extra + 1] = "--token"
+            opts.extra[#opts.extra + 1] = args[i + 1]
             i = i + 1
         elseif flag == "once" then
             opts.once = true
@@ -1114,6 +1139,11 @@ local function checkHttp()
     end
 end
 
+local function nonEmpty(value)
+    if type(value) == "string" and value ~= "" then return value end
+    return nil
+end
+
 local function main(...)
     defineSettings()
     local opts = parseArgs({ ... })
@@ -1131,6 +1161,7 @@ local function main(...)
     checkHttp()
 
     local link = {
+        token = opts.token or nonEmpty(settings.get("mcp.token")),
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame,
         chunks = {}, order = {}, hinted = {},
     }

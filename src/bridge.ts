@@ -11,6 +11,7 @@ import { ToolRegistry } from './tools/registry.js';
 import { Dispatcher } from './mcp/dispatch.js';
 import { startHttpServer } from './surfaces/http.js';
 import { TokenSet } from './auth/tokens.js';
+import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
 import { ConfigHub } from './config/hub.js';
 import type { EndpointAliases } from './surfaces/endpoints.js';
@@ -32,6 +33,8 @@ export interface Bridge {
   hub: ConfigHub | null;
   /** REST aliases (the config file's `endpoints`): check() validates a list, apply() swaps it in. */
   endpoints: EndpointAliases;
+  /** Counters behind GET /metrics; `metrics.upstreamStates` is the hook for upstream servers. */
+  metrics: Metrics;
   /** Stop accepting, end links with 1001, let in-flight MCP calls answer; resolves when closed. */
   close(graceMs?: number): Promise<void>;
 }
@@ -43,20 +46,33 @@ function urlHost(host: string): string {
 }
 
 export async function startBridge(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Bridge> {
+  const metrics = new Metrics();
   const links = new LinkRegistry();
+  links.maxPendingPerLink = config.maxRequestsPerComputer;
   const tools = new ToolRegistry(config);
   tools.setSource(builtinSource);
   // a bad file throws ConfigFileError here, before anything listens
   const hub = config.configFile === null ? null : new ConfigHub(config.configFile, tools, log);
   if (hub) hub.apply(hub.read());
-  const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion() });
+  const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
   const link: LinkServer = await startLinkServer(links, log, {
     host: config.linkHost,
     port: config.linkPort,
     heartbeatMs: config.heartbeatMs,
     maxFrameBytes: config.maxFrameBytes,
     luaProgramPath: LUA_PROGRAM_PATH,
+    tokens: new TokenSet(config.linkTokens),
+    limits: {
+      maxLinks: config.maxLinks,
+      maxLinksPerAddress: config.maxLinksPerAddress,
+      maxPendingHellos: config.maxPendingHellos,
+      maxPendingHellosPerAddress: config.maxPendingHellosPerAddress,
+      helloRate: config.helloRate,
+    },
+    metrics,
   });
+  metrics.addGauge({ name: 'cc_links', help: 'Computers linked now.', read: () => links.size });
+  metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet (each holds one timer).', read: () => links.pendingCount() });
   let mcp;
   let endpoints: EndpointAliases;
   try {
@@ -69,6 +85,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       links,
       config,
       version: packageVersion(),
+      metrics,
     });
     endpoints = routes.endpoints;
     // the file's REST aliases; a path taken by a built-in route is a config error (ConfigFileError)
@@ -78,6 +95,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       port: config.mcpPort,
       allowedOrigins: config.allowedOrigins,
       auth: new TokenSet(config.mcpAuthTokens),
+      metrics,
     });
   } catch (err) {
     await link.close();
@@ -92,6 +110,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     dispatcher,
     hub,
     endpoints,
+    metrics,
     close(graceMs = 4000) {
       closing ??= Promise.all([mcp.close(graceMs), link.close()]).then(() => undefined);
       return closing;

@@ -26,6 +26,13 @@ export interface Config {
   allowUnauthenticated: boolean;
   /** CC_CONFIG: the JSON file with config-defined tools and upstream servers; null without one. */
   configFile: string | null;
+  maxLinks: number;
+  maxLinksPerAddress: number;
+  maxPendingHellos: number;
+  maxPendingHellosPerAddress: number;
+  helloRate: number;
+  maxRequestsPerComputer: number;
+  maxConcurrentCalls: number;
 }
 
 export class ConfigError extends Error {
@@ -63,6 +70,13 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_AUTH_TOKEN_FILE', default: '', meaning: 'file holding the MCP token(s), one per line (keeps them out of the process list)' },
   { name: 'CC_LINK_TOKEN', default: '', meaning: 'token(s) a computer must send in its hello (comma-separated for rotation)' },
   { name: 'CC_LINK_TOKEN_FILE', default: '', meaning: 'file holding the link token(s), one per line' },
+  { name: 'CC_MAX_LINKS', default: '1000', meaning: 'most computers linked at once; more get hello-error busy' },
+  { name: 'CC_MAX_LINKS_PER_ADDRESS', default: '1000', meaning: 'most links from one IP address (a Minecraft server\'s computers share its address)' },
+  { name: 'CC_MAX_PENDING_HELLOS', default: '256', meaning: 'most link sockets that have not said hello yet; more get HTTP 503' },
+  { name: 'CC_MAX_PENDING_HELLOS_PER_ADDRESS', default: '64', meaning: 'most such sockets from one IP address' },
+  { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy' },
+  { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '256', meaning: 'most requests in flight to one computer; more fail at once' },
+  { name: 'MCP_MAX_CONCURRENT_CALLS', default: '1024', meaning: 'most tool calls running at once; more get HTTP 503 with Retry-After' },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
 ];
@@ -134,6 +148,7 @@ const optionalPath: Parse<string | null> = (raw) => (raw.trim() === '' ? null : 
 const port = integer(0, 65535);
 const duration = integer(1, 3_600_000);
 const bytes = integer(1024, 1024 * MiB);
+const count = integer(1, 1_000_000);
 
 function read<T>(env: Record<string, string | undefined>, name: string, parse: Parse<T>): T {
   const spec = VARIABLES.find((v) => v.name === name);
@@ -190,6 +205,13 @@ export function loadConfig(
     linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
     configFile: read(env, 'CC_CONFIG', optionalPath),
+    maxLinks: read(env, 'CC_MAX_LINKS', count),
+    maxLinksPerAddress: read(env, 'CC_MAX_LINKS_PER_ADDRESS', count),
+    maxPendingHellos: read(env, 'CC_MAX_PENDING_HELLOS', count),
+    maxPendingHellosPerAddress: read(env, 'CC_MAX_PENDING_HELLOS_PER_ADDRESS', count),
+    helloRate: read(env, 'CC_HELLO_RATE', count),
+    maxRequestsPerComputer: read(env, 'CC_MAX_REQUESTS_PER_COMPUTER', count),
+    maxConcurrentCalls: read(env, 'MCP_MAX_CONCURRENT_CALLS', count),
   };
 }
 

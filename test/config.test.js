@@ -41,6 +41,13 @@ test('every variable has its documented default', () => {
     linkTokens: [],
     allowUnauthenticated: false,
     configFile: null,
+    maxLinks: 1000,
+    maxLinksPerAddress: 1000,
+    maxPendingHellos: 256,
+    maxPendingHellosPerAddress: 64,
+    helloRate: 50,
+    maxRequestsPerComputer: 256,
+    maxConcurrentCalls: 1024,
   });
 });
 
@@ -190,6 +197,13 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_TOKEN_FILE: 'empty',
     MCP_ALLOW_UNAUTHENTICATED: 'off',
     CC_CONFIG: 'empty',
+    CC_MAX_LINKS: '1000',
+    CC_MAX_LINKS_PER_ADDRESS: '1000',
+    CC_MAX_PENDING_HELLOS: '256',
+    CC_MAX_PENDING_HELLOS_PER_ADDRESS: '64',
+    CC_HELLO_RATE: '50',
+    CC_MAX_REQUESTS_PER_COMPUTER: '256',
+    MCP_MAX_CONCURRENT_CALLS: '1024',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

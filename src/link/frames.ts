@@ -5,6 +5,8 @@ export interface HelloFrame {
   computerId: number;
   computerLabel: string | null;
   version: string | null;
+  /** The link token the computer sent (CC_LINK_TOKEN), or null; never logged. */
+  token: string | null;
 }
 
 export interface ResponseFrame {
@@ -50,7 +52,8 @@ function parseHello(value: Record<string, unknown>): FrameParse {
   }
   const label = typeof value.computerLabel === 'string' && value.computerLabel !== '' ? value.computerLabel : null;
   const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
-  return { ok: true, frame: { type: 'hello', computerId: id, computerLabel: label, version } };
+  const token = typeof value.token === 'string' ? value.token : null;
+  return { ok: true, frame: { type: 'hello', computerId: id, computerLabel: label, version, token } };
 }
 
 function parseResponse(value: Record<string, unknown>): FrameParse {
@@ -92,6 +95,12 @@ export function encodeCancel(id: string): string {
 
 export const HELLO_OK = JSON.stringify({ type: 'hello-ok' });
 
-export function encodeHelloError(error: string): string {
-  return JSON.stringify({ type: 'hello-error', error });
+/**
+ * Why a hello was refused, for the computer to act on: `unauthorized` (wrong or missing token: stop
+ * and ask the player), `busy` (a limit; retry later with backoff), `invalid` (a malformed hello).
+ */
+export type HelloErrorCode = 'unauthorized' | 'busy' | 'invalid';
+
+export function encodeHelloError(error: string, code: HelloErrorCode = 'invalid'): string {
+  return JSON.stringify({ type: 'hello-error', error, code });
 }

@@ -73,6 +73,8 @@ export class FrameTooLargeError extends Error {
 
 export class LinkRegistry {
   private readonly links = new Map<number, Link>();
+  /** Most requests in flight on one link (CC_MAX_REQUESTS_PER_COMPUTER); more fail at once. */
+  maxPendingPerLink = Infinity;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -109,6 +111,13 @@ export class LinkRegistry {
     return [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
   }
 
+  /** Requests in flight on every link (each holds one timer); read by /metrics, not on the hot path. */
+  pendingCount(): number {
+    let n = 0;
+    for (const link of this.links.values()) n += link.pending.size;
+    return n;
+  }
+
   touch(link: Link): void {
     link.lastSeenAt = this.now();
   }
@@ -118,6 +127,13 @@ export class LinkRegistry {
     const elapsed = () => this.now() - startedAt;
     if (link.closed) return Promise.resolve({ status: 'disconnected', reason: 'link closed', ms: 0 });
     if (options.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
+    if (link.pending.size >= this.maxPendingPerLink) {
+      return Promise.resolve({
+        status: 'error',
+        error: `computer ${link.computerId} already has ${this.maxPendingPerLink} requests in flight (CC_MAX_REQUESTS_PER_COMPUTER); try again shortly`,
+        ms: 0,
+      });
+    }
     const id = randomUUID();
     const frame = encodeRequest(id, method, params);
     if (options.maxFrameBytes !== undefined && Buffer.byteLength(frame) > options.maxFrameBytes) {

@@ -5,8 +5,10 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import type { Logger } from '../log.js';
-import { HELLO_OK, encodeHelloError, parseComputerFrame } from './frames.js';
-import { describe, type Link, type LinkRegistry } from './registry.js';
+import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } from './frames.js';
+import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
+import { Metrics } from '../metrics.js';
+import { describe, type Link, type LinkRegistry, type LinkSocket } from './registry.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -16,6 +18,11 @@ export interface LinkServerOptions {
   /** A socket that has not said hello by then is closed. */
   helloTimeoutMs?: number;
   luaProgramPath: string;
+  /** When it holds tokens, a hello must carry one of them (CC_LINK_TOKEN). */
+  tokens?: { readonly enabled: boolean; matches(token: string | null): boolean };
+  /** Caps on links and on connections that have not said hello; none when absent. */
+  limits?: AdmissionLimits;
+  metrics?: Metrics;
 }
 
 export interface LinkServer {
@@ -29,13 +36,30 @@ interface SocketState {
   alive: boolean;
   remoteAddress: string;
   helloTimer: NodeJS.Timeout | null;
+  ticket: Ticket;
 }
 
 const CLOSE_POLICY = 1008;
 const CLOSE_GOING_AWAY = 1001;
+/** A wrong or missing link token: the computer should stop and ask for the right one. */
+export const CLOSE_UNAUTHORIZED = 4401;
+/** A limit was hit: try again later. */
+const CLOSE_TRY_AGAIN = 1013;
+
+const UNLIMITED: AdmissionLimits = {
+  maxLinks: Infinity,
+  maxLinksPerAddress: Infinity,
+  maxPendingHellos: Infinity,
+  maxPendingHellosPerAddress: Infinity,
+  helloRate: Infinity,
+};
 
 export async function startLinkServer(registry: LinkRegistry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
+  const metrics = options.metrics ?? new Metrics();
+  const admission = new Admission(options.limits ?? UNLIMITED);
+  /** Tickets by raw socket, taken before the WebSocket handshake and given back when the socket closes. */
+  const tickets = new WeakMap<object, Ticket>();
   // node checks these only every connectionsCheckingInterval (30 s unless set)
   const http = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1000 }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -65,8 +89,26 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     });
   });
 
-  const wss = new WebSocketServer({ server: http, maxPayload: options.maxFrameBytes });
+  const wss = new WebSocketServer({
+    server: http,
+    maxPayload: options.maxFrameBytes,
+    // refused before the handshake, so a flood of sockets costs little
+    verifyClient: (info, callback) => {
+      const socket = info.req.socket;
+      const ticket = admission.open(socket.remoteAddress ?? '?');
+      if (isRefusal(ticket)) {
+        metrics.linksRefused.inc(ticket.reason);
+        log.debug(`link from ${socket.remoteAddress} refused: ${ticket.message}`);
+        callback(false, 503, ticket.message, { 'retry-after': String(ticket.retryAfter) });
+        return;
+      }
+      tickets.set(socket, ticket);
+      socket.once('close', () => admission.close(ticket));
+      callback(true);
+    },
+  });
   const states = new Map<WebSocket, SocketState>();
+  metrics.addGauge({ name: 'cc_link_connections_pre_hello', help: 'Link sockets that have not said hello yet (each holds one hello timer).', read: () => admission.pending });
 
   wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
     const state: SocketState = {
@@ -74,6 +116,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       alive: true,
       remoteAddress: `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`,
       helloTimer: null,
+      // verifyClient always ran for this socket; the fallback only satisfies the types
+      ticket: tickets.get(req.socket) ?? { address: req.socket.remoteAddress ?? '?', stage: 'closed' },
     };
     states.set(ws, state);
     state.helloTimer = setTimeout(() => {
@@ -100,13 +144,16 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   });
 
   function onMessage(ws: WebSocket, state: SocketState, data: RawData, isBinary: boolean): void {
+    metrics.framesIn++;
     if (state.link) registry.touch(state.link);
     if (isBinary) {
+      metrics.framesRejected.inc('binary');
       log.warn(`link from ${state.remoteAddress}: binary frame dropped`);
       return;
     }
     const parsed = parseComputerFrame(data.toString());
     if (!parsed.ok) {
+      metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
       log.warn(`link from ${state.remoteAddress}: ${parsed.error}; frame dropped`);
       if (!state.link && parsed.error.startsWith('hello.')) rejectHello(ws, state, parsed.error);
       return;
@@ -114,30 +161,73 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     const frame = parsed.frame;
     if (frame.type === 'hello') {
       if (state.link) {
+        metrics.framesRejected.inc('second_hello');
         log.warn(`link ${describe(state.link.computerId, state.link.label)} sent a second hello; ignored`);
         return;
       }
+      if (state.ticket.stage !== 'pending') return; // already refused; the socket is closing
+      const current = registry.get(frame.computerId);
+      const refusal = admission.hello(state.ticket, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
+      if (refusal) {
+        metrics.linksRefused.inc(refusal.reason);
+        log.warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
+        refuse(ws, state, refusal.message, 'busy', CLOSE_TRY_AGAIN);
+        return;
+      }
+      // only after the limits, so a token guess costs a hello from the rate budget
+      if (options.tokens?.enabled && !options.tokens.matches(frame.token)) {
+        metrics.linksRefused.inc('unauthorized');
+        // the remote address, never the token
+        log.warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
+        refuse(ws, state, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
+        return;
+      }
       if (state.helloTimer) clearTimeout(state.helloTimer);
-      const { link, replaced } = registry.register(ws, frame, state.remoteAddress);
+      const { link, replaced } = registry.register(counted(ws), frame, state.remoteAddress);
       state.link = link;
-      ws.send(HELLO_OK);
+      metrics.linksLinked++;
+      send(ws, HELLO_OK);
+      if (replaced) metrics.linksReplaced++;
       if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
       log.info(`linked ${describe(link.computerId, link.label)} from ${state.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}`);
       return;
     }
     if (!state.link) {
+      metrics.framesRejected.inc('before_hello');
       rejectHello(ws, state, 'the first frame must be a hello');
       return;
     }
     if (!registry.resolve(state.link, frame)) {
+      metrics.framesRejected.inc('unknown_id');
       log.debug(`link ${describe(state.link.computerId, state.link.label)}: response ${frame.id} matches no request in flight on this link; dropped`);
     }
   }
 
   function rejectHello(ws: WebSocket, state: SocketState, error: string): void {
+    metrics.linksRefused.inc('invalid');
+    refuse(ws, state, error, 'invalid', CLOSE_POLICY);
+  }
+
+  /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
+  function refuse(ws: WebSocket, state: SocketState, error: string, code: HelloErrorCode, closeCode: number): void {
     if (state.helloTimer) clearTimeout(state.helloTimer);
-    ws.send(encodeHelloError(error));
-    ws.close(CLOSE_POLICY, 'invalid hello');
+    admission.close(state.ticket);
+    send(ws, encodeHelloError(error, code));
+    const reasons: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
+    ws.close(closeCode, reasons[code]);
+  }
+
+  function send(ws: WebSocket, text: string): void {
+    metrics.framesOut++;
+    ws.send(text);
+  }
+
+  /** What the registry sends through: the socket, with frames counted. One object per link. */
+  function counted(ws: WebSocket): LinkSocket {
+    return {
+      send: (text) => send(ws, text),
+      close: (code, reason) => ws.close(code, reason),
+    };
   }
 
   const heartbeat = setInterval(() => {

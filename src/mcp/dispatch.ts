@@ -19,6 +19,7 @@ import {
   type Response,
 } from '../jsonrpc/message.js';
 import { negotiate } from './protocol.js';
+import type { Metrics } from '../metrics.js';
 
 export interface DispatcherOptions {
   links: LinkRegistry;
@@ -26,12 +27,17 @@ export interface DispatcherOptions {
   config: Config;
   log: Logger;
   serverVersion: string;
+  metrics?: Metrics;
 }
+
+/** JSON-RPC code of a call refused by MCP_MAX_CONCURRENT_CALLS (answered 503 with Retry-After when alone). */
+export const SERVER_BUSY = -32003;
 
 /** What the transport should send: a status and a JSON body, or nothing (202). */
 export interface Reply {
   status: number;
   body: Response | Response[] | null;
+  headers?: Record<string, string>;
 }
 
 const SERVER_NAME = 'cc-mcp-bridge';
@@ -72,6 +78,9 @@ export class Dispatcher {
         return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
       }
       const response = await this.handleMessage(body);
+      if (response && 'error' in response && response.error.code === SERVER_BUSY) {
+        return { status: 503, body: response, headers: { 'retry-after': '1' } };
+      }
       return response ? { status: 200, body: response } : { status: 202, body: null };
     }
     if (!batchesAllowed) {
@@ -163,6 +172,7 @@ export class Dispatcher {
     try {
       const { result, failure } = await callTool(this.options, name, params.arguments, controller.signal);
       if (failure?.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
+      if (failure?.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
       return result;
     } finally {
       calls.delete(controller);

@@ -17,6 +17,7 @@ export interface HttpServerOptions {
   requestTimeoutMs?: number;
   /** When it holds tokens, every request but the public ones needs `Authorization: Bearer <token>`. */
   auth?: { readonly enabled: boolean; matches(token: string | null): boolean };
+  metrics?: { httpUnauthorized: number };
 }
 
 export interface HttpServer {
@@ -94,6 +95,7 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
       const token = bearerToken(req.headers.authorization);
       authenticated = options.auth.matches(token);
       if (!authenticated && !isPublic(method, match.ctx.path)) {
+        if (options.metrics) options.metrics.httpUnauthorized++;
         log.debug(`401 for ${method} ${match.ctx.path} from ${req.socket.remoteAddress}`);
         return unauthorized(res, match.ctx.path, req.headers.authorization !== undefined);
       }

@@ -49,7 +49,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       res.writeHead(202).end();
       return;
     }
-    sendJson(res, reply.status, reply.body);
+    sendJson(res, reply.status, reply.body, reply.headers);
   };
   const notPost: Handler = (_req, res) =>
     sendJson(res, 405, errorResponse(null, INVALID_REQUEST, 'Method not allowed: this server speaks MCP over POST only (no SSE stream)'), {

@@ -26,6 +26,7 @@ export const STATUS_BY_FAILURE: Readonly<Record<FailureCode, number>> = {
   cancelled: 503,
   tool_error: 200,
   internal: 500,
+  busy: 503,
 };
 
 /** `upstream__tool` is how the registry names a tool of upstream server `upstream`. */
@@ -115,7 +116,9 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
       return;
     }
     const status = failure ? STATUS_BY_FAILURE[failure.code] : 200;
-    if (failure && status !== 200) return sendError(res, status, failure.code, failure.message);
+    if (failure && status !== 200) {
+      return sendError(res, status, failure.code, failure.message, failure.code === 'busy' ? { 'retry-after': '1' } : {});
+    }
     sendJson(res, 200, { content: result.content, structuredContent: result.structuredContent, isError: result.isError === true });
   });
 }

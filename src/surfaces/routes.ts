@@ -10,6 +10,7 @@ import { openApiDocument } from './openapi.js';
 import { sendJson } from './respond.js';
 import { callHandler, notAllowed, restRoutes } from './rest.js';
 import { Router } from './router.js';
+import { PUBLIC_METRICS, type Metrics } from '../metrics.js';
 
 export interface RouteDeps {
   dispatcher: Dispatcher;
@@ -20,6 +21,7 @@ export interface RouteDeps {
   links: LinkRegistry;
   config: Config;
   version: string;
+  metrics?: Metrics;
 }
 
 export interface BridgeRoutes {
@@ -33,6 +35,14 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
   const router = new Router()
     .add('/mcp', mcp)
     .add('/', mcp)
+    .add('/metrics', {
+      // without the MCP token (when one is set) it says only that the bridge is up
+      GET: (_req, res, ctx) => {
+        const text = ctx.authenticated && deps.metrics ? deps.metrics.render() : PUBLIC_METRICS;
+        res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+      },
+    })
     .add('/health', {
       // without the MCP token (when one is set) it says only that the bridge is up
       GET: (_req, res, ctx) => sendJson(res, 200, ctx.authenticated ? { ok: true, computers: deps.computers() } : { ok: true }),

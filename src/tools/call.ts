@@ -5,6 +5,7 @@
 import type { Config } from '../config.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { ToolRegistry } from './registry.js';
 import { validate } from './schema.js';
 import { FAILURE, textResult, type FailureCode, type ToolResult } from './tool.js';
@@ -14,6 +15,8 @@ export interface CallDeps {
   links: LinkRegistry;
   config: Config;
   log: Logger;
+  /** Counts calls by tool and outcome, and caps how many run at once (MCP_MAX_CONCURRENT_CALLS). */
+  metrics?: Metrics;
 }
 
 export interface CallFailure {
@@ -52,6 +55,27 @@ function outcomeOf(result: ToolResult): CallOutcome {
  * it when the caller stops waiting. Never throws for anything a caller or a tool does.
  */
 export async function callTool(deps: CallDeps, name: string, args: unknown, signal: AbortSignal): Promise<CallOutcome> {
+  const { metrics, tools, config } = deps;
+  if (!metrics) return run(deps, name, args, signal);
+  // only names the registry knows become labels, so callers cannot grow the metrics without bound
+  const label = (outcome: CallOutcome) => (outcome.failure?.code === 'unknown_tool' || !tools.get(name) ? '(unknown)' : name);
+  if (metrics.callsInFlight >= config.maxConcurrentCalls) {
+    const busy = fail('busy', `The bridge is busy: ${config.maxConcurrentCalls} tool calls are running (MCP_MAX_CONCURRENT_CALLS); try again in a second.`);
+    metrics.callEnded(label(busy), 'busy', 0);
+    return busy;
+  }
+  metrics.callsInFlight++;
+  const startedAt = Date.now();
+  try {
+    const outcome = await run(deps, name, args, signal);
+    metrics.callEnded(label(outcome), outcome.failure?.code ?? 'ok', Date.now() - startedAt);
+    return outcome;
+  } finally {
+    metrics.callsInFlight--;
+  }
+}
+
+async function run(deps: CallDeps, name: string, args: unknown, signal: AbortSignal): Promise<CallOutcome> {
   const { tools, links, config, log } = deps;
   const tool = tools.get(name);
   if (!tool) return fail('unknown_tool', `Unknown tool: ${name}`);

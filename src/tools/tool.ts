@@ -26,6 +26,7 @@ export type ContentBlock = TextContent | OtherContent;
  * - cancelled: the caller stopped waiting
  * - tool_error: the tool ran and the computer or upstream answered with an error
  * - internal: a bug in the bridge
+ * - busy: a bridge-wide limit (MCP_MAX_CONCURRENT_CALLS) refused the call before it ran; retry later
  */
 export type FailureCode =
   | 'unknown_tool'
@@ -36,7 +37,8 @@ export type FailureCode =
   | 'unavailable'
   | 'cancelled'
   | 'tool_error'
-  | 'internal';
+  | 'internal'
+  | 'busy';
 
 /** Key of a result's classification; a symbol, so JSON (the MCP answer) never carries it. */
 export const FAILURE: unique symbol = Symbol('failure');

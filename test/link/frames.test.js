@@ -7,8 +7,13 @@ const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : 
 test('valid hello: integer id, label kept', () => {
   assert.deepEqual(parse({ type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0' }), {
     ok: true,
-    frame: { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0' },
+    frame: { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0', token: null },
   });
+});
+
+test('a hello may carry a link token (a string; anything else is no token)', () => {
+  assert.equal(parse({ type: 'hello', computerId: 1, token: 'secret-secret-secret' }).frame.token, 'secret-secret-secret');
+  for (const token of [undefined, 42, null, {}, ['a']]) assert.equal(parse({ type: 'hello', computerId: 1, token }).frame.token, null);
 });
 
 test('hello id 0 is valid', () => {
@@ -72,7 +77,8 @@ test('encoders produce the link protocol frames', () => {
   });
   assert.deepEqual(JSON.parse(encodeCancel('id3')), { type: 'cancel', id: 'id3' });
   assert.deepEqual(JSON.parse(HELLO_OK), { type: 'hello-ok' });
-  assert.deepEqual(JSON.parse(encodeHelloError('nope')), { type: 'hello-error', error: 'nope' });
+  assert.deepEqual(JSON.parse(encodeHelloError('nope')), { type: 'hello-error', error: 'nope', code: 'invalid' });
+  assert.deepEqual(JSON.parse(encodeHelloError('token', 'unauthorized')), { type: 'hello-error', error: 'token', code: 'unauthorized' });
 });
 
 test('requests escape every non-ASCII character so any CC version decodes them the same', () => {

@@ -1,0 +1,72 @@
+// Admission bookkeeping with a hand-driven clock: caps, the hello bucket, release at every stage.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Admission, isRefusal } from '../../dist/link/admission.js';
+
+const LIMITS = { maxLinks: 3, maxLinksPerAddress: 2, maxPendingHellos: 4, maxPendingHellosPerAddress: 3, helloRate: 2 };
+
+function books(limits = {}) {
+  let now = 0;
+  const a = new Admission({ ...LIMITS, ...limits }, () => now);
+  return { a, tick: (ms) => (now += ms) };
+}
+
+test('pending caps: total and per address; a refusal counts nothing', () => {
+  const { a } = books();
+  const mine = [1, 2, 3].map(() => a.open('A'));
+  assert.ok(mine.every((t) => !isRefusal(t)));
+  const fourth = a.open('A');
+  assert.equal(fourth.reason, 'pending_per_address');
+  assert.equal(a.pending, 3);
+  assert.ok(!isRefusal(a.open('B')));
+  assert.equal(a.open('C').reason, 'pending');
+  a.close(mine[0]);
+  a.close(mine[0]); // twice is harmless
+  assert.equal(a.pending, 3);
+  assert.ok(!isRefusal(a.open('C')));
+});
+
+test('links: total cap, per-address cap, replacement does not count twice', () => {
+  const { a, tick } = books({ helloRate: 100 });
+  const t = (addr) => a.open(addr);
+  const a1 = t('A');
+  const a2 = t('A');
+  assert.equal(a.hello(a1, 0, null), null);
+  assert.equal(a.hello(a2, 1, null), null);
+  assert.equal(a.linkedFrom('A'), 2);
+  assert.equal(a.pending, 0);
+  const a3 = t('A');
+  assert.equal(a.hello(a3, 2, null).reason, 'links_per_address');
+  assert.equal(a.hello(a3, 2, 'A'), null, 'replacing one of its own links');
+  tick(1000);
+  const b1 = t('B');
+  assert.equal(a.hello(b1, 3, null).reason, 'links');
+  assert.equal(a.hello(b1, 3, 'A'), null, 'a replacement does not add a link');
+  assert.equal(a.hello(b1, 3, null), null, 'a ticket that is no longer pending is not judged again');
+  a.close(a1);
+  assert.equal(a.linkedFrom('A'), 2);
+  a.close(a2);
+  a.close(a3);
+  assert.equal(a.linkedFrom('A'), 0);
+});
+
+test('the hello bucket: a burst of twice the rate, then the rate per second', () => {
+  const { a, tick } = books({ maxPendingHellos: 100, maxPendingHellosPerAddress: 100, maxLinks: 100, maxLinksPerAddress: 100 });
+  const results = Array.from({ length: 6 }, () => a.hello(a.open('A'), 0, null));
+  assert.deepEqual(results.map((r) => r?.reason ?? 'ok'), ['ok', 'ok', 'ok', 'ok', 'hello_rate', 'hello_rate']);
+  assert.equal(a.hello(a.open('B'), 0, null), null, 'other addresses have their own bucket');
+  tick(500);
+  assert.equal(a.hello(a.open('A'), 0, null), null, 'one hello refilled after 1/rate s');
+  assert.equal(a.hello(a.open('A'), 0, null).reason, 'hello_rate');
+});
+
+test('buckets of quiet addresses are forgotten, so a spray of addresses cannot grow the books', () => {
+  const { a, tick } = books({ maxPendingHellos: 1e6, maxPendingHellosPerAddress: 1e6, maxLinks: 1e6, maxLinksPerAddress: 1e6 });
+  for (let i = 0; i < 5000; i++) {
+    const ticket = a.open(`10.0.${i >> 8}.${i & 255}`);
+    a.hello(ticket, 0, null);
+    a.close(ticket);
+    tick(10);
+  }
+  assert.ok(a.tracked <= 1024 + 1, `tracked ${a.tracked}`);
+});
