@@ -83,6 +83,7 @@ test('GET /metrics: counters move with links, frames, calls and refusals; pendin
     assert.equal(s.get('cc_link_frames_out_total'), 5);
     assert.equal(s.get('cc_tool_calls_in_flight'), 0);
     assert.equal(s.get('cc_link_requests_pending'), 0);
+    assert.equal(s.get('cc_mcp_calls_tracked'), 0);
     assert.equal(s.get('cc_link_connections_pre_hello'), 0);
     await computer.close();
     await until(async () => (await scrape()).get('cc_links') === 0);

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { COLOURS, useComputer } from './computer.js';
+import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 
 const T = { timeout: 60000 };
@@ -49,6 +50,25 @@ describeLua('link token', () => {
       assert.equal(bridge.metrics.linksRefused.get('unauthorized'), 1, 'one attempt, no hammering');
     });
   }
+
+  test('hello-error busy (a bridge limit) is retried with backoff, then links', T, async (t) => {
+    let n = 0;
+    const bridge = await startFakeBridge({
+      hello: (link) => {
+        if (n++ === 0) {
+          link.send({ type: 'hello-error', error: 'the bridge already has 3 links (CC_MAX_LINKS)', code: 'busy' });
+          link.close(1013, 'try again later');
+        } else {
+          link.send({ type: 'hello-ok' });
+        }
+      },
+    });
+    t.after(() => bridge.close());
+    const c = useComputer(t, { id: 8, url: bridge.url, timeScale: 0.001 });
+    await c.waitForOutput('linked as 8');
+    assert.match(c.output, /the bridge is busy: the bridge already has 3 links \(CC_MAX_LINKS\)\nretrying in 1 s/);
+    assert.equal(bridge.links.length, 2);
+  });
 
   test('--token without a value is a usage error', T, async (t) => {
     const c = useComputer(t, { args: ['ws://127.0.0.1:1', '--token'] });
