@@ -52,25 +52,38 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   const tools = new ToolRegistry(config);
   tools.setSource(builtinSource);
   // a bad file throws ConfigFileError here, before anything listens
-  const hub = config.configFile === null ? null : new ConfigHub(config.configFile, tools, log);
+  const hub =
+    config.configFile === null
+      ? null
+      : new ConfigHub(config.configFile, tools, log, {
+          timeoutMs: config.upstreamTimeoutMs,
+          maxMessageBytes: config.upstreamMaxMessageBytes,
+          version: packageVersion(),
+        });
   if (hub) hub.apply(hub.read());
   const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
-  const link: LinkServer = await startLinkServer(links, log, {
-    host: config.linkHost,
-    port: config.linkPort,
-    heartbeatMs: config.heartbeatMs,
-    maxFrameBytes: config.maxFrameBytes,
-    luaProgramPath: LUA_PROGRAM_PATH,
-    tokens: new TokenSet(config.linkTokens),
-    limits: {
-      maxLinks: config.maxLinks,
-      maxLinksPerAddress: config.maxLinksPerAddress,
-      maxPendingHellos: config.maxPendingHellos,
-      maxPendingHellosPerAddress: config.maxPendingHellosPerAddress,
-      helloRate: config.helloRate,
-    },
-    metrics,
-  });
+  let link: LinkServer;
+  try {
+    link = await startLinkServer(links, log, {
+      host: config.linkHost,
+      port: config.linkPort,
+      heartbeatMs: config.heartbeatMs,
+      maxFrameBytes: config.maxFrameBytes,
+      luaProgramPath: LUA_PROGRAM_PATH,
+      tokens: new TokenSet(config.linkTokens),
+      limits: {
+        maxLinks: config.maxLinks,
+        maxLinksPerAddress: config.maxLinksPerAddress,
+        maxPendingHellos: config.maxPendingHellos,
+        maxPendingHellosPerAddress: config.maxPendingHellosPerAddress,
+        helloRate: config.helloRate,
+      },
+      metrics,
+    });
+  } catch (err) {
+    await hub?.close();
+    throw err;
+  }
   metrics.addGauge({ name: 'cc_links', help: 'Computers linked now.', read: () => links.size });
   metrics.addGauge({ name: 'cc_mcp_calls_tracked', help: 'MCP tool calls tracked for notifications/cancelled (entries that must drain to 0).', read: () => dispatcher.activeCalls });
   metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet (each holds one timer).', read: () => links.pendingCount() });
@@ -87,6 +100,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       config,
       version: packageVersion(),
       metrics,
+      hub,
     });
     endpoints = routes.endpoints;
     // the file's REST aliases; a path taken by a built-in route is a config error (ConfigFileError)
@@ -99,7 +113,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       metrics,
     });
   } catch (err) {
-    await link.close();
+    await Promise.all([link.close(), hub?.close()]);
     throw err;
   }
   let closing: Promise<void> | null = null;
@@ -113,7 +127,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     endpoints,
     metrics,
     close(graceMs = 4000) {
-      closing ??= Promise.all([mcp.close(graceMs), link.close()]).then(() => undefined);
+      closing ??= Promise.all([mcp.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
       return closing;
     },
   };

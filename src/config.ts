@@ -33,6 +33,10 @@ export interface Config {
   helloRate: number;
   maxRequestsPerComputer: number;
   maxConcurrentCalls: number;
+  /** Default timeout of each request to an upstream MCP server (a server's timeoutMs overrides it). */
+  upstreamTimeoutMs: number;
+  /** Largest message an upstream server may send (a stdio line, an HTTP answer or SSE event). */
+  upstreamMaxMessageBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -79,6 +83,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_MAX_CONCURRENT_CALLS', default: '1024', meaning: 'most tool calls running at once; more get HTTP 503 with Retry-After' },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
+  { name: 'CC_UPSTREAM_TIMEOUT_MS', default: '60000', meaning: 'default timeout of each request to an upstream MCP server' },
+  { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
 ];
 
 const integer =
@@ -212,6 +218,8 @@ export function loadConfig(
     helloRate: read(env, 'CC_HELLO_RATE', count),
     maxRequestsPerComputer: read(env, 'CC_MAX_REQUESTS_PER_COMPUTER', count),
     maxConcurrentCalls: read(env, 'MCP_MAX_CONCURRENT_CALLS', count),
+    upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
+    upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
   };
 }
 

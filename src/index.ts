@@ -100,6 +100,11 @@ async function main(argv: string[]): Promise<number | null> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGHUP', () => {
+    // re-read CC_CONFIG; the hub logs what changed, or why the file was refused
+    if (!bridge.hub) log.warn('SIGHUP received; the bridge runs without CC_CONFIG, so there is nothing to reload');
+    else if (bridge.hub.reload().ok) log.info('SIGHUP received; config file reloaded');
+  });
   return null;
 }
 

@@ -48,6 +48,8 @@ test('every variable has its documented default', () => {
     helloRate: 50,
     maxRequestsPerComputer: 256,
     maxConcurrentCalls: 1024,
+    upstreamTimeoutMs: 60000,
+    upstreamMaxMessageBytes: 4 * MiB,
   });
 });
 
@@ -82,6 +84,8 @@ test('valid values are parsed', () => {
     CC_EXEC_LUA: 'off',
     LOG_LEVEL: 'DEBUG',
     CC_CONFIG: '/etc/cc bridge.json',
+    CC_UPSTREAM_TIMEOUT_MS: '5',
+    CC_UPSTREAM_MAX_MESSAGE_BYTES: '2048',
   });
   const expected = {
     mcpHost: '0.0.0.0',
@@ -97,6 +101,8 @@ test('valid values are parsed', () => {
     execLua: false,
     logLevel: 'debug',
     configFile: '/etc/cc bridge.json',
+    upstreamTimeoutMs: 5,
+    upstreamMaxMessageBytes: 2048,
   };
   // the fields this test sets; the defaults test covers every field
   for (const [key, value] of Object.entries(expected)) assert.deepEqual(config[key], value, key);
@@ -204,6 +210,8 @@ test('help text lists every variable with its default and meaning', () => {
     CC_HELLO_RATE: '50',
     CC_MAX_REQUESTS_PER_COMPUTER: '256',
     MCP_MAX_CONCURRENT_CALLS: '1024',
+    CC_UPSTREAM_TIMEOUT_MS: '60000',
+    CC_UPSTREAM_MAX_MESSAGE_BYTES: String(4 * MiB),
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

@@ -143,7 +143,7 @@ export class Dispatcher {
       case 'tools/list':
         if (p.cursor !== undefined && p.cursor !== null) throw new RpcError(INVALID_PARAMS, 'Invalid cursor: this server never issues cursors');
         return {
-          tools: this.options.tools.list().map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+          tools: this.options.tools.list().map(({ name, title, description, inputSchema, outputSchema, annotations, definition }) => definition ?? ({
             name,
             title,
             description,

@@ -1,5 +1,6 @@
 // The bridge's HTTP routes in one table: add a surface's routes here.
 import type { Config } from '../config.js';
+import type { ConfigHub } from '../config/hub.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
@@ -9,6 +10,7 @@ import { mcpRoute } from './mcp-route.js';
 import { openApiDocument } from './openapi.js';
 import { sendJson } from './respond.js';
 import { callHandler, notAllowed, restRoutes } from './rest.js';
+import { reloadRoute } from './reload-route.js';
 import { Router } from './router.js';
 import { PUBLIC_METRICS, type Metrics } from '../metrics.js';
 
@@ -22,6 +24,8 @@ export interface RouteDeps {
   config: Config;
   version: string;
   metrics?: Metrics;
+  /** The CC_CONFIG file (POST /reload, server states in /health); null without one. */
+  hub?: ConfigHub | null;
 }
 
 export interface BridgeRoutes {
@@ -45,8 +49,14 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
     })
     .add('/health', {
       // without the MCP token (when one is set) it says only that the bridge is up
-      GET: (_req, res, ctx) => sendJson(res, 200, ctx.authenticated ? { ok: true, computers: deps.computers() } : { ok: true }),
-    });
+      GET: (_req, res, ctx) =>
+        sendJson(
+          res,
+          200,
+          ctx.authenticated ? { ok: true, computers: deps.computers(), ...(deps.hub ? { servers: deps.hub.serverStatus() } : {}) } : { ok: true },
+        ),
+    })
+    .add('/reload', reloadRoute(deps.hub ?? null));
   for (const [path, methods] of Object.entries(restRoutes(deps))) router.add(path, methods);
   const endpoints = new EndpointAliases(router, (tool) => ({ POST: callHandler(deps, tool), '*': notAllowed('POST') }));
   router.add('/openapi.json', {

@@ -9,6 +9,11 @@ export interface ToolSource {
   readonly id: string;
   /** The tools this source offers now, in the order they should be listed. */
   tools(): readonly Tool[];
+  /**
+   * A tool this source answers for although it does not list it now (an upstream server that is
+   * down answers its names with an error saying so); consulted only for names no source lists.
+   */
+  resolve?(name: string): Tool | undefined;
 }
 
 export class ToolNameCollisionError extends Error {
@@ -66,7 +71,23 @@ export class ToolRegistry {
 
   /** Any known tool by name, including one the configuration disables (so callers can say so). */
   get(name: string): Tool | undefined {
-    return this.byName.get(name)?.tool;
+    const listed = this.byName.get(name)?.tool;
+    if (listed) return listed;
+    for (const source of this.sources.values()) {
+      const tool = source.resolve?.(name);
+      if (tool) return tool;
+    }
+    return undefined;
+  }
+
+  /** The id of the source that lists `name`, if any. */
+  owner(name: string): string | undefined {
+    return this.byName.get(name)?.sourceId;
+  }
+
+  /** Every listed name with its source (enabled or not). */
+  names(): Array<{ name: string; sourceId: string }> {
+    return [...this.byName].map(([name, { sourceId }]) => ({ name, sourceId }));
   }
 
   isEnabled(tool: Tool): boolean {

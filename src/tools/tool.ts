@@ -66,6 +66,11 @@ export interface Tool {
   inputSchema: Schema;
   outputSchema?: Schema;
   annotations?: Record<string, unknown>;
+  /**
+   * The exact tools/list entry, for a tool defined elsewhere (an upstream server's): passed through
+   * whole (icons, _meta, annotations ...) with only the name changed to the bridge's.
+   */
+  definition?: Record<string, unknown>;
   /** Whether the configuration offers this tool at all (default: yes). */
   enabled?(config: Config): boolean;
   call(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;

@@ -64,12 +64,19 @@ export class HttpTransport implements Transport {
     if (this.closed) throw new Error('transport closed');
     const controller = this.track(signal);
     try {
-      const res = await fetch(this.options.url, {
-        method: 'POST',
-        headers: this.headers({ 'content-type': 'application/json', accept: ACCEPT }),
-        body: JSON.stringify(message),
-        signal: controller.signal,
-      });
+      let res: Response;
+      try {
+        res = await fetch(this.options.url, {
+          method: 'POST',
+          headers: this.headers({ 'content-type': 'application/json', accept: ACCEPT }),
+          body: JSON.stringify(message),
+          signal: controller.signal,
+        });
+      } catch (err) {
+        // the server cannot be reached at all: the connection is over (the supervisor reconnects)
+        if (!controller.signal.aborted) this.ended(`cannot reach ${this.options.url}: ${networkError(err)}`);
+        throw err;
+      }
       const issued = res.headers.get('mcp-session-id');
       if (issued && isRecord(message) && message.method === 'initialize') this.sessionId = issued;
       if (res.status === 404 && this.sessionId !== null) {
@@ -225,6 +232,11 @@ export class HttpTransport implements Transport {
       await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
     }
   }
+}
+
+function networkError(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err as Error).message;
 }
 
 /** A JSON-RPC response (or a batch of them): something a pending request is waiting for. */

@@ -160,13 +160,15 @@ test('a 404 for our session ends the transport: pending requests fail, close is 
   assert.equal(await closed, 'the server no longer knows our session (HTTP 404)');
 });
 
-test('an unreachable server rejects the request with the network error', async () => {
+test('an unreachable server ends the connection, naming the network error', async () => {
   const srv = await server(() => {});
   const url = srv.url;
   await srv.close();
   const { rpc } = client(url);
   await rpc.start();
-  await assert.rejects(rpc.request('x'), (e) => e.code === 'ERR_RPC_SEND' && /could not be sent: fetch failed/.test(e.message));
+  const closed = new Promise((r) => rpc.onClose(r));
+  await assert.rejects(rpc.request('x'), (e) => e.code === 'ERR_RPC_CLOSED' && /cannot reach http:\/\/127\.0\.0\.1:\d+\/mcp: ECONNREFUSED/.test(e.message));
+  assert.match(await closed, /^cannot reach .*ECONNREFUSED$/);
 });
 
 test('the GET stream brings notifications after initialize; a 405 means none', async (t) => {

@@ -1,0 +1,285 @@
+// One upstream MCP server, supervised: connect (initialize, tools/list), offer its tools as
+// `<id>__<name>`, re-list on list_changed, restart with backoff (1, 2, 4 ... 30 s) when it ends.
+// While it is not up its tools leave the list and a call to one answers isError saying why.
+import { isStdio, type ServerConfig } from '../config/file.js';
+import { RpcClientError, type Transport } from '../jsonrpc/client.js';
+import { isRecord } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
+import type { ToolSource } from '../tools/registry.js';
+import type { Schema } from '../tools/schema.js';
+import { failedResult, type Tool, type ToolResult } from '../tools/tool.js';
+import { HttpTransport } from './http.js';
+import { McpClient, type UpstreamTool } from './mcp-client.js';
+import { SEPARATOR, bridgeToolName } from './names.js';
+import { StdioTransport } from './stdio.js';
+
+export const MAX_BACKOFF_MS = 30_000;
+
+export type ServerState = 'starting' | 'up' | 'down' | 'stopped';
+
+export interface ServerStatus {
+  id: string;
+  transport: 'stdio' | 'http';
+  state: ServerState;
+  /** Tools offered now (0 unless up). */
+  tools: number;
+  /** Why it is down (or stopped). */
+  reason?: string;
+  /** Restarts since the bridge started it. */
+  restarts: number;
+}
+
+export interface UpstreamDeps {
+  log: Logger;
+  /** Default timeout of every request to the server (CC_UPSTREAM_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Largest message accepted from the server (CC_UPSTREAM_MAX_MESSAGE_BYTES). */
+  maxMessageBytes: number;
+  version: string;
+  /** Called whenever the tools this server offers change (it came up, went down, re-listed). */
+  onChange(): void;
+  /** First restart delay; doubles per failure up to MAX_BACKOFF_MS (default 1000). */
+  backoffMs?: number;
+}
+
+export const sourceIdOf = (serverId: string) => `upstream:${serverId}`;
+
+export class UpstreamServer {
+  readonly id: string;
+  readonly source: ToolSource;
+  private state: ServerState = 'starting';
+  private reason = '';
+  private offered: Tool[] = [];
+  private client: McpClient | null = null;
+  private failures = 0;
+  private restarts = 0;
+  private wake: (() => void) | null = null;
+  private listing: Promise<void> | null = null;
+  private listAgain = false;
+  private calls = 0;
+  private drained: (() => void) | null = null;
+  private readonly name: string;
+  private readonly timeoutMs: number;
+
+  constructor(
+    readonly config: ServerConfig,
+    private readonly deps: UpstreamDeps,
+  ) {
+    this.id = config.id;
+    this.name = `upstream ${config.id}`;
+    this.timeoutMs = config.timeoutMs ?? deps.timeoutMs;
+    const prefix = `${config.id}${SEPARATOR}`;
+    this.source = {
+      id: sourceIdOf(config.id),
+      tools: () => this.offered,
+      resolve: (name) => (name.startsWith(prefix) && this.state !== 'up' ? this.unavailableTool(name) : undefined),
+    };
+  }
+
+  /** Read through a method so TypeScript does not narrow it across awaits. */
+  private stopped(): boolean {
+    return this.state === 'stopped';
+  }
+
+  status(): ServerStatus {
+    const status: ServerStatus = {
+      id: this.id,
+      transport: isStdio(this.config) ? 'stdio' : 'http',
+      state: this.state,
+      tools: this.state === 'up' ? this.offered.length : 0,
+      restarts: this.restarts,
+    };
+    if (this.state === 'down' || this.state === 'stopped') status.reason = this.reason;
+    return status;
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  /**
+   * Stops for good: its tools leave at once; calls in flight may finish for up to `drainMs`, then
+   * the connection closes (stdio: stdin closed, SIGTERM after 2 s, SIGKILL after 5 s).
+   */
+  async stop(drainMs = 0, reason = 'stopped'): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.setState('stopped', reason);
+    this.wake?.();
+    if (this.calls > 0 && drainMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await this.client?.close(reason);
+  }
+
+  private setState(state: ServerState, reason = ''): void {
+    const before = this.offered;
+    this.state = state;
+    this.reason = reason;
+    if (state !== 'up') this.offered = [];
+    if (before.length > 0 && this.offered !== before) this.deps.onChange();
+  }
+
+  private transport(): Transport {
+    const { config, deps } = this;
+    if (isStdio(config)) {
+      const options: ConstructorParameters<typeof StdioTransport>[0] = {
+        command: config.command,
+        args: config.args,
+        env: config.env,
+        maxLineBytes: deps.maxMessageBytes,
+        log: deps.log,
+        name: this.name,
+      };
+      if (config.cwd !== undefined) options.cwd = config.cwd;
+      return new StdioTransport(options);
+    }
+    return new HttpTransport({ url: config.url, headers: config.headers, maxMessageBytes: deps.maxMessageBytes, log: deps.log, name: this.name });
+  }
+
+  private async run(): Promise<void> {
+    const { log } = this.deps;
+    while (!this.stopped()) {
+      this.setState('starting');
+      const client = new McpClient(this.transport(), {
+        timeoutMs: this.timeoutMs,
+        log,
+        name: this.name,
+        clientInfo: { name: 'cc-mcp-bridge', version: this.deps.version },
+      });
+      this.client = client;
+      const closed = new Promise<string>((resolve) => client.onClose(resolve));
+      let reason: string;
+      try {
+        await client.connect();
+        if (this.stopped()) break;
+        const upAt = Date.now();
+        client.onToolsChanged(() => {
+          this.relist(client).catch((err: Error) => log.warn(`${this.name}: re-listing tools failed: ${err.message}; keeping the previous list`));
+        });
+        await this.relist(client);
+        log.info(`${this.name} is up: ${this.offered.length} tool(s), MCP ${client.protocolVersion}`);
+        reason = await closed;
+        if (Date.now() - upAt >= MAX_BACKOFF_MS) this.failures = 0;
+      } catch (err) {
+        reason = (err as Error).message;
+        await client.close(reason).catch(() => {});
+      }
+      if (this.stopped()) break;
+      const delay = Math.min(MAX_BACKOFF_MS, (this.deps.backoffMs ?? 1000) * 2 ** this.failures);
+      this.failures++;
+      this.restarts++;
+      this.setState('down', reason);
+      log.warn(`${this.name} is down: ${reason}; restarting in ${delay / 1000} s`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+    await this.client?.close(this.reason || 'stopped');
+  }
+
+  /** tools/list again; overlapping notifications collapse into one more listing. */
+  private relist(client: McpClient): Promise<void> {
+    if (this.listing) {
+      this.listAgain = true;
+      return this.listing;
+    }
+    this.listing = (async () => {
+      do {
+        this.listAgain = false;
+        const tools = await client.listTools();
+        if (client !== this.client || this.stopped()) return;
+        this.install(tools);
+      } while (this.listAgain);
+    })().finally(() => {
+      this.listing = null;
+    });
+    return this.listing;
+  }
+
+  private install(tools: UpstreamTool[]): void {
+    const offered: Tool[] = [];
+    const names = new Set<string>();
+    for (const tool of tools) {
+      const name = bridgeToolName(this.id, tool.name);
+      if (names.has(name)) {
+        this.deps.log.warn(`${this.name}: tool ${JSON.stringify(tool.name)} maps to ${name} like another of its tools; left out`);
+        continue;
+      }
+      names.add(name);
+      offered.push(this.adapt(tool, name));
+    }
+    const wasUp = this.state === 'up';
+    this.offered = offered;
+    this.state = 'up';
+    this.reason = '';
+    if (wasUp) this.deps.log.info(`${this.name} re-listed its tools: ${offered.length}`);
+    this.deps.onChange();
+  }
+
+  private adapt(tool: UpstreamTool, name: string): Tool {
+    const annotations = isRecord(tool.annotations) ? tool.annotations : undefined;
+    const title = typeof tool.title === 'string' ? tool.title : typeof annotations?.title === 'string' ? annotations.title : tool.name;
+    const adapted: Tool = {
+      name,
+      title,
+      description: typeof tool.description === 'string' ? tool.description : '',
+      inputSchema: tool.inputSchema as Schema,
+      definition: { ...tool, name },
+      call: (args, ctx) => this.call(tool.name, name, args, ctx.signal),
+    };
+    if (isRecord(tool.outputSchema)) adapted.outputSchema = tool.outputSchema as Schema;
+    if (annotations) adapted.annotations = annotations;
+    return adapted;
+  }
+
+  private downText(): string {
+    if (this.state === 'starting') return `upstream server "${this.id}" is starting; try again shortly`;
+    return `upstream server "${this.id}" is down: ${this.reason}`;
+  }
+
+  private unavailableTool(name: string): Tool {
+    return {
+      name,
+      title: name,
+      description: '',
+      inputSchema: { type: 'object' },
+      call: async () => failedResult(this.downText(), 'unavailable'),
+    };
+  }
+
+  private async call(upstreamName: string, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    const client = this.client;
+    if (this.state !== 'up' || !client) return failedResult(this.downText(), 'unavailable');
+    this.calls++;
+    try {
+      // the server's result, whole: every content type, structuredContent, isError, _meta
+      return (await client.callTool(upstreamName, args, { signal })) as unknown as ToolResult;
+    } catch (err) {
+      if (!(err instanceof RpcClientError)) throw err;
+      switch (err.code) {
+        case 'ERR_RPC_CANCELLED':
+          return failedResult(`${name} was cancelled; upstream server "${this.id}" was told to stop`, 'cancelled');
+        case 'ERR_RPC_TIMEOUT':
+          return failedResult(`upstream server "${this.id}" did not answer ${name} within ${this.timeoutMs} ms; the call was cancelled upstream`, 'timeout');
+        case 'ERR_RPC_REMOTE':
+          return failedResult(`upstream server "${this.id}" refused the call: ${err.message}`, 'tool_error');
+        default:
+          return failedResult(`upstream server "${this.id}" went down during the call: ${err.message}`, 'unavailable');
+      }
+    } finally {
+      this.calls--;
+      if (this.calls === 0) this.drained?.();
+    }
+  }
+}

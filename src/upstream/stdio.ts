@@ -1,0 +1,161 @@
+// stdio, client side: spawn the server, newline-delimited JSON on its stdin/stdout, its stderr into
+// our log line by line with its name in front. Ending it: close stdin, SIGTERM after a grace,
+// SIGKILL after another; every child still alive when the bridge process exits is killed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Logger } from '../log.js';
+import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
+import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
+
+export interface StdioTransportOptions {
+  command: string;
+  args: string[];
+  /** Added to the few variables every child inherits (INHERITED_ENV). */
+  env: Record<string, string>;
+  cwd?: string;
+  /** Longest stdout line accepted; a longer one is dropped with a log line. */
+  maxLineBytes: number;
+  log: Logger;
+  /** Log prefix: `upstream files`. */
+  name: string;
+  /** After stdin is closed: SIGTERM when the child is still running this long after (default 2000). */
+  termAfterMs?: number;
+  /** SIGKILL when it is still running this long after stdin was closed (default 5000). */
+  killAfterMs?: number;
+}
+
+/**
+ * The only variables of the bridge's own environment a child gets (besides the server's `env`):
+ * enough to find programs and a home directory, never the bridge's tokens.
+ */
+export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TMPDIR', 'LANG', 'LC_ALL', 'SYSTEMROOT', 'APPDATA', 'USERPROFILE'];
+
+const GROUPS = process.platform !== 'win32';
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** Signals the child's whole process group (npx -> sh -> node), or just the child on Windows. */
+function signal(child: ChildProcess, sig: NodeJS.Signals): void {
+  try {
+    if (GROUPS && child.pid !== undefined) process.kill(-child.pid, sig);
+    else child.kill(sig);
+  } catch {
+    // already gone
+  }
+}
+
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // whatever way the bridge ends, no server it started outlives it
+  process.once('exit', () => {
+    for (const c of live) signal(c, 'SIGKILL');
+  });
+}
+
+export class StdioTransport implements Transport {
+  private child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private closing = false;
+  private handlers: TransportHandlers | null = null;
+
+  constructor(private readonly options: StdioTransportOptions) {}
+
+  /** The child's process id while it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(handlers: TransportHandlers): Promise<void> {
+    this.handlers = handlers;
+    const { options } = this;
+    const env: Record<string, string> = {};
+    for (const name of INHERITED_ENV) {
+      const value = process.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    Object.assign(env, options.env);
+    const child = spawn(options.command, options.args, { env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, detached: GROUPS });
+    this.child = child;
+    track(child);
+    const out = new LineReader({
+      maxLineBytes: options.maxLineBytes,
+      onLine: (line) => this.line(line),
+      onOversize: (bytes) =>
+        options.log.warn(`${options.name} sent a line of ${bytes} bytes, over the ${options.maxLineBytes}-byte limit; dropped`),
+    });
+    const err = new LineReader({
+      maxLineBytes: options.maxLineBytes,
+      onLine: (line) => options.log.info(`${options.name} stderr: ${line}`),
+      onOversize: (bytes) => options.log.info(`${options.name} stderr: (a line of ${bytes} bytes, not shown)`),
+    });
+    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stdout?.on('end', () => out.end());
+    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stderr?.on('end', () => err.end());
+    // writing to a child that already exited is reported by 'exit'; the pipe error itself is noise
+    child.stdin?.on('error', (e) => options.log.debug(`${options.name} stdin: ${e.message}`));
+    let spawnFailed = () => {};
+    this.exited = new Promise((resolve) => {
+      spawnFailed = resolve;
+      child.once('exit', (code, sig) => {
+        resolve();
+        // whatever it started dies with it
+        signal(child, 'SIGKILL');
+        const how = sig ? `was killed by ${sig}` : `exited with code ${code}`;
+        if (!this.closing) options.log.warn(`${options.name} ${how}`);
+        handlers.close(`the process ${how}`);
+      });
+    });
+    return new Promise((resolve, reject) => {
+      child.once('spawn', () => {
+        child.off('error', reject);
+        child.on('error', (e) => options.log.warn(`${options.name}: ${e.message}`));
+        resolve();
+      });
+      child.once('error', (e: NodeJS.ErrnoException) => {
+        // no process, so no 'exit' will come
+        this.child = null;
+        spawnFailed();
+        const reason = e.code === 'ENOENT' ? `command not found: ${options.command}` : e.message;
+        handlers.close(`cannot start: ${reason}`);
+        reject(new Error(`cannot start ${options.command}: ${reason}`));
+      });
+    });
+  }
+
+  send(message: unknown): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || !stdin.writable || this.closing) return Promise.reject(new Error('the process is not running'));
+    return new Promise((resolve, reject) => {
+      stdin.write(encodeLine(message), (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || this.closing) return this.exited;
+    this.closing = true;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.stdin?.end();
+    const term = setTimeout(() => signal(child, 'SIGTERM'), this.options.termAfterMs ?? 2000);
+    const kill = setTimeout(() => signal(child, 'SIGKILL'), this.options.killAfterMs ?? 5000);
+    await this.exited;
+    clearTimeout(term);
+    clearTimeout(kill);
+    // the server is gone; anything it left behind in its group goes with it
+    signal(child, 'SIGKILL');
+  }
+
+  private line(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.options.log.warn(`${this.options.name} wrote a line that is not JSON; ignored: ${line.length > 120 ? `${line.slice(0, 120)}...` : line}`);
+      return;
+    }
+    this.handlers?.message(value);
+  }
+}
