@@ -3,13 +3,10 @@
 // oversize lines, crash and restart, /health states, clean exit without orphans.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { writeConfig } from '../config/write.js';
+import { fixtureServer } from './fixture.js';
 import { callTool, rpc, until, withBridge } from '../helpers.js';
 
-export const FIXTURE = fileURLToPath(new URL('../fixtures/mcp-stdio-server.js', import.meta.url));
-
-export const fixtureServer = (id, ...args) => ({ id, command: process.execPath, args: [FIXTURE, ...args] });
 
 const listTools = async (bridge) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools;
 const health = async (bridge) => (await (await fetch(new URL('/health', bridge.mcpUrl))).json());
