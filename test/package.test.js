@@ -50,6 +50,8 @@ test('npm pack bundles ws; the tarball installs offline against an empty cache a
   assert.deepEqual(readdirSync(path.join(app, 'node_modules', 'cc-mcp-bridge', 'node_modules')), ['ws']);
   const { stdout } = await run('npx', [...offline, '--', 'cc-mcp-bridge', '--version'], { cwd: app, env: cleanEnv(), timeout: 120_000 });
   assert.equal(stdout, `cc-mcp-bridge ${PKG.version}\n`);
+  const cli = await run('npx', [...offline, '--', 'cc-mcp', '--version'], { cwd: app, env: cleanEnv(), timeout: 120_000 });
+  assert.equal(cli.stdout, `cc-mcp ${PKG.version}\n`);
 });
 
 /** Runs `node scripts/vendor.js ...args`; resolves with the exit code and output. */
@@ -101,6 +103,8 @@ test('npm run vendor writes a folder that runs with nothing installed: --version
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'probe-computers', arguments: {} } }),
   });
   assert.equal((await res.json()).result.content[0].text, pongText(7, 'vendored'));
+  const cli = await run(process.execPath, [path.join(target, 'dist', 'cli', 'index.js'), '--url', mcpUrl, 'probe'], { cwd: dir, env: cleanEnv(), timeout: 30_000 });
+  assert.equal(cli.stdout, `${pongText(7, 'vendored')}\n`);
   const lua = await fetch(`${linkUrl.replace(/^ws/, 'http')}/mcp-computer.lua`);
   assert.equal(lua.status, 200);
   assert.equal(await lua.text(), readFileSync(path.join(ROOT, 'lua', 'mcp-computer.lua'), 'utf8'));

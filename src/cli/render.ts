@@ -1,0 +1,46 @@
+// cc-mcp's text output: tool results read like the tool's own text; other content is named.
+import { isRecord } from '../jsonrpc/message.js';
+
+function block(item: unknown): string {
+  if (!isRecord(item)) return `[${JSON.stringify(item)}]`;
+  switch (item.type) {
+    case 'text':
+      return typeof item.text === 'string' ? item.text : '';
+    case 'image':
+    case 'audio': {
+      const bytes = typeof item.data === 'string' ? Math.floor((item.data.length * 3) / 4) : 0;
+      return `[${item.type} ${String(item.mimeType ?? 'unknown type')}, about ${bytes} bytes]`;
+    }
+    case 'resource_link':
+      return `[resource ${String(item.uri)}]`;
+    case 'resource': {
+      const resource = isRecord(item.resource) ? item.resource : {};
+      return typeof resource.text === 'string' ? resource.text : `[resource ${String(resource.uri)}]`;
+    }
+    default:
+      return `[${String(item.type)} content]`;
+  }
+}
+
+/** The text of a tools/call result: its content blocks, or its structuredContent when it has none. */
+export function renderResult(result: Record<string, unknown>): string {
+  const content = Array.isArray(result.content) ? result.content : [];
+  if (content.length === 0) return result.structuredContent === undefined ? '' : JSON.stringify(result.structuredContent, null, 2);
+  return content.map(block).join('\n');
+}
+
+/** One line per tool: its name, padded, then its title. */
+export function renderTools(tools: ReadonlyArray<Record<string, unknown>>): string {
+  const width = Math.max(0, ...tools.map((t) => String(t.name).length));
+  return tools
+    .map((t) => {
+      const title = typeof t.title === 'string' ? t.title : typeof t.description === 'string' ? t.description.split('. ')[0] : '';
+      return `${String(t.name).padEnd(width)}  ${title}`.trimEnd();
+    })
+    .join('\n');
+}
+
+export function renderHealth(body: Record<string, unknown>): string {
+  if (typeof body.computers !== 'number') return 'bridge is up';
+  return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked`;
+}

@@ -1,0 +1,176 @@
+// cc-mcp: runs one command against a bridge over MCP (the hand-rolled client and its Streamable
+// HTTP transport). I/O comes in as functions, so this runs the same under test and in a terminal.
+import { RpcClientError } from '../jsonrpc/client.js';
+import { isRecord } from '../jsonrpc/message.js';
+import { HttpTransport } from '../upstream/http.js';
+import { McpClient } from '../upstream/mcp-client.js';
+import { USAGE, UsageError, pairsToArgs, parseArgs, type Command, type Invocation } from './args.js';
+import { renderHealth, renderResult, renderTools } from './render.js';
+
+export const EXIT = { ok: 0, toolError: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
+/** Longer than the longest exec-lua timeout (300 s), so the bridge always answers first. */
+export const CALL_TIMEOUT_MS = 330_000;
+const HEALTH_TIMEOUT_MS = 10_000;
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  readFile(path: string): Promise<string>;
+  readStdin(): Promise<string>;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Aborted on Ctrl-C: the call in flight is cancelled at the bridge. */
+  signal: AbortSignal;
+}
+
+class Exit extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+function token(env: CliIo['env']): string | null {
+  const own = env.CC_MCP_TOKEN?.trim();
+  if (own) return own;
+  const first = env.MCP_AUTH_TOKEN?.split(',')[0]?.trim();
+  return first ? first : null;
+}
+
+function headers(env: CliIo['env']): Record<string, string> {
+  const t = token(env);
+  return t ? { authorization: `Bearer ${t}` } : {};
+}
+
+async function health(inv: Invocation, io: CliIo): Promise<number> {
+  const url = new URL('/health', inv.url);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: headers(io.env), signal: AbortSignal.any([io.signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
+  } catch (err) {
+    throw new Exit(EXIT.unreachable, `cannot reach the bridge at ${url.origin}: ${causeOf(err)}`);
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // reported below
+  }
+  if (res.status !== 200 || !isRecord(body) || body.ok !== true) {
+    throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status}; is this a cc-mcp-bridge?`);
+  }
+  io.out(inv.json ? `${JSON.stringify(body, null, 2)}\n` : `${renderHealth(body)}\n`);
+  return EXIT.ok;
+}
+
+function causeOf(err: unknown): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  return e.cause?.code ?? e.cause?.message ?? e.message;
+}
+
+/** The arguments of a call, exec or probe, read before anything is sent. */
+async function callFor(command: Command, io: CliIo, client: () => Promise<McpClient>): Promise<{ tool: string; args: Record<string, unknown> }> {
+  switch (command.kind) {
+    case 'probe':
+      return { tool: 'probe-computers', args: {} };
+    case 'exec': {
+      let code: string;
+      const { source } = command;
+      if ('code' in source) code = source.code;
+      else if ('stdin' in source) code = await io.readStdin();
+      else {
+        try {
+          code = await io.readFile(source.file);
+        } catch (err) {
+          throw new Exit(EXIT.usage, `cannot read ${source.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        }
+      }
+      return { tool: 'exec-lua', args: { ...command.target, code } };
+    }
+    case 'call': {
+      if ('json' in command.args) return { tool: command.tool, args: command.args.json };
+      // key=value needs the tool's schema to know which values are strings
+      const tools = await (await client()).listTools(io.signal);
+      const tool = tools.find((t) => t.name === command.tool);
+      if (!tool) throw new Exit(EXIT.usage, `unknown tool ${JSON.stringify(command.tool)}; cc-mcp tools lists them`);
+      const properties = isRecord(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
+      return { tool: command.tool, args: pairsToArgs(command.args.pairs, properties) };
+    }
+    /* c8 ignore next 2 */
+    default:
+      throw new Error(`not a tool call: ${command.kind}`);
+  }
+}
+
+function fromRpcError(err: RpcClientError, url: string): Exit {
+  switch (err.code) {
+    case 'ERR_RPC_CANCELLED':
+      return new Exit(EXIT.interrupted, 'interrupted; the call was cancelled at the bridge');
+    case 'ERR_RPC_REMOTE':
+      // -32602: the bridge refused the request as given (an unknown tool name, say)
+      return new Exit(err.rpcCode === -32602 ? EXIT.usage : EXIT.toolError, `the bridge refused: ${err.message}`);
+    default:
+      return new Exit(EXIT.unreachable, `cannot reach the bridge at ${url}: ${err.message}`);
+  }
+}
+
+async function overMcp(inv: Invocation, io: CliIo, version: string): Promise<number> {
+  let connected: McpClient | null = null;
+  const client = async () => {
+    if (connected) return connected;
+    const transport = new HttpTransport({ url: inv.url, headers: headers(io.env), maxMessageBytes: MAX_ANSWER_BYTES, listen: false });
+    const c = new McpClient(transport, { timeoutMs: CALL_TIMEOUT_MS, clientInfo: { name: 'cc-mcp', version } });
+    await c.connect(io.signal);
+    connected = c;
+    return c;
+  };
+  try {
+    if (inv.command.kind === 'tools') {
+      const tools = await (await client()).listTools(io.signal);
+      io.out(inv.json ? `${JSON.stringify(tools, null, 2)}\n` : `${renderTools(tools)}\n`);
+      return EXIT.ok;
+    }
+    const { tool, args } = await callFor(inv.command, io, client);
+    const result = await (await client()).callTool(tool, args, { signal: io.signal });
+    const text = inv.json ? JSON.stringify(result, null, 2) : renderResult(result);
+    if (text !== '') io.out(text.endsWith('\n') ? text : `${text}\n`);
+    if (result.isError === true) throw new Exit(EXIT.toolError, `${tool} answered with an error`);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof RpcClientError) throw fromRpcError(err, inv.url);
+    throw err;
+  } finally {
+    // after Ctrl-C the client's notifications/cancelled is still on its way, and closing the
+    // transport would abort it: leave it be; the process exits once it is sent
+    if (!io.signal.aborted) await (connected as McpClient | null)?.close('done');
+  }
+}
+
+/** Runs cc-mcp with `argv` (without node and the script); resolves with the exit status. */
+export async function runCli(argv: readonly string[], io: CliIo, version: string): Promise<number> {
+  try {
+    const inv = parseArgs(argv, io.env);
+    switch (inv.command.kind) {
+      case 'help':
+        io.out(USAGE);
+        return EXIT.ok;
+      case 'version':
+        io.out(`cc-mcp ${version}\n`);
+        return EXIT.ok;
+      case 'health':
+        return await health(inv, io);
+      default:
+        return await overMcp(inv, io, version);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`cc-mcp: ${err.message} (cc-mcp --help shows the usage)\n`);
+      return EXIT.usage;
+    }
+    if (err instanceof Exit) {
+      io.err(`cc-mcp: ${err.message}\n`);
+      return err.status;
+    }
+    throw err;
+  }
+}

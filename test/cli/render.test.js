@@ -1,0 +1,67 @@
+// cc-mcp's pure parts: argument typing and how results, tool lists and health read.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_URL, pairsToArgs, parseArgs } from '../../dist/cli/args.js';
+import { renderHealth, renderResult, renderTools } from '../../dist/cli/render.js';
+
+test('content blocks: text as is, other kinds named; structuredContent when there is no content', () => {
+  const result = {
+    content: [
+      { type: 'text', text: 'line' },
+      { type: 'text' },
+      { type: 'image', mimeType: 'image/png', data: 'AAAA' },
+      { type: 'audio', data: 7 },
+      { type: 'resource_link', uri: 'file:///a' },
+      { type: 'resource', resource: { uri: 'file:///b', text: 'inline' } },
+      { type: 'resource', resource: { uri: 'file:///c', blob: 'AA' } },
+      { type: 'resource' },
+      { type: 'widget' },
+      'odd',
+    ],
+  };
+  assert.equal(
+    renderResult(result),
+    ['line', '', '[image image/png, about 3 bytes]', '[audio unknown type, about 0 bytes]', '[resource file:///a]', 'inline', '[resource file:///c]', '[resource undefined]', '[widget content]', '["odd"]'].join('\n'),
+  );
+  assert.equal(renderResult({ content: [], structuredContent: { a: 1 } }), '{\n  "a": 1\n}');
+  assert.equal(renderResult({}), '');
+});
+
+test('tool list: names padded, title or the first sentence of the description', () => {
+  assert.equal(
+    renderTools([
+      { name: 'a', title: 'Alpha' },
+      { name: 'longer', description: 'Does things. More detail.' },
+      { name: 'bare' },
+    ]),
+    'a       Alpha\nlonger  Does things\nbare',
+  );
+  assert.equal(renderTools([]), '');
+  assert.equal(renderHealth({ ok: true }), 'bridge is up');
+  assert.equal(renderHealth({ ok: true, computers: 2 }), 'bridge is up; 2 computers linked');
+});
+
+test('options anywhere, -- ends them, CC_MCP_URL then the default URL', () => {
+  assert.deepEqual(parseArgs(['tools'], {}), { url: DEFAULT_URL, json: false, command: { kind: 'tools' } });
+  assert.equal(parseArgs(['tools'], { CC_MCP_URL: 'http://h:1/mcp' }).url, 'http://h:1/mcp');
+  assert.equal(parseArgs(['--url=http://x:2/mcp', 'tools'], { CC_MCP_URL: 'http://h:1/mcp' }).url, 'http://x:2/mcp');
+  assert.deepEqual(parseArgs(['call', 't', '--', '--json=x'], {}).command, { kind: 'call', tool: 't', args: { pairs: [{ key: '--json', raw: false, value: 'x' }] } });
+  assert.deepEqual(parseArgs(['exec', 'base', '-e', 'x', '--json'], {}), {
+    url: DEFAULT_URL,
+    json: true,
+    command: { kind: 'exec', target: { computer: 'base' }, source: { code: 'x' } },
+  });
+  assert.deepEqual(parseArgs(['-h', 'nonsense'], {}).command, { kind: 'help' });
+});
+
+test('key=value: strings where the schema says string, JSON where it parses, else the text', () => {
+  const pairs = [
+    { key: 's', value: '12', raw: false },
+    { key: 'n', value: '12', raw: false },
+    { key: 'free', value: 'hello', raw: false },
+    { key: 'either', value: 'true', raw: false },
+    { key: 'j', value: '[1,2]', raw: true },
+  ];
+  const properties = { s: { type: 'string' }, n: { type: 'integer' }, either: { type: ['string', 'boolean'] } };
+  assert.deepEqual(pairsToArgs(pairs, properties), { s: '12', n: 12, free: 'hello', either: true, j: [1, 2] });
+});
