@@ -79,6 +79,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
         helloRate: config.helloRate,
       },
       metrics,
+      maxBytesPerSecond: config.linkMaxBytesPerSecond,
     });
   } catch (err) {
     await hub?.close();

@@ -33,6 +33,7 @@ export interface Config {
   helloRate: number;
   maxRequestsPerComputer: number;
   maxConcurrentCalls: number;
+  linkMaxBytesPerSecond: number;
   /** Default timeout of each request to an upstream MCP server (a server's timeoutMs overrides it). */
   upstreamTimeoutMs: number;
   /** Largest message an upstream server may send (a stdio line, an HTTP answer or SSE event). */
@@ -80,6 +81,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_MAX_PENDING_HELLOS_PER_ADDRESS', default: '64', meaning: 'most such sockets from one IP address' },
   { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy' },
   { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '256', meaning: 'most requests in flight to one computer; more fail at once' },
+  { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames count at least 256); more pauses its reading until the second is over' },
   { name: 'MCP_MAX_CONCURRENT_CALLS', default: '1024', meaning: 'most tool calls running at once; more get HTTP 503 with Retry-After' },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
@@ -218,6 +220,7 @@ export function loadConfig(
     helloRate: read(env, 'CC_HELLO_RATE', count),
     maxRequestsPerComputer: read(env, 'CC_MAX_REQUESTS_PER_COMPUTER', count),
     maxConcurrentCalls: read(env, 'MCP_MAX_CONCURRENT_CALLS', count),
+    linkMaxBytesPerSecond: read(env, 'CC_LINK_MAX_BYTES_PER_S', bytes),
     upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
     upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
   };

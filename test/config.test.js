@@ -48,6 +48,7 @@ test('every variable has its documented default', () => {
     helloRate: 50,
     maxRequestsPerComputer: 256,
     maxConcurrentCalls: 1024,
+    linkMaxBytesPerSecond: MiB,
     upstreamTimeoutMs: 60000,
     upstreamMaxMessageBytes: 4 * MiB,
   });
@@ -210,6 +211,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_HELLO_RATE: '50',
     CC_MAX_REQUESTS_PER_COMPUTER: '256',
     MCP_MAX_CONCURRENT_CALLS: '1024',
+    CC_LINK_MAX_BYTES_PER_S: String(MiB),
     CC_UPSTREAM_TIMEOUT_MS: '60000',
     CC_UPSTREAM_MAX_MESSAGE_BYTES: String(4 * MiB),
   };

@@ -8,6 +8,8 @@ import type { Logger } from '../log.js';
 import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
 import { Metrics } from '../metrics.js';
+import { LogBudget } from './log-budget.js';
+import { InboundThrottle } from './throttle.js';
 import { describe, type Link, type LinkRegistry, type LinkSocket } from './registry.js';
 
 export interface LinkServerOptions {
@@ -23,6 +25,8 @@ export interface LinkServerOptions {
   /** Caps on links and on connections that have not said hello; none when absent. */
   limits?: AdmissionLimits;
   metrics?: Metrics;
+  /** Most frame bytes one socket may send a second before its reading pauses (CC_LINK_MAX_BYTES_PER_S). */
+  maxBytesPerSecond?: number;
 }
 
 export interface LinkServer {
@@ -37,6 +41,7 @@ interface SocketState {
   remoteAddress: string;
   helloTimer: NodeJS.Timeout | null;
   ticket: Ticket;
+  throttle: InboundThrottle;
 }
 
 const CLOSE_POLICY = 1008;
@@ -58,6 +63,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
   const metrics = options.metrics ?? new Metrics();
   const admission = new Admission(options.limits ?? UNLIMITED);
+  // warnings a peer can provoke at will go through a budget; metrics still count every event
+  const budget = new LogBudget(50);
+  const warn = (line: string) => {
+    const text = budget.take(line);
+    if (text !== null) log.warn(text);
+  };
   /** Tickets by raw socket, taken before the WebSocket handshake and given back when the socket closes. */
   const tickets = new WeakMap<object, Ticket>();
   // node checks these only every connectionsCheckingInterval (30 s unless set)
@@ -118,10 +129,11 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       helloTimer: null,
       // verifyClient always ran for this socket; the fallback only satisfies the types
       ticket: tickets.get(req.socket) ?? { address: req.socket.remoteAddress ?? '?', stage: 'closed' },
+      throttle: new InboundThrottle(req.socket, options.maxBytesPerSecond ?? Infinity),
     };
     states.set(ws, state);
     state.helloTimer = setTimeout(() => {
-      log.warn(`link from ${state.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
+      warn(`link from ${state.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
       ws.close(CLOSE_POLICY, 'no hello');
     }, helloTimeoutMs);
 
@@ -131,10 +143,11 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     });
     ws.on('message', (data: RawData, isBinary: boolean) => onMessage(ws, state, data, isBinary));
     ws.on('error', (err: Error & { code?: string }) => {
-      log.warn(`link from ${state.remoteAddress} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
+      warn(`link from ${state.remoteAddress} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
     });
     ws.on('close', (code: number, reason: Buffer) => {
       states.delete(ws);
+      state.throttle.dispose();
       if (state.helloTimer) clearTimeout(state.helloTimer);
       const link = state.link;
       if (!link) return;
@@ -145,16 +158,21 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
 
   function onMessage(ws: WebSocket, state: SocketState, data: RawData, isBinary: boolean): void {
     metrics.framesIn++;
+    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+    if (state.throttle.charge(size)) {
+      metrics.linksThrottled++;
+      warn(`link from ${state.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
+    }
     if (state.link) registry.touch(state.link);
     if (isBinary) {
       metrics.framesRejected.inc('binary');
-      log.warn(`link from ${state.remoteAddress}: binary frame dropped`);
+      warn(`link from ${state.remoteAddress}: binary frame dropped`);
       return;
     }
     const parsed = parseComputerFrame(data.toString());
     if (!parsed.ok) {
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
-      log.warn(`link from ${state.remoteAddress}: ${parsed.error}; frame dropped`);
+      warn(`link from ${state.remoteAddress}: ${parsed.error}; frame dropped`);
       if (!state.link && parsed.error.startsWith('hello.')) rejectHello(ws, state, parsed.error);
       return;
     }
@@ -162,7 +180,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     if (frame.type === 'hello') {
       if (state.link) {
         metrics.framesRejected.inc('second_hello');
-        log.warn(`link ${describe(state.link.computerId, state.link.label)} sent a second hello; ignored`);
+        warn(`link ${describe(state.link.computerId, state.link.label)} sent a second hello; ignored`);
         return;
       }
       if (state.ticket.stage !== 'pending') return; // already refused; the socket is closing
@@ -170,7 +188,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       const refusal = admission.hello(state.ticket, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
       if (refusal) {
         metrics.linksRefused.inc(refusal.reason);
-        log.warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
+        warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
         refuse(ws, state, refusal.message, 'busy', CLOSE_TRY_AGAIN);
         return;
       }
@@ -178,7 +196,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       if (options.tokens?.enabled && !options.tokens.matches(frame.token)) {
         metrics.linksRefused.inc('unauthorized');
         // the remote address, never the token
-        log.warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
+        warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
         refuse(ws, state, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
         return;
       }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { INTERNAL_ERROR, errorResponse } from '../jsonrpc/message.js';
 import { bearerToken } from '../auth/tokens.js';
+import { LogBudget } from '../link/log-budget.js';
 import { sendJson } from './respond.js';
 import type { Router } from './router.js';
 
@@ -77,15 +78,21 @@ function unauthorized(res: ServerResponse, path: string, presented: boolean): vo
 export async function startHttpServer(router: Router, log: Logger, options: HttpServerOptions): Promise<HttpServer> {
   const guardHost = isLoopbackHost(options.host);
   const inFlight = new Set<ServerResponse>();
+  // any client can provoke these warnings at will: a budget keeps a flood from flooding the log
+  const budget = new LogBudget(50);
+  const warn = (line: string) => {
+    const text = budget.take(line);
+    if (text !== null) log.warn(text);
+  };
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const origin = req.headers.origin;
     if (!originAllowed(origin, options.allowedOrigins)) {
-      log.warn(`rejected request from Origin ${JSON.stringify(origin)}`);
+      warn(`rejected request from Origin ${JSON.stringify(origin)}`);
       return sendJson(res, 403, { error: 'forbidden', message: `Origin ${origin} is not allowed; add it to MCP_ALLOWED_ORIGINS` });
     }
     if (guardHost && !isLoopbackHost(hostName(req.headers.host ?? ''))) {
-      log.warn(`rejected request for Host ${JSON.stringify(req.headers.host)}`);
+      warn(`rejected request for Host ${JSON.stringify(req.headers.host)}`);
       return sendJson(res, 403, { error: 'forbidden', message: 'Host header must name a loopback address while MCP_HOST is loopback' });
     }
     const method = req.method ?? 'GET';
