@@ -185,7 +185,8 @@ export class HttpTransport implements Transport {
     const parser = new SseParser(
       this.options.maxMessageBytes,
       (event) => {
-        if (event.event !== 'message') return;
+        // events without data prime reconnection (an id and nothing else): no message in them
+        if (event.event !== 'message' || event.data.trim() === '') return;
         let value: unknown;
         try {
           value = JSON.parse(event.data);
