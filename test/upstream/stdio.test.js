@@ -161,3 +161,13 @@ test('closing the bridge ends the server; one that ignores stdin EOF and SIGTERM
     assert.ok(!pids.some(alive), 'no server outlives the bridge');
     assert.ok(bridge.logs.some((l) => /upstream stubborn stderr: ignoring SIGTERM/.test(l)), 'SIGTERM came before SIGKILL');
   }));
+
+test('two upstream names for one bridge name: the second is left out; a failed re-list keeps the old list', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--clash', '--fail-relist')] }) }, async (bridge) => {
+    await up(bridge, 'fx');
+    assert.ok(bridge.logs.some((l) => / warn upstream fx: tool "files-2e-read-2f-v2" maps to fx__files-2e-read-2f-v2 like another of its tools; left out/.test(l)));
+    assert.equal((await callTool(bridge, 'fx__files-2e-read-2f-v2')).content[0].text, 'read', 'the first one keeps the name');
+    await callTool(bridge, 'fx__change');
+    await until(() => bridge.logs.some((l) => /upstream fx: re-listing tools failed: tools\/list failed: listing broke \(-32603\); keeping the previous list/.test(l)));
+    assert.equal((await health(bridge)).servers[0].tools, 8);
+  }));
