@@ -5,6 +5,7 @@
 // `node dist/index.js` child on free loopback ports, links N fake computers (ws clients that answer
 // ping and exec-lua), then drives tools/call with C concurrent MCP clients (one keep-alive HTTP
 // connection each) for a bounded time and reports req/s, p50/p99 latency, errors, CPU and memory.
+// At N=1 the same probe-computers calls also go over REST (POST /tools/probe-computers).
 //
 //   --seconds S      measured seconds per cell (default 3; each cell also gets a short warm-up)
 //   --quick          small matrix for smoke checks (N 1,100; C 1,10; 0.5 s)
@@ -394,6 +395,112 @@ async function runCell({ bridge, fakes, tool, args, n, clients, seconds, warmup 
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// REST cells: the same probe-computers calls as POST /tools/probe-computers, beside the MCP ones.
+
+function restPost(agent, port, path) {
+  return new Promise((resolve) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent, timeout: REQUEST_TIMEOUT_MS, headers: { 'content-length': 0 } },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', (err) => resolve({ error: err.message }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on('error', (err) => resolve({ error: err.message }));
+    req.end();
+  });
+}
+
+/** A REST answer checked like an MCP one: 200 with the tool result as the body. */
+function checkRest(res, tool, n) {
+  if (res.error || res.status !== 200) return check(res, tool, n);
+  try {
+    return check({ status: 200, text: JSON.stringify({ result: JSON.parse(res.text) }) }, tool, n);
+  } catch {
+    return { kind: 'http', message: 'body is not JSON' };
+  }
+}
+
+/** One REST cell, measured exactly like runCell: C closed-loop clients, warm-up, then a window. */
+async function runRestCell({ bridge, fakes, n, clients, seconds, warmup }) {
+  const tool = 'probe-computers';
+  const agents = Array.from({ length: clients }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  let window = null;
+  let stop = false;
+  const latencies = [];
+  const errors = { http: 0, rpc: 0, tool: 0, computers: 0 };
+  let firstError = null;
+  const loop = async (agent) => {
+    while (!stop) {
+      const t0 = performance.now();
+      const res = await restPost(agent, bridge.port, `/tools/${tool}`);
+      const t1 = performance.now();
+      if (!window || t1 < window[0] || t1 > window[1]) continue;
+      latencies.push(t1 - t0);
+      const problem = checkRest(res, tool, n);
+      if (problem) {
+        errors[problem.kind]++;
+        firstError ??= problem.message;
+      }
+    }
+  };
+  const running = agents.map(loop);
+  await sleep(warmup * 1000);
+  const cpu0 = { bridge: bridgeCpuMicros(bridge), bench: process.cpuUsage(), fakes: await fakes.cpuMicros() };
+  const start = performance.now();
+  window = [start, start + seconds * 1000];
+  await sleep(seconds * 1000);
+  const elapsed = (performance.now() - start) / 1000;
+  const bench = process.cpuUsage(cpu0.bench);
+  const cpu1 = { bridge: bridgeCpuMicros(bridge), fakes: await fakes.cpuMicros() };
+  stop = true;
+  const drainStart = performance.now();
+  await Promise.all(running);
+  const drainMs = performance.now() - drainStart;
+  for (const agent of agents) agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  const pct = (micros) => (micros === null ? null : round((micros / 1e6 / elapsed) * 100, 0));
+  return {
+    tool: `REST ${tool}`,
+    computers: n,
+    clients,
+    seconds: round(elapsed),
+    requests: sorted.length,
+    reqPerSec: round(sorted.length / elapsed, 1),
+    computerRequestsPerSec: round((sorted.length * n) / elapsed, 0),
+    p50Ms: round(percentile(sorted, 0.5)),
+    p99Ms: round(percentile(sorted, 0.99)),
+    maxMs: round(sorted.at(-1) ?? null),
+    errors: Object.values(errors).reduce((a, b) => a + b, 0),
+    errorKinds: errors,
+    firstError,
+    bridgeCpuPct: cpu0.bridge === null || cpu1.bridge === null ? null : pct(cpu1.bridge - cpu0.bridge),
+    benchCpuPct: pct(bench.user + bench.system),
+    fakesCpuPct: fakes.forked ? pct(cpu1.fakes - cpu0.fakes) : null,
+    drainMs: round(drainMs, 0),
+  };
+}
+
+/** REST beside MCP for probe-computers: latency and the bridge's CPU time per call. */
+function restComparison(cells) {
+  const perCall = (c) => (c.bridgeCpuPct === null || !c.reqPerSec ? null : round((c.bridgeCpuPct * 10) / c.reqPerSec, 3));
+  const rows = [];
+  for (const rest of cells.filter((c) => c.tool === 'REST probe-computers')) {
+    const mcp = cells.find((c) => c.tool === 'probe-computers' && c.computers === rest.computers && c.clients === rest.clients);
+    rows.push([rest.computers, rest.clients, mcp?.reqPerSec, rest.reqPerSec, mcp?.p99Ms, rest.p99Ms, mcp && perCall(mcp), perCall(rest)]);
+  }
+  if (!rows.length) return [];
+  return [
+    '',
+    'REST vs MCP (probe-computers; CPU ms/call = bridge CPU time per completed call)',
+    table(['N', 'C', 'MCP req/s', 'REST req/s', 'MCP p99 ms', 'REST p99 ms', 'MCP CPU ms/call', 'REST CPU ms/call'], rows),
+  ];
+}
+
 function getHealth(bridge) {
   return new Promise((resolve, reject) => {
     http
@@ -467,6 +574,7 @@ function printReport(report) {
     ),
   );
   for (const c of report.cells) if (c.firstError) out.push(`  ${c.tool} N=${c.computers} C=${c.clients}: first error: ${c.firstError}`);
+  out.push(...restComparison(report.cells));
   for (const w of report.warnings) out.push(`warning: ${w}`);
   if (report.bridgeStderr.length) out.push('bridge stderr (distinct lines, with how often each was printed):');
   for (const { line, count } of report.bridgeStderr) out.push(`  ${String(count).padStart(6)} x ${line}`);
@@ -560,6 +668,12 @@ async function main() {
       for (const c of cs) {
         log(`N=${n}: probe-computers with C=${c}`);
         report.cells.push(await runCell({ bridge, fakes, tool: 'probe-computers', args: {}, n, clients: c, seconds, warmup }));
+      }
+      if (n === 1) {
+        for (const c of cs) {
+          log(`N=${n}: REST POST /tools/probe-computers with C=${c}`);
+          report.cells.push(await runRestCell({ bridge, fakes, n, clients: c, seconds, warmup }));
+        }
       }
       if (execCells.includes(n)) {
         log(`N=${n}: exec-lua with C=10`);
