@@ -99,3 +99,13 @@ test('with MCP_AUTH_TOKEN, /metrics without the token says only that the bridge 
     const after = samples(await (await fetch(url, { headers: { authorization: 'Bearer metrics-token-0123456789' } })).text());
     assert.equal(after.get('cc_http_unauthorized_total'), 1);
   }));
+
+test('/metrics shows each upstream server of CC_CONFIG in its state', async () => {
+  const { writeConfig } = await import('./config/write.js');
+  const { fixtureServer } = await import('./upstream/fixture.js');
+  const config = writeConfig({ servers: [fixtureServer('fx')] });
+  await withBridge({ CC_CONFIG: config }, async (bridge) => {
+    const url = `${new URL(bridge.mcpUrl).origin}/metrics`;
+    await until(async () => samples(await (await fetch(url)).text()).get('cc_upstream_server_up{server="fx",state="up"}') === 1);
+  });
+});
