@@ -13,6 +13,7 @@
 //   --computers LIST N values, e.g. 1,100,1000      --clients LIST  C values, e.g. 1,10,100
 //   --fake-procs K   run the fake computers in K forked processes instead of the bench process
 //   --cpu-prof DIR   start the bridge with --cpu-prof and write its profiles to DIR
+//   --no-upstream    skip the upstream cell (scripts/bench-upstream.js)
 import { fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -21,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
+import { benchUpstream, formatUpstream } from './bench-upstream.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const BRIDGE = fileURLToPath(new URL('../dist/index.js', import.meta.url));
@@ -605,6 +607,7 @@ async function main() {
       clients: { type: 'string' },
       'fake-procs': { type: 'string', default: '0' },
       'cpu-prof': { type: 'string' },
+      'no-upstream': { type: 'boolean', default: false },
     },
   });
   const quick = values.quick;
@@ -688,8 +691,11 @@ async function main() {
       await stopBridge(bridge);
     }
   }
+  // the upstream cell (scripts/bench-upstream.js): a stdio MCP server straight vs through the bridge
+  if (!values['no-upstream']) report.upstream = await benchUpstream({ seconds, clients: quick ? [1, 10] : [1, 10, 100], log });
   report.meta.finishedAt = new Date().toISOString();
   if (!values.json) printReport(report);
+  if (!values.json && report.upstream) process.stdout.write(`\n${formatUpstream(report.upstream)}`);
   process.stdout.write(JSON.stringify(report, null, values.json ? 2 : 0) + '\n');
 }
 
