@@ -691,6 +691,33 @@ local function handleRequest(link, msg)
     end
 end
 
+-- The bridge writes text outside the BMP as a \uD8xx\uDCxx pair; CC's JSON
+-- decoder turns each escape into its own utf8.char, leaving two 3-byte
+-- sequences (6 invalid bytes for one emoji). Join every such pair into the
+-- real 4-byte UTF-8. The bridge's strings are JS strings, so these byte
+-- sequences can only have come from a pair.
+local PAIR = "\237([\160-\175])([\128-\191])\237([\176-\191])([\128-\191])"
+
+local function joinPair(a, b, c, d)
+    local hi = (a:byte() - 0xA0) * 64 + (b:byte() - 0x80)
+    local lo = (c:byte() - 0xB0) * 64 + (d:byte() - 0x80)
+    local cp = 0x10000 + hi * 1024 + lo
+    return string.char(0xF0 + math.floor(cp / 262144), 0x80 + math.floor(cp / 4096) % 64,
+        0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+end
+
+local function joinSurrogates(v)
+    if type(v) == "string" then
+        if not v:find("\237", 1, true) then return v end
+        return (v:gsub(PAIR, joinPair))
+    elseif type(v) ~= "table" then
+        return v
+    end
+    local fixed = {}
+    for k, x in pairs(v) do fixed[joinSurrogates(k)] = joinSurrogates(x) end
+    return setmetatable(fixed, getmetatable(v))
+end
+
 local function decodeFrame(text)
     local ok, msg, err = pcall(textutils.unserializeJSON, text)
     if not ok then return nil, tostring(msg) end
@@ -698,6 +725,7 @@ local function decodeFrame(text)
     if type(msg) ~= "table" or type(msg.type) ~= "string" then
         return nil, "not a JSON object with a type"
     end
+    if text:find("\\u[dD][89abAB]") then msg = joinSurrogates(msg) end
     return msg
 end
 

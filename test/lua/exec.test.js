@@ -158,6 +158,11 @@ describeLua('exec-lua: output and returned values', () => {
     link.send('{"type":"request","id":"esc","method":"exec-lua","params":{"code":"return \\"\\ud83d\\udc22\\""}}');
     const esc = await link.waitFrame((f) => f.id === 'esc');
     assert.deepEqual(ok(esc).returns, [{ type: 'string', value: '🐢' }]);
+    // ...and inside the chunk it is the real 4 UTF-8 bytes, in code and in data
+    // (issue 14 finding 3: CC decodes each \u escape alone, giving 6 bytes).
+    link.send('{"type":"request","id":"len","method":"exec-lua","params":{"code":"local t = ... return #\\"\\ud83d\\udc22\\", #t.s, t[\\"k\\ud83d\\ude00\\"]","args":{"s":"\\ud83d\\ude00","k\\ud83d\\ude00":true}}}');
+    const len = await link.waitFrame((f) => f.id === 'len');
+    assert.deepEqual(ok(len).returns, [{ type: 'number', value: 4 }, { type: 'number', value: 4 }, { type: 'boolean', value: true }]);
     // Bytes that are not UTF-8 are read as U+00XX, never lost or invalid.
     const bytes = ok(await link.exec('return "a\\255b\\128"'));
     assert.deepEqual(bytes.returns, [{ type: 'string', value: 'a\u00ffb\u0080' }]);

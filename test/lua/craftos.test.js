@@ -1,0 +1,170 @@
+// End to end on a real ComputerCraft runtime: lua/mcp-computer.lua runs on
+// CraftOS-PC (CC:Tweaked's own ROM, real websockets) against the real bridge
+// (dist/), driven over MCP. Runs when the runtime is on this machine (see
+// craftos.js); otherwise skipped with one line. Under CI=true, a runtime that
+// is present but does not boot fails the run.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startBridge } from '../../dist/bridge.js';
+import { loadConfig } from '../../dist/config.js';
+import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+
+const T = { timeout: 60000 };
+// The full status line: the screen is streamed word by word as it is drawn.
+const READY = 'waiting for requests... Press Ctrl+T to stop.';
+
+async function preflight() {
+  const c = new CraftosComputer({ id: 99, startup: 'print("craftos-" .. "ready") os.shutdown()\n' });
+  try {
+    await c.waitForOutput('craftos-ready', 20000);
+    return null;
+  } catch (err) {
+    return err;
+  } finally {
+    c.cleanup();
+  }
+}
+
+const startup = (url, label) =>
+  (label ? `os.setComputerLabel(${JSON.stringify(label)})\n` : '') +
+  `shell.run("mcp-computer", ${JSON.stringify(url)})\nprint("startup-" .. "done")\nos.shutdown()\n`;
+
+const bridgeConfig = (env = {}) => loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error', ...env });
+
+let rpcId = 1;
+async function callTool(bridge, name, args = {}) {
+  const res = await fetch(bridge.mcpUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  assert.equal(res.status, 200);
+  const json = await res.json();
+  assert.equal(json.error, undefined, JSON.stringify(json.error));
+  return json.result;
+}
+const probeText = async (bridge) => (await callTool(bridge, 'probe-computers')).content[0].text;
+const execLua = async (bridge, computerId, code, timeoutMs = 15000) =>
+  (await callTool(bridge, 'exec-lua', { computerId, code, timeoutMs })).structuredContent;
+
+const startError = CRAFTOS_DIR ? await preflight() : null;
+
+if (!CRAFTOS_DIR) {
+  test('CraftOS-PC tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
+} else if (startError) {
+  if (process.env.CI === 'true') {
+    test('CraftOS-PC starts', () => {
+      throw new Error(`CraftOS-PC at ${CRAFTOS_DIR} is present but did not boot: ${startError.message}`);
+    });
+  } else {
+    test('CraftOS-PC tests', { skip: `CraftOS-PC at ${CRAFTOS_DIR} did not boot: ${startError.message.split('\n')[0]}` }, () => {});
+  }
+} else {
+  describe('CraftOS-PC: one linked computer', () => {
+    let bridge;
+    let pc;
+    before(async () => {
+      bridge = await startBridge(bridgeConfig());
+      pc = new CraftosComputer({ id: 7, startup: startup(bridge.linkUrl, 'base-turtle') });
+      await pc.waitForOutput(READY);
+    });
+    after(async () => {
+      pc?.cleanup();
+      await bridge?.close(100);
+    });
+
+    test('links with its status lines and answers probe-computers', T, async () => {
+      const lines = pc.lines();
+      assert.ok(lines.some((l) => /^mcp-computer v[\d.]+ connecting to/.test(l)), lines.join('\n'));
+      assert.ok(lines.includes(`ws://127.0.0.1:${new URL(bridge.linkUrl).port}`), lines.join('\n'));
+      assert.ok(lines.includes('linked as 7 (Label: base-turtle)'), lines.join('\n'));
+      assert.ok(lines.includes('waiting for requests... Press Ctrl+T to stop.'), lines.join('\n'));
+      assert.equal(await probeText(bridge), 'pong from 7 (Label: base-turtle)');
+    });
+
+    test('exec-lua: captured output and returned values', T, async () => {
+      const sc = await execLua(bridge, 7, 'print("hi from " .. os.getComputerLabel()) write("no newline") return 1, nil, { a = "b" }, _HOST');
+      assert.equal(sc.ok, true, JSON.stringify(sc));
+      assert.equal(sc.output, 'hi from base-turtle\nno newline');
+      assert.deepEqual(sc.returns.slice(0, 3), [{ type: 'number', value: 1 }, { type: 'nil' }, { type: 'table', value: { a: 'b' } }]);
+      assert.match(sc.returns[3].value, /^ComputerCraft .*CraftOS-PC/);
+      const failed = await execLua(bridge, 7, 'print("partial") error("nope")');
+      assert.equal(failed.ok, false);
+      assert.equal(failed.output, 'partial\n');
+      assert.match(failed.error, /exec-lua:1: nope/);
+    });
+
+    test('exec-lua: text outside the BMP arrives as real UTF-8 (4 bytes, files intact)', T, async () => {
+      const sc = await execLua(bridge, 7, 'local s = "😀 ok" local f = fs.open("/emoji.txt", "wb") f.write(s) f.close() return #"😀", s');
+      assert.equal(sc.ok, true, JSON.stringify(sc));
+      assert.deepEqual(sc.returns, [{ type: 'number', value: 4 }, { type: 'string', value: '😀 ok' }]);
+      assert.equal(readFileSync(path.join(pc.files, 'emoji.txt')).toString('hex'), Buffer.from('😀 ok').toString('hex'));
+    });
+
+    test('exec-lua: a large output is truncated within the link limit', T, async () => {
+      const sc = await execLua(bridge, 7, 'for i = 1, 20000 do print(("%05d"):format(i) .. ("z"):rep(30)) end return "done"', 30000);
+      assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
+      assert.equal(sc.truncated, true);
+      assert.match(sc.output, /^00001z{30}\n00002z{30}\n/);
+      assert.deepEqual(sc.returns, [{ type: 'string', value: 'done' }]);
+    });
+
+    test('exec-lua: a timed-out chunk is cancelled and never runs on', T, async () => {
+      const mark = pc.output.length;
+      const result = await callTool(bridge, 'exec-lua', {
+        computerId: 7,
+        code: 'os.pullEvent("go") local f = fs.open("/after.txt", "w") f.write("ran") f.close()',
+        timeoutMs: 300,
+      });
+      assert.equal(result.isError, true);
+      assert.match(result.structuredContent.error, /timed out/);
+      await pc.waitForOutput('cancelled exec-lua', 20000, mark);
+      const sc = await execLua(bridge, 7, 'os.queueEvent("go") os.pullEvent("go") return fs.exists("/after.txt")');
+      assert.deepEqual(sc.returns, [{ type: 'boolean', value: false }]);
+    });
+
+    test('exec-lua: a chunk that never yields gets an answer and the computer lives on', T, async () => {
+      const sc = await execLua(bridge, 7, 'print("spinning") while true do end', 30000);
+      assert.equal(sc.ok, false, JSON.stringify(sc));
+      assert.match(sc.error, /Too long without yielding/);
+      assert.equal(await probeText(bridge), 'pong from 7 (Label: base-turtle)');
+    });
+
+    // Headless CraftOS-PC takes no keyboard, so the terminate event Ctrl+T
+    // makes is queued by a chunk: the program sees exactly what it sees on Ctrl+T.
+    test('terminate (Ctrl+T) stops the program cleanly and it leaves the bridge', T, async () => {
+      const mark = pc.output.length;
+      const result = await callTool(bridge, 'exec-lua', { computerId: 7, code: 'os.queueEvent("terminate") os.pullEvent("never")', timeoutMs: 2000 });
+      assert.equal(result.isError, true);
+      await pc.waitForOutput('mcp-computer stopped.', 20000, mark);
+      await pc.waitForOutput('startup-done', 20000, mark);
+      let text;
+      do text = await probeText(bridge); while (/pong from 7/.test(text));
+      assert.doesNotMatch(text, /pong/);
+    });
+  });
+
+  describe('CraftOS-PC: bridge restart', () => {
+    test('the computer relinks to a bridge restarted on the same port', T, async (t) => {
+      const first = await startBridge(bridgeConfig());
+      const port = new URL(first.linkUrl).port;
+      const pc = new CraftosComputer({ id: 8, startup: startup(first.linkUrl) });
+      let second;
+      t.after(async () => {
+        pc.cleanup();
+        await first.close(100);
+        await second?.close(100);
+      });
+      await pc.waitForOutput(READY);
+      const mark = pc.output.length;
+      await first.close(100);
+      await pc.waitForOutput('the bridge is shutting down', 20000, mark);
+      second = await startBridge(bridgeConfig({ CC_LINK_PORT: port }));
+      const again = await pc.waitForOutput('reconnecting to', 30000, mark);
+      await pc.waitForOutput(READY, 30000, again);
+      assert.equal(await probeText(second), 'pong from 8 (Label: null)');
+    });
+  });
+}
