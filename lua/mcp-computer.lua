@@ -592,6 +592,18 @@ local function describeError(err)
     return cutError(err)
 end
 
+-- CC's 7 s are shared by everything resumed for one event. When the chunk
+-- that got the error used little of them, say so instead of blaming it.
+local function describeWatchdog(ran, total)
+    if total > 0 and ran < total / 2 then
+        return ("%s: CC's limit of about 7 s for one event ran out while this chunk ran, but it"
+            .. " ran only %d%% of that time: other exec-lua chunks resumed for the same event"
+            .. " used the rest (call sleep(0) or os.pullEvent() now and then in long loops)")
+            :format(TLWY, math.floor(ran * 100 / total))
+    end
+    return describeError(TLWY)
+end
+
 local function finishChunk(link, chunk, ok, err, values)
     chunk.done = true
     link.chunks[chunk.id] = nil
@@ -617,6 +629,7 @@ end
 local function stepChunk(link, chunk, ...)
     local previous = term.redirect(chunk.target)
     local args = table.pack(...)
+    local started = os.clock()
     local ok, res = pcall(function()
         return table.pack(coroutine.resume(chunk.co, table.unpack(args, 1, args.n)))
     end)
@@ -624,7 +637,13 @@ local function stepChunk(link, chunk, ...)
     term.redirect(previous)
     if not ok then res = { false, res, n = 2 } end
 
-    if not res[1] then
+    if not res[1] and res[2] == TLWY then
+        -- CC throws this once per resume; 1.5 s later it shuts the computer
+        -- down. Nothing more may run before the next yield.
+        link.tripped = true
+        local now = os.clock()
+        finishChunk(link, chunk, false, describeWatchdog(now - started, now - (link.eventStart or started)), { n = 0 })
+    elseif not res[1] then
         finishChunk(link, chunk, false, describeError(res[2]), { n = 0 })
     elseif coroutine.status(chunk.co) == "dead" then
         finishChunk(link, chunk, true, nil, table.pack(table.unpack(res, 2, res.n)))
@@ -664,9 +683,22 @@ end
 -- Hands an event to every chunk waiting for it (as parallel does). Chunks
 -- only start from frames, never while this loop runs, so link.order is
 -- stable here; finished and cancelled chunks are dropped afterwards.
-local function deliverToChunks(link, ev)
+local CONTINUE = "mcp_computer_continue"
+
+local function deliverToChunks(link, ev, chunks)
     if #link.order == 0 then return end
-    for _, chunk in ipairs(link.order) do
+    link.eventStart, link.tripped = os.clock(), false
+    chunks = chunks or link.order
+    for i, chunk in ipairs(chunks) do
+        if link.tripped then
+            -- The watchdog fired: yield at once and hand this event to the
+            -- chunks still due it in a fresh resume (a new 7 s) of our own.
+            local rest = {}
+            for j = i, #chunks do rest[#rest + 1] = chunks[j] end
+            link.deferred[#link.deferred + 1] = { ev = ev, chunks = rest }
+            os.queueEvent(CONTINUE)
+            break
+        end
         if not chunk.done and (chunk.filter == nil or chunk.filter == ev[1]) then
             stepChunk(link, chunk, table.unpack(ev, 1, ev.n))
         end
@@ -754,7 +786,11 @@ end
 local function nextEvent(link)
     local ev = table.pack(os.pullEventRaw())
     if ev[1] == "terminate" then error(STOP, 0) end
-    if not isLinkEvent(link, ev) then
+    if ev[1] == CONTINUE and #link.deferred > 0 then
+        local d = table.remove(link.deferred, 1)
+        local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
+        if not ok then printError("internal error: " .. shorten(err, 200)) end
+    elseif not isLinkEvent(link, ev) then
         local ok, err = pcall(deliverToChunks, link, ev)
         if not ok then printError("internal error: " .. shorten(err, 200)) end
     end
@@ -911,7 +947,7 @@ local function dropLink(link)
     local n = 0
     for _ in pairs(link.chunks) do n = n + 1 end
     if n > 0 then print(("abandoned %d running exec-lua chunk(s)"):format(n)) end
-    link.chunks, link.order = {}, {}
+    link.chunks, link.order, link.deferred = {}, {}, {}
 end
 
 local function run(link)
@@ -978,7 +1014,7 @@ local function stopLink(link)
             chunk.done = true
             failExec(link, id, "mcp-computer was stopped (Ctrl+T) while this chunk was running")
         end
-        link.chunks, link.order = {}, {}
+        link.chunks, link.order, link.deferred = {}, {}, {}
         pcall(link.ws.close)
         link.ws = nil
     end
@@ -1191,7 +1227,7 @@ local function main(...)
     local link = {
         token = opts.token or nonEmpty(settings.get("mcp.token")),
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame,
-        chunks = {}, order = {}, hinted = {},
+        chunks = {}, order = {}, deferred = {}, hinted = {},
     }
     local ok, err = pcall(run, link)
     stopLink(link)

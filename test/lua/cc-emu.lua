@@ -21,7 +21,8 @@
 --   --ws-sync-fail-hex HEX  every connect fails at once with false, message
 --   --old-json          textutils.serializeJSON without options tables (CC < 1.106)
 --   --max-message N     websocket message limit in bytes (default 131072)
---   --tlwy N            instruction budget before "Too long without yielding"
+--   --watchdog S        seconds of running (per resume) before "Too long without yielding" (7)
+--   --hard-abort S      seconds more before the computer is hard-aborted (1.5)
 --
 -- Line protocol on stdin/stdout (payloads are hex encoded):
 --   emu -> host:  w <hex> | nl | fg <n> | bg <n> | timer <id> <seconds>
@@ -52,7 +53,7 @@ local function unhex(s) return (s:gsub("%x%x", UNHEX)) end
 
 local cfg = {
     id = 1, width = 51, height = 19, colour = true, http = true, ws = "enabled",
-    async = true, unicodeJson = true, maxMessage = 131072, tlwy = 5e8,
+    async = true, unicodeJson = true, maxMessage = 131072, watchdog = 7, hardAbort = 1.5,
 }
 local command, commandArgs
 do
@@ -83,7 +84,8 @@ do
         elseif a == "--ws-sync-fail-hex" then cfg.wsSyncFail = unhex(value())
         elseif a == "--old-json" then cfg.unicodeJson = false
         elseif a == "--max-message" then cfg.maxMessage = tonumber(value())
-        elseif a == "--tlwy" then cfg.tlwy = tonumber(value())
+        elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
+        elseif a == "--hard-abort" then cfg.hardAbort = tonumber(value())
         else error("cc-emu: unknown option " .. a, 0) end
         i = i + 1
     end
@@ -365,14 +367,33 @@ end
 -- os, timers, "Too long without yielding"
 ---------------------------------------------------------------------------
 
+-- CC's watchdog (TimeoutState: TIMEOUT = 7000 ms, ABORT_TIMEOUT = 1500 ms)
+-- is time, not instructions: 7 s after the computer was resumed for an event
+-- the soft-abort flag is set and Cobalt's interrupt handler throws "Too long
+-- without yielding" once (CobaltLuaMachine); if the computer still has not
+-- yielded 1.5 s later, ComputerExecutor hard-aborts it: displayFailure("Error
+-- running computer", ABORT_MESSAGE) and a shutdown, which drops its sockets.
+-- Measured here with os.clock (the CPU time of this process: a spinning chunk
+-- uses it all, and a busy test machine does not steal it).
 local TLWY = "Too long without yielding"
-local budgetUsed, abortThrown, inProgram = 0, false, false
+local resumeStart, abortThrown, inProgram = 0, false, false
+
+local function hardAbort()
+    emit("fg 16384")
+    emit("w " .. hex("Error running computer"))
+    emit("nl")
+    emit("w " .. hex(TLWY))
+    emit("nl")
+    exit(3)
+end
 
 local function tlwyHook()
     if not inProgram then return end
-    budgetUsed = budgetUsed + 1000
-    if budgetUsed > cfg.tlwy and not abortThrown then
-        abortThrown = true -- CC throws once per resume of the computer
+    local used = real.clock() - resumeStart
+    if abortThrown then
+        if used > cfg.watchdog + cfg.hardAbort then hardAbort() end
+    elseif used > cfg.watchdog then
+        abortThrown = true -- thrown once per resume of the computer
         error(TLWY, 0)
     end
 end
@@ -1112,7 +1133,7 @@ real.sethook(program, tlwyHook, "", 1000)
 
 local filter
 local function resume(...)
-    budgetUsed, abortThrown, inProgram = 0, false, true
+    resumeStart, abortThrown, inProgram = real.clock(), false, true
     local ok, res = coroutine.resume(program, ...)
     inProgram = false
     if not ok then

@@ -104,7 +104,8 @@ class Computer {
     if (o.syncFailure) flags.push('--ws-sync-fail-hex', hex(o.syncFailure));
     if (o.oldJson) flags.push('--old-json');
     if (o.maxMessage) flags.push('--max-message', String(o.maxMessage));
-    if (o.tlwy) flags.push('--tlwy', String(o.tlwy));
+    if (o.watchdog !== undefined) flags.push('--watchdog', String(o.watchdog));
+    if (o.hardAbort !== undefined) flags.push('--hard-abort', String(o.hardAbort));
     const command = o.command ?? 'mcp-computer';
     const args = [...(o.args ?? [])];
     if (o.url) args.unshift(o.url);
@@ -193,8 +194,9 @@ class Computer {
         const s = this.sockets.get(Number(rest[0]));
         if (s) {
           s.closedByLua = true;
-          if (s.ws.readyState === WebSocket.CONNECTING) s.ws.terminate();
-          else s.ws.close();
+          // CC sends no close frame: Websocket.dispose() closes the netty
+          // channel (Resource.closeChannel), so the peer sees 1006.
+          s.ws.terminate();
         }
         break;
       }
@@ -343,7 +345,7 @@ class Computer {
  * ({ path: content } in the computer's file system), httpDisabled,
  * websocket ('disabled' | 'missing'), noAsync, failure (async connect
  * failure message, e.g. "Domain not permitted"), syncFailure, oldJson,
- * maxMessage, tlwy (instruction budget), size [w, h] (default 200x40),
+ * maxMessage, watchdog and hardAbort (seconds, CC: 7 and 1.5), size [w, h] (default 200x40),
  * colour (false for a basic computer), timeScale (emulated seconds -> real, default 0.01),
  * holdConnect (keep connects pending until releaseConnects()).
  */

@@ -274,11 +274,23 @@ describeLua('cc-emu: the rest of the computer', () => {
   test('"Too long without yielding" hits code that never yields, once per resume', T, async (t) => {
     const c = useComputer(t, {
       command: 'p',
-      tlwy: 1e6,
+      watchdog: 0.2,
       files: { 'p.lua': 'print(pcall(function() while true do end end)) sleep(0) print(pcall(function() local co = coroutine.create(function() while true do end end) return coroutine.resume(co) end))' },
     });
     const { output } = await c.waitForExit();
     assert.equal(output, 'false\tToo long without yielding\ntrue\tfalse\tToo long without yielding\n');
+  });
+
+  test('watchdog: code that catches "Too long without yielding" and keeps running is hard-aborted', T, async (t) => {
+    const c = useComputer(t, {
+      command: 'p',
+      watchdog: 0.2,
+      hardAbort: 0.2,
+      files: { 'p.lua': 'print(pcall(function() while true do end end)) while true do end' },
+    });
+    const { code, output } = await c.waitForExit();
+    assert.equal(code, 3);
+    assert.equal(output, 'false\tToo long without yielding\nError running computer\nToo long without yielding\n');
   });
 
   test('http.websocket: a real socket with send, receive, close and CC\'s limits', T, async (t) => {
@@ -315,7 +327,8 @@ describeLua('cc-emu: the rest of the computer', () => {
       'false\tattempt to use a closed file',
       '',
     ].join('\n'));
-    await link.closed;
+    // CC closes the channel without a close frame: the peer sees 1006.
+    assert.equal((await link.closed).code, 1006);
   });
 
   test('the host sees program errors as an error exit, printed in red', T, async (t) => {

@@ -205,7 +205,7 @@ describeLua('exec-lua: errors', () => {
   });
 
   test('"Too long without yielding" is reported as such and the link carries on', T, async (t) => {
-    const { c, link } = await linked(t, { tlwy: 2e6 });
+    const { c, link } = await linked(t, { watchdog: 0.3 });
     const res = await link.exec('print("spinning") while true do end');
     assert.equal(res.ok, false);
     assert.match(res.error, /^Too long without yielding: the chunk ran for about 7 s without yielding, so CC stopped it/);
@@ -214,6 +214,24 @@ describeLua('exec-lua: errors', () => {
     // The terminal was given back: the program's own lines reach the screen.
     c.terminate();
     assert.match((await c.waitForExit()).output, /mcp-computer stopped\.\n$/);
+  });
+
+  test('watchdog: the chunks after the one it stopped get the event in a fresh resume, not a hard abort', T, async (t) => {
+    // CC (TimeoutState): one 7 s budget for everything resumed for an event,
+    // then 1.5 s until the computer is shut down. Here: 1 s, then 0.4 s.
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 0.4 });
+    const spin = (name, pre = '') => `${pre} os.pullEvent("go") local t = os.clock() while os.clock() - t < 0.7 do end return "${name}"`;
+    const ids = ['a', 'b', 'c'];
+    link.send({ type: 'request', id: 'a', method: 'exec-lua', params: { code: spin('A') } });
+    link.send({ type: 'request', id: 'b', method: 'exec-lua', params: { code: spin('B') } });
+    link.send({ type: 'request', id: 'c', method: 'exec-lua', params: { code: spin('C', 'os.queueEvent("go")') } });
+    const [a, b, c] = await Promise.all(ids.map((id) => link.waitFrame((f) => f.type === 'response' && f.id === id, 20000)));
+    assert.deepEqual(ok(a).returns, [{ type: 'string', value: 'A' }]);
+    // B was stopped while A's share of the 7 s was spent: it is not blamed for all of it
+    assert.equal(b.ok, false);
+    assert.match(b.error, /^Too long without yielding: CC's limit of about 7 s for one event ran out while this chunk ran, but it ran only \d+% of that time/);
+    assert.deepEqual(ok(c).returns, [{ type: 'string', value: 'C' }]);
+    assert.equal((await link.request('ping')).ok, true);
   });
 
   test('the terminal is restored after a failing chunk', T, async (t) => {
