@@ -425,10 +425,8 @@ local function newCapture(limit)
     end
 
     local t = {}
+    -- Like CC's term.write, any value is written as text (nil as "nil").
     function t.write(text)
-        if type(text) ~= "string" and type(text) ~= "number" then
-            error("bad argument #1 (string expected, got " .. type(text) .. ")", 2)
-        end
         put(tostring(text))
     end
     function t.blit(text, tfg, tbg)

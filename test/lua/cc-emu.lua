@@ -194,8 +194,9 @@ do
         x = x + #text
         dirty = true
     end
+    -- TermMethods.write takes a Coerced<String>: any value is turned into
+    -- text (nil writes "nil"), it never raises.
     function native.write(text)
-        checkType(1, text, "string", "number")
         put(tostring(text))
     end
     function native.blit(text, tfg, tbg)
@@ -1100,6 +1101,28 @@ function shell.execute(name, ...)
     local source = f.readAll()
     f.close()
     local env = setmetatable({ shell = shell, arg = { [0] = name, ... } }, { __index = _G })
+    -- CC's shell gives every program its own require and package
+    -- (rom/programs/shell.lua with cc.require's make): modules are found
+    -- next to the program and on the root, as name.lua or name/init.lua.
+    env.package = { loaded = {}, path = "?;?.lua;?/init.lua" }
+    function env.require(mod)
+        if env.package.loaded[mod] ~= nil then return env.package.loaded[mod] end
+        local base = mod:gsub("%.", "/")
+        for pattern in env.package.path:gmatch("[^;]+") do
+            local file = pattern:gsub("%?", base)
+            if fs.exists(file) and not fs.isDir(file) then
+                local h = fs.open(file, "r")
+                local fn, lerr = load(h.readAll(), "@/" .. file, "t", env)
+                h.close()
+                if not fn then error(lerr, 2) end
+                local value = fn(mod)
+                if value == nil then value = true end
+                env.package.loaded[mod] = value
+                return value
+            end
+        end
+        error("module '" .. mod .. "' not found", 2)
+    end
     local fn, err = load(source, "@/" .. path, "t", env)
     if not fn then
         printError(err)
@@ -1120,9 +1143,69 @@ function shell.run(...)
 end
 
 _HOST = "ComputerCraft 1.109.0 (cc-emu)"
--- What CC does not offer.
-require, package, dofile, loadfile, module = nil, nil, nil, nil, nil
-collectgarbage, unpack = nil, nil
+-- What CC does not offer (require and package are per program, see shell.execute).
+require, package, module, collectgarbage = nil, nil, nil, nil
+
+-- What CC's bios.lua adds to the globals: the Lua 5.1 names unpack and
+-- loadstring, a stub of the old bit library over bit32, and loadfile/dofile
+-- reading through fs. Cobalt has utf8 (Lua 5.3's) and bit32 built in;
+-- stock Lua 5.2 has bit32, utf8 is provided here.
+unpack = table.unpack
+function loadstring(str, chunkname) return load(str, chunkname) end
+function loadfile(filename, mode, env)
+    if type(mode) == "table" and env == nil then mode, env = "t", mode end
+    local h = fs.open(filename, "r")
+    if not h then return nil, "File not found" end
+    local fn, err = load(h.readAll(), "@/" .. fs.combine(filename, ""), mode or "t", env or _G)
+    h.close()
+    return fn, err
+end
+function dofile(filename)
+    local fn, err = loadfile(filename, nil, _G)
+    if not fn then error(err, 2) end
+    return fn()
+end
+bit = {
+    bnot = bit32.bnot, band = bit32.band, bor = bit32.bor, bxor = bit32.bxor,
+    brshift = bit32.arshift, blshift = bit32.lshift, blogic_rshift = bit32.rshift,
+}
+utf8 = {
+    charpattern = "[\0-\x7F\xC2-\xF4][\x80-\xBF]*",
+    char = function(...)
+        local out = {}
+        for i = 1, select("#", ...) do out[i] = utf8Char(select(i, ...)) end
+        return table.concat(out)
+    end,
+    len = function(s)
+        local ok, cps = pcall(utf8Codes, s)
+        if not ok then return nil, 1 end
+        return #cps
+    end,
+    codepoint = function(s, i, j)
+        i = i or 1
+        j = j or i
+        local out, pos = {}, i
+        while pos <= j do
+            local len = 1
+            local b = s:byte(pos)
+            if b >= 0xF0 then len = 4 elseif b >= 0xE0 then len = 3 elseif b >= 0xC0 then len = 2 end
+            out[#out + 1] = utf8Codes(s:sub(pos, pos + len - 1))[1]
+            pos = pos + len
+        end
+        return table.unpack(out)
+    end,
+    codes = function(s)
+        local cps, pos, n = utf8Codes(s), 1, 0
+        return function()
+            n = n + 1
+            local cp = cps[n]
+            if cp == nil then return nil end
+            local at = pos
+            pos = pos + #utf8Char(cp)
+            return at, cp
+        end
+    end,
+}
 
 settings.load("/.settings")
 

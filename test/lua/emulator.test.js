@@ -281,6 +281,24 @@ describeLua('cc-emu: the rest of the computer', () => {
     assert.equal(output, 'false\tToo long without yielding\ntrue\tfalse\tToo long without yielding\n');
   });
 
+  test('globals CC has: unpack, loadstring, loadfile, dofile, require, package, utf8, bit32, bit; lenient term.write', T, async (t) => {
+    const c = useComputer(t, {
+      command: 'p',
+      files: {
+        'mod.lua': 'return { x = 5 }',
+        'p.lua': [
+          'print(unpack({ 1, 2 }))',
+          'print(loadstring("return 3")(), loadfile("/mod.lua")().x, dofile("/mod.lua").x, require("mod").x, type(package.loaded))',
+          'print(utf8.char(0x1F600) == "\\240\\159\\152\\128", utf8.len("h\\195\\169llo"), utf8.codepoint("\\195\\169"), bit32.band(6, 3), bit.bor(4, 1))',
+          'term.write(nil) term.write(true) term.write(1.5) print()',
+        ].join('\n'),
+      },
+    });
+    const { code, output } = await c.waitForExit();
+    assert.equal(code, 0, output);
+    assert.equal(output, '1\t2\n3\t5\t5\t5\ttable\ntrue\t5\t233\t2\t5\nniltrue1.5\n');
+  });
+
   test('watchdog: code that catches "Too long without yielding" and keeps running is hard-aborted', T, async (t) => {
     const c = useComputer(t, {
       command: 'p',

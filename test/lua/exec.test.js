@@ -169,6 +169,13 @@ describeLua('exec-lua: output and returned values', () => {
     assert.ok(link.raw.every((text) => /^[\x20-\x7e]*$/.test(text)));
   });
 
+  test('term.write takes any value, as in CC (nil, booleans, tables)', T, async (t) => {
+    const { link } = await linked(t);
+    const result = ok(await link.exec('term.write(nil) term.write(true) term.write(2) local x = term.getCursorPos() return x'));
+    assert.equal(result.output, 'niltrue2');
+    assert.deepEqual(result.returns, [{ type: 'number', value: 9 }]);
+  });
+
   test('each chunk has its own globals; program-level names like shell are there', T, async (t) => {
     const { link } = await linked(t);
     ok(await link.exec('x = 5 return x'));
