@@ -1,4 +1,5 @@
 // Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
+import { DEFAULT_MAX_JSON_DEPTH, aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
 
 export interface HelloFrame {
   type: 'hello';
@@ -27,21 +28,31 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function parseComputerFrame(text: string): FrameParse {
+/**
+ * Parses and checks one text frame. `maxDepth` bounds its nesting before anything walks it, so no
+ * frame can overflow the stack of the code that later validates, logs or serialises its values.
+ * Errors never quote the frame: they name at most a field and its JSON type.
+ */
+export function parseComputerFrame(text: string, maxDepth: number = DEFAULT_MAX_JSON_DEPTH): FrameParse {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { ok: false, error: 'frame is not valid JSON' };
   }
-  if (!isRecord(value)) return { ok: false, error: 'frame is not a JSON object' };
+  const problem = boundsProblem(value, { maxDepth });
+  if (problem) return { ok: false, error: `frame ${problem}` };
+  if (!isRecord(value)) return { ok: false, error: `frame is not a JSON object (it is ${aJsonType(value)})` };
   switch (value.type) {
     case 'hello':
       return parseHello(value);
     case 'response':
       return parseResponse(value);
     default:
-      return { ok: false, error: `unknown frame type ${JSON.stringify(value.type ?? null)}` };
+      return {
+        ok: false,
+        error: value.type === undefined ? 'frame has no type ("hello" or "response")' : `unknown frame type (${aJsonType(value.type)} other than "hello" or "response")`,
+      };
   }
 }
 

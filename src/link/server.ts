@@ -141,7 +141,16 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       state.alive = true;
       if (state.link) registry.touch(state.link);
     });
-    ws.on('message', (data: RawData, isBinary: boolean) => onMessage(ws, state, data, isBinary));
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      // nothing a peer sends may throw out of here: ws would hand it to the process as uncaught
+      try {
+        onMessage(ws, state, data, isBinary);
+      } catch (err) {
+        metrics.framesRejected.inc('internal');
+        const line = budget.take(`link from ${state.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
+        if (line !== null) log.error(line);
+      }
+    });
     ws.on('error', (err: Error & { code?: string }) => {
       warn(`link from ${state.remoteAddress} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
     });

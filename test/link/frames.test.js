@@ -39,11 +39,13 @@ test('hello with a bad computerId is rejected with a reason', () => {
 
 test('malformed JSON, non-objects and unknown types are rejected', () => {
   assert.deepEqual(parse('{not json'), { ok: false, error: 'frame is not valid JSON' });
-  for (const text of ['[]', '"hello"', '42', 'null']) {
-    assert.deepEqual(parse(text), { ok: false, error: 'frame is not a JSON object' });
+  for (const [text, kind] of [['[]', 'an array'], ['"hello"', 'a string'], ['42', 'a number'], ['null', 'null']]) {
+    assert.deepEqual(parse(text), { ok: false, error: `frame is not a JSON object (it is ${kind})` });
   }
-  assert.deepEqual(parse({ type: 'bogus' }), { ok: false, error: 'unknown frame type "bogus"' });
-  assert.deepEqual(parse({}), { ok: false, error: 'unknown frame type null' });
+  // the value is never quoted back: only its JSON type
+  assert.deepEqual(parse({ type: 'bogus' }), { ok: false, error: 'unknown frame type (a string other than "hello" or "response")' });
+  assert.deepEqual(parse({ type: [[1]] }), { ok: false, error: 'unknown frame type (an array other than "hello" or "response")' });
+  assert.deepEqual(parse({}), { ok: false, error: 'frame has no type ("hello" or "response")' });
 });
 
 test('responses: ok with result, failure with error, result kept on failure', () => {

@@ -1,0 +1,55 @@
+// Pure, iterative measures of parsed JSON values. Anything a computer or a client sent passes through
+// here before a recursive walk (JSON.stringify, validation, rendering) may touch it: JSON.parse itself
+// is iterative and accepts any depth, but the walks that follow overflow the stack somewhere between
+// a few thousand levels and ten thousand.
+
+/** How deep a parsed value from a computer or a client may nest, unless a caller says otherwise. */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+export interface JsonBounds {
+  /** Most levels of arrays/objects: a scalar is depth 0, `[]` and `[1]` are depth 1. */
+  maxDepth: number;
+  /** Most values (containers, keys' values, scalars) counted; Infinity when the byte size is already capped. */
+  maxNodes?: number;
+}
+
+/** The JSON type name of a value, for error messages that must never echo an untrusted value. */
+export function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/** `jsonType` with its article: "an array", "a string", "null". */
+export function aJsonType(value: unknown): string {
+  const type = jsonType(value);
+  if (type === 'null') return type;
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/**
+ * Why `value` is out of bounds (a sentence fragment such as "nests deeper than 64 levels"), or null
+ * when it is within them. Never recurses; stops at the first limit crossed.
+ */
+export function boundsProblem(value: unknown, bounds: JsonBounds): string | null {
+  const maxNodes = bounds.maxNodes ?? Infinity;
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const item = stack.pop() as { value: unknown; depth: number };
+    nodes++;
+    if (nodes > maxNodes) return `holds more than ${maxNodes} values`;
+    const v = item.value;
+    if (typeof v !== 'object' || v === null) continue;
+    const depth = item.depth + 1;
+    if (depth > bounds.maxDepth) return `nests deeper than ${bounds.maxDepth} levels`;
+    const children = Array.isArray(v) ? v : Object.values(v as Record<string, unknown>);
+    for (const child of children) stack.push({ value: child, depth });
+  }
+  return null;
+}
+
+/** True when `value` is within `bounds`. */
+export function withinBounds(value: unknown, bounds: JsonBounds): boolean {
+  return boundsProblem(value, bounds) === null;
+}
