@@ -74,15 +74,7 @@ async function main(argv: string[]): Promise<number | null> {
     process.stderr.write(line);
     return 1;
   }
-  process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
-  process.stdout.write(`MCP endpoint: ${bridge.mcpUrl}\n`);
-  const linkPort = new URL(bridge.linkUrl).port;
-  const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
-  process.stdout.write(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
-
-  // after the address lines, so they are the last thing an operator sees
-  for (const warning of exposure.warnings) process.stderr.write(`cc-mcp-bridge: ${warning}\n`);
-
+  // signal handlers before the address lines: whoever reads them may signal at once
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -105,6 +97,16 @@ async function main(argv: string[]): Promise<number | null> {
     if (!bridge.hub) log.warn('SIGHUP received; the bridge runs without CC_CONFIG, so there is nothing to reload');
     else if (bridge.hub.reload().ok) log.info('SIGHUP received; config file reloaded');
   });
+
+  process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
+  process.stdout.write(`MCP endpoint: ${bridge.mcpUrl}\n`);
+  const linkPort = new URL(bridge.linkUrl).port;
+  const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
+  process.stdout.write(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
+
+  // after the address lines, so they are the last thing an operator sees
+  for (const warning of exposure.warnings) process.stderr.write(`cc-mcp-bridge: ${warning}\n`);
+
   return null;
 }
 
