@@ -624,7 +624,37 @@ end
 
 -- Resumes a chunk with its output captured; the terminal is restored
 -- afterwards whatever happens.
+local function noInput()
+    error("read() has no input here: an exec-lua chunk gets no keyboard", 2)
+end
+
+-- While a chunk runs: no paging (pagedPrint and pagedTabulate would wait for
+-- a key at the bottom of the capture, which no one can press) and read()
+-- fails at once instead of waiting forever. CC runs nothing else while we
+-- do, so the globals are swapped for the resume and put back after it.
+local function enterChunk()
+    local tu = textutils
+    local saved = { read = _G.read, pagedPrint = tu.pagedPrint, pagedTabulate = tu.pagedTabulate }
+    _G.read = noInput
+    tu.pagedPrint = function(text) return print(text) end
+    tu.pagedTabulate = function(...) return tu.tabulate(...) end
+    -- io.read goes through the read() io.lua captured when it loaded.
+    local stdin = type(io) == "table" and type(io.stdin) == "table" and rawget(io.stdin, "_handle")
+    if type(stdin) == "table" then
+        saved.stdin, saved.readLine = stdin, stdin.readLine
+        stdin.readLine = noInput
+    end
+    return saved
+end
+
+local function leaveChunk(saved)
+    _G.read = saved.read
+    textutils.pagedPrint, textutils.pagedTabulate = saved.pagedPrint, saved.pagedTabulate
+    if saved.stdin then saved.stdin.readLine = saved.readLine end
+end
+
 local function stepChunk(link, chunk, ...)
+    local saved = enterChunk()
     local previous = term.redirect(chunk.target)
     local args = table.pack(...)
     local started = os.clock()
@@ -633,6 +663,7 @@ local function stepChunk(link, chunk, ...)
     end)
     chunk.target = term.current()
     term.redirect(previous)
+    leaveChunk(saved)
     if not ok then res = { false, res, n = 2 } end
 
     if not res[1] and res[2] == TLWY then

@@ -655,6 +655,36 @@ local function serialiseLua(v, seen, indent, compact)
     error("Cannot serialize type " .. t, 0)
 end
 
+-- pagedPrint as in CC's textutils.lua: print through a copy of the current
+-- terminal whose scroll waits for a key press once free_lines (default 0)
+-- lines have scrolled ("Press any key to continue" on the bottom row).
+function textutils.pagedPrint(text, free_lines)
+    local oldTerm = term.current()
+    local newTerm = {}
+    for k, v in pairs(oldTerm) do newTerm[k] = v end
+    local free = free_lines or 0
+    newTerm.scroll = function(n)
+        for _ = 1, n do
+            oldTerm.scroll(1)
+            if free <= 0 then
+                local _, h = oldTerm.getSize()
+                oldTerm.setCursorPos(1, h)
+                oldTerm.write("Press any key to continue")
+                os.pullEvent("key")
+                oldTerm.clearLine()
+                oldTerm.setCursorPos(1, h)
+            else
+                free = free - 1
+            end
+        end
+    end
+    term.redirect(newTerm)
+    local ok, res = pcall(print, text)
+    term.redirect(oldTerm)
+    if not ok then error(res, 0) end
+    return res
+end
+
 function textutils.serialize(v, opts)
     return serialiseLua(v, {}, "", opts and opts.compact)
 end

@@ -103,6 +103,20 @@ if (!CRAFTOS_DIR) {
       assert.equal(readFileSync(path.join(pc.files, 'emoji.txt')).toString('hex'), Buffer.from('😀 ok').toString('hex'));
     });
 
+    test('exec-lua: ls on a big folder does not page; read() and io.read() fail at once', T, async () => {
+      const code = 'for i = 1, 150 do fs.open(("/many/f%03d"):format(i), "w").close() end shell.run("ls /many") return "listed"';
+      const sc = await execLua(bridge, 7, code, 10000);
+      assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
+      assert.match(sc.output, /f001/);
+      assert.match(sc.output, /f150/);
+      assert.doesNotMatch(sc.output, /Press any key/);
+      for (const call of ['read()', 'io.read()']) {
+        const r = await execLua(bridge, 7, `return ${call}`, 10000);
+        assert.equal(r.ok, false, call);
+        assert.match(r.error, /read\(\) has no input here/, call);
+      }
+    });
+
     test('exec-lua: a large output is truncated within the link limit', T, async () => {
       const sc = await execLua(bridge, 7, 'for i = 1, 20000 do print(("%05d"):format(i) .. ("z"):rep(30)) end return "done"', 30000);
       assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));

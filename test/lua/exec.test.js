@@ -176,6 +176,20 @@ describeLua('exec-lua: output and returned values', () => {
     assert.deepEqual(result.returns, [{ type: 'number', value: 9 }]);
   });
 
+  test('no paging under capture, and read() fails at once (CC would wait for keys no one presses)', T, async (t) => {
+    const { c, link } = await linked(t);
+    const paged = ok(await link.exec('textutils.pagedPrint(("line\\n"):rep(60)) return "done"', 5000));
+    assert.equal(paged.output, 'line\n'.repeat(60) + '\n');
+    assert.deepEqual(paged.returns, [{ type: 'string', value: 'done' }]);
+    const read = await link.exec('print("asking") return read()', 5000);
+    assert.equal(read.ok, false);
+    assert.match(read.error, /read\(\) has no input here/);
+    assert.equal(read.result.output, 'asking\n');
+    // read is given back to programs once the chunk is not running
+    assert.deepEqual(ok(await link.exec('return read == _G.read, read ~= nil')).returns.map((d) => d.value), [true, true]);
+    assert.match(c.output, /waiting/);
+  });
+
   test('each chunk has its own globals; program-level names like shell are there', T, async (t) => {
     const { link } = await linked(t);
     ok(await link.exec('x = 5 return x'));
