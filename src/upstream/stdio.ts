@@ -128,6 +128,11 @@ export class StdioTransport implements Transport {
   send(message: unknown): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable || this.closing) return Promise.reject(new Error('the process is not running'));
+    // messages sent in one tick leave in one write (one syscall under load, not one each)
+    if (!stdin.writableCorked) {
+      stdin.cork();
+      process.nextTick(() => stdin.uncork());
+    }
     return new Promise((resolve, reject) => {
       stdin.write(encodeLine(message), (err) => (err ? reject(err) : resolve()));
     });
