@@ -14,6 +14,7 @@
 //   --fake-procs K   run the fake computers in K forked processes instead of the bench process
 //   --cpu-prof DIR   start the bridge with --cpu-prof and write its profiles to DIR
 //   --no-upstream    skip the upstream cell (scripts/bench-upstream.js)
+//   --compare        ours against the minimal reference bridge, interleaved (scripts/bench-compare.js)
 import { fork, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -715,6 +716,21 @@ process.on('exit', cleanup);
 
 if (process.argv.includes('--fake-worker')) {
   runFakeWorker();
+} else if (process.argv.includes('--compare')) {
+  const { runCompare, killCompareChildren } = await import('./bench-compare.js');
+  cleanups.push(killCompareChildren);
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+  setTimeout(() => {
+    process.stderr.write('bench --compare: still running after 6 min; giving up\n');
+    process.exit(1);
+  }, HARD_DEADLINE_MS).unref();
+  runCompare(process.argv.slice(2).filter((a) => a !== '--compare')).then(
+    () => process.exit(0),
+    (err) => {
+      process.stderr.write(`bench --compare: ${err.stack}\n`);
+      process.exit(1);
+    },
+  );
 } else {
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, () => {
