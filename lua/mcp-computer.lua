@@ -29,8 +29,73 @@ local FATAL = setmetatable({}, { __tostring = function() return "mcp-computer fa
 -- Screen output
 ---------------------------------------------------------------------------
 
+-- Background mode (--background): nothing is printed over the player's
+-- screen; every line goes to a bounded, rotated log file and, when one is
+-- named, to a monitor. `status` and `stop` talk to the link through events.
+local LOG_FILE = "/.mcp-computer.log"
+local LOG_MAX = 16384 -- bytes in the log before it is rotated to .log.1
+local STATUS_EVENT, STATUS_REPLY = "mcp_computer_status", "mcp_computer_status_reply"
+local STOP_EVENT, STOPPED_EVENT = "mcp_computer_stop", "mcp_computer_stopped"
+local screenPrint, screenPrintError = print, printError
+local background = nil -- { logSize = n, monitor = peripheral or nil } in background mode
+
+local function readAll(path)
+    if not fs.exists(path) or fs.isDir(path) then return nil end
+    local f = fs.open(path, "r")
+    if not f then return nil end
+    local text = f.readAll() or ""
+    f.close()
+    return text
+end
+
+local function logLine(text)
+    local bg = background
+    if bg.logSize == nil then bg.logSize = #(readAll(LOG_FILE) or "") end
+    local line = ("[%.1f] %s\n"):format(os.clock(), text)
+    if bg.logSize + #line > LOG_MAX then
+        -- Rotate: the current log becomes .1 (the older .1 is dropped).
+        local old = readAll(LOG_FILE) or ""
+        local f = fs.open(LOG_FILE .. ".1", "w")
+        if f then f.write(old) f.close() end
+        fs.delete(LOG_FILE)
+        bg.logSize = 0
+    end
+    local f = fs.open(LOG_FILE, "a")
+    if f then
+        f.write(line)
+        f.close()
+        bg.logSize = bg.logSize + #line
+    end
+    if bg.monitor then
+        local ok = pcall(function()
+            local previous = term.redirect(bg.monitor)
+            screenPrint(text)
+            term.redirect(previous)
+        end)
+        if not ok then bg.monitor = nil end
+    end
+end
+
+local function joinArgs(...)
+    local parts = table.pack(...)
+    for i = 1, parts.n do parts[i] = tostring(parts[i]) end
+    return table.concat(parts, " ", 1, parts.n)
+end
+
+local function print(...)
+    if background then return logLine(joinArgs(...)) end
+    return screenPrint(...)
+end
+
+local function printError(...)
+    if background then return logLine("error: " .. joinArgs(...)) end
+    return screenPrintError(...)
+end
+
 local function printIn(colour, text)
-    if term.isColour() then
+    if background then
+        print(text)
+    elseif term.isColour() then
         local old = term.getTextColour()
         term.setTextColour(colour)
         print(text)
@@ -814,7 +879,16 @@ end
 -- link's own go to running exec-lua chunks.
 local function nextEvent(link)
     local ev = table.pack(os.pullEventRaw())
-    if ev[1] == "terminate" then error(STOP, 0) end
+    if ev[1] == "terminate" then
+        -- In background mode Ctrl+T belongs to the player's shell.
+        if not background then error(STOP, 0) end
+        return ev
+    end
+    if ev[1] == STOP_EVENT and background then error(STOP, 0) end
+    if ev[1] == STATUS_EVENT and background then
+        os.queueEvent(STATUS_REPLY, link.state or "starting", link.url, VERSION)
+        return ev
+    end
     if ev[1] == CONTINUE and #link.deferred > 0 then
         local d = table.remove(link.deferred, 1)
         local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
@@ -983,6 +1057,7 @@ local function run(link)
     print(("mcp-computer v%s connecting to %s"):format(VERSION, link.url))
     local failures, attempt = 0, 1
     while true do
+        link.state = "connecting"
         local ws, err = connect(link)
         local problem, retry, linked = nil, true, false
         if ws then
@@ -990,6 +1065,7 @@ local function run(link)
             local ok, why = hello(link)
             if ok then
                 linked = true
+                link.state = "linked"
                 problem, retry = serve(link)
             else
                 problem = why
@@ -1013,6 +1089,7 @@ local function run(link)
         local delay = math.min(BACKOFF_MAX, 2 ^ failures)
         failures = failures + 1
         attempt = attempt + 1
+        link.state = "waiting to reconnect"
         print(("retrying in %d s... Press Ctrl+T to stop."):format(delay))
         sleepFor(link, delay)
         print(("reconnecting to %s (attempt %d)"):format(link.url, attempt))
@@ -1070,6 +1147,7 @@ local function usageLines()
         p .. " -url <ws-url> [options]",
         p .. " startup <ws-url> [options]",
         p .. " startup off",
+        p .. " status | stop",
         p .. " --help | --version",
     }
 end
@@ -1077,6 +1155,10 @@ end
 local function printHelp()
     for _, line in ipairs(usageLines()) do print(line) end
     print("Options:")
+    print("  --background     run beside the shell (status in")
+    print("                   " .. LOG_FILE .. ")")
+    print("  --monitor <side> also show the status on a monitor")
+    print("  --foreground     startup: run in front (no shell)")
     print("  --once           exit when the link drops")
     print("  --no-exec        refuse exec-lua requests")
     print("  --max-frame <n>  largest frame to send (bytes)")
@@ -1135,6 +1217,18 @@ local function parseArgs(args)
             opts.extra[#opts.extra + 1] = "--token"
             opts.extra[#opts.extra + 1] = args[i + 1]
             i = i + 1
+        elseif flag == "background" or flag == "service" or flag == "from-startup" then
+            -- --service: already started beside the shell; --from-startup:
+            -- run by the startup file (both internal).
+            opts[flag] = true
+        elseif flag == "foreground" then
+            opts.foreground = true
+        elseif flag == "monitor" then
+            if args[i + 1] == nil then usageError("--monitor needs a side or peripheral name") end
+            opts.monitor = args[i + 1]
+            opts.extra[#opts.extra + 1] = "--monitor"
+            opts.extra[#opts.extra + 1] = args[i + 1]
+            i = i + 1
         elseif flag == "once" then
             opts.once = true
         elseif flag == "no-exec" then
@@ -1162,7 +1256,8 @@ local function parseArgs(args)
     local first = positional[1]
     if opts.command then
         return opts
-    elseif first == "help" or first == "version" then
+    elseif first == "help" or first == "version" or first == "status" or first == "stop" then
+        if positional[2] then usageError("Too many arguments") end
         opts.command = first
     elseif first == "startup" then
         opts.command = "startup"
@@ -1202,7 +1297,10 @@ local function startupCommand(opts)
 
     local program = "/" .. shell.getRunningProgram()
     local args = { string.format("%q", program), string.format("%q", url) }
-    for _, a in ipairs(opts.extra) do args[#args + 1] = string.format("%q", a) end
+    local flags = {}
+    if not opts.foreground then flags = { "--background", "--from-startup" } end
+    for _, a in ipairs(opts.extra) do flags[#flags + 1] = a end
+    for _, a in ipairs(flags) do args[#args + 1] = string.format("%q", a) end
     local file = fs.open(STARTUP_FILE, "w")
     if not file then
         printError("Could not write " .. STARTUP_FILE)
@@ -1212,7 +1310,7 @@ local function startupCommand(opts)
     file.write("shell.run(" .. table.concat(args, ", ") .. ")\n")
     file.close()
     print("Wrote " .. STARTUP_FILE .. ":")
-    print("at boot it runs " .. program .. " " .. url .. (#opts.extra > 0 and (" " .. table.concat(opts.extra, " ")) or ""))
+    print("at boot it runs " .. program .. " " .. url .. (#flags > 0 and (" " .. table.concat(flags, " ")) or ""))
 end
 
 local function checkHttp()
@@ -1237,12 +1335,124 @@ local function nonEmpty(value)
     return nil
 end
 
+-- Waits up to `seconds` for event `name`; nil when it does not come.
+local function awaitEvent(name, seconds)
+    local timer = os.startTimer(seconds)
+    while true do
+        local ev = table.pack(os.pullEvent())
+        if ev[1] == name then
+            os.cancelTimer(timer)
+            return ev
+        end
+        if ev[1] == "timer" and ev[2] == timer then return nil end
+    end
+end
+
+local function lastLines(text, n)
+    local lines = {}
+    for line in text:gmatch("[^\n]+") do
+        lines[#lines + 1] = line
+        if #lines > n then table.remove(lines, 1) end
+    end
+    return lines
+end
+
+local function statusCommand()
+    os.queueEvent(STATUS_EVENT)
+    local reply = awaitEvent(STATUS_REPLY, 1)
+    if reply then
+        print(("background link: %s, bridge %s (v%s)"):format(tostring(reply[2]), tostring(reply[3]), tostring(reply[4])))
+    else
+        print("No background link is running on this computer.")
+    end
+    local log = readAll(LOG_FILE)
+    if log and log ~= "" then
+        print("Last lines of " .. LOG_FILE .. ":")
+        for _, line in ipairs(lastLines(log, 8)) do print(line) end
+    end
+end
+
+local function stopCommand()
+    os.queueEvent(STOP_EVENT)
+    if awaitEvent(STOPPED_EVENT, 3) then
+        print("Stopped the background link.")
+    else
+        print("No background link is running on this computer.")
+    end
+end
+
+-- The link itself in background mode: a crash is logged and never reaches
+-- the shell beside it; `mcp-computer stop` ends it.
+local function serviceLink(link)
+    local ok, err = pcall(run, link)
+    stopLink(link)
+    link.state = "stopped"
+    if ok or err == STOP then
+        print("mcp-computer stopped.")
+    elseif err ~= FATAL then
+        printError("mcp-computer crashed: " .. shorten(err, 300))
+    end
+    os.queueEvent(STOPPED_EVENT)
+end
+
+local function startBackground(opts, link)
+    background = { monitor = nil }
+    if opts.monitor then
+        local mon = peripheral and peripheral.wrap and peripheral.wrap(opts.monitor)
+        if mon and mon.write and mon.scroll then
+            background.monitor = mon
+        else
+            print("warning: no monitor " .. opts.monitor .. "; status only in " .. LOG_FILE)
+        end
+    end
+    print(("mcp-computer v%s in the background (computer %d)"):format(VERSION, os.getComputerID()))
+end
+
+-- `--background` from the shell: an advanced computer gets the link in a
+-- multishell tab and the prompt back at once; elsewhere a shell and the
+-- link run side by side (as parallel does) until the player exits it.
+local function launchBackground(opts, link)
+    local program = "/" .. shell.getRunningProgram()
+    if multishell and shell.openTab then
+        local words = { program, link.url, "--service" }
+        for _, a in ipairs(opts.extra) do words[#words + 1] = a end
+        local id = shell.openTab(table.concat(words, " "))
+        if id and multishell.setTitle then multishell.setTitle(id, "mcp") end
+        screenPrint(("mcp-computer: linking to %s in tab %s; see"):format(link.url, tostring(id)))
+        screenPrint("\"mcp-computer status\" and \"mcp-computer stop\".")
+        return
+    end
+    screenPrint(("mcp-computer: linking to %s in the background;"):format(link.url))
+    screenPrint("see \"mcp-computer status\" and \"mcp-computer stop\".")
+    parallel.waitForAny(function()
+        if opts["from-startup"] then
+            -- rom/startup.lua waits for this file: run the startup files
+            -- after it here, then the shell; when the player exits it the
+            -- computer shuts down as after the top-level shell.
+            local mine = fs.getName(STARTUP_FILE)
+            for _, name in ipairs(fs.list("/startup")) do
+                if name > mine then shell.run(fs.combine("/startup", name)) end
+            end
+        end
+        shell.run("shell")
+        if opts["from-startup"] then os.shutdown() end
+    end, function()
+        startBackground(opts, link)
+        serviceLink(link)
+        while true do os.pullEventRaw() end -- the shell keeps going
+    end)
+    stopLink(link)
+    background = nil
+end
+
 local function main(...)
     defineSettings()
     local opts = parseArgs({ ... })
     if opts.command == "help" then return printHelp() end
     if opts.command == "version" then return print("mcp-computer v" .. VERSION) end
     if opts.command == "startup" then return startupCommand(opts) end
+    if opts.command == "status" then return statusCommand() end
+    if opts.command == "stop" then return stopCommand() end
 
     local url = opts.url
     if url == nil then
@@ -1258,6 +1468,12 @@ local function main(...)
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame,
         chunks = {}, order = {}, deferred = {}, hinted = {},
     }
+    if opts.service then
+        startBackground(opts, link)
+        return serviceLink(link)
+    elseif opts.background then
+        return launchBackground(opts, link)
+    end
     local ok, err = pcall(run, link)
     stopLink(link)
     if not ok then

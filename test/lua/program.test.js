@@ -89,10 +89,11 @@ describeLua('command line', () => {
       'mcp-computer -url <ws-url> [options]',
       'mcp-computer startup <ws-url> [options]',
       'mcp-computer startup off',
+      'mcp-computer status | stop',
       'mcp-computer --help | --version',
       '',
     ].join('\n'));
-    assert.equal(c.linesIn(COLOURS.red).length, 6);
+    assert.equal(c.linesIn(COLOURS.red).length, 7);
   });
 
   test('usage is built from the name the program runs under', T, async (t) => {
@@ -142,10 +143,10 @@ describeLua('command line', () => {
 });
 
 describeLua('startup files', () => {
-  test('startup <url> writes /startup/mcp-computer.lua, which links at boot', T, async (t) => {
+  test('startup <url> --foreground writes /startup/mcp-computer.lua, which links at boot', T, async (t) => {
     const bridge = await startFakeBridge();
     t.after(() => bridge.close());
-    const setup = useComputer(t, { args: ['startup', bridge.url, '--no-exec'], files: { 'startup/00-other.lua': '-- keep me\n' } });
+    const setup = useComputer(t, { args: ['startup', bridge.url, '--foreground', '--no-exec'], files: { 'startup/00-other.lua': '-- keep me\n' } });
     const { code, output } = await setup.waitForExit();
     assert.equal(code, 0, output);
     assert.match(output, /^Wrote \/startup\/mcp-computer\.lua:\nat boot it runs \/mcp-computer\.lua ws:\/\/127\.0\.0\.1:\d+ --no-exec\n$/);
