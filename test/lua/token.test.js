@@ -70,6 +70,16 @@ describeLua('link token', () => {
     assert.equal(bridge.links.length, 2);
   });
 
+  test('a close 4401 during hello (no hello-error seen) also stops with the fix', T, async (t) => {
+    const bridge = await startFakeBridge({ hello: (link) => link.close(4401, 'unauthorized') });
+    t.after(() => bridge.close());
+    const c = useComputer(t, { id: 9, url: bridge.url, timeScale: 0.001 });
+    const { code } = await c.waitForExit();
+    assert.equal(code, 1);
+    assert.deepEqual(c.linesIn(COLOURS.red), ['the bridge refused the token: set it with', 'set mcp.token <token>  (or --token <token>)']);
+    assert.equal(bridge.links.length, 1, 'no reconnect');
+  });
+
   test('--token without a value is a usage error', T, async (t) => {
     const c = useComputer(t, { args: ['ws://127.0.0.1:1', '--token'] });
     const { code } = await c.waitForExit();
