@@ -31,3 +31,89 @@ test('defect 1: a link frame with a 5,000-deep type no longer stops the bridge',
     ws.terminate();
     await good.close();
   }));
+
+const nested = (levels) => JSON.parse(deepArray(levels));
+
+test('defect 3: a computer answering exec-lua with a 6,000-deep value gets a clear isError answer with the call\'s id', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, {
+      computerId: 3,
+      onRequest: (frame) =>
+        frame.method !== 'exec-lua'
+          ? null
+          : '{"type":"response","id":' + JSON.stringify(frame.id) + ',"ok":false,"error":"x","result":{"output":"","returns":[{"type":"nil","x":' + deepArray(6000) + '}]}}',
+    });
+    computer.onRequest = ((inner) => (frame) => {
+      const text = inner(frame);
+      if (typeof text === 'string') computer.ws.send(text);
+      return null;
+    })(computer.onRequest);
+    // alone, and in a batch beside a ping: each answer carries its own id
+    const single = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 3, code: 'x', timeoutMs: 20000 } } });
+    assert.equal(single.status, 200);
+    assert.equal(single.json.id, 41);
+    assert.equal(single.json.result.isError, true);
+    assert.match(single.json.result.content[0].text, /protocol error: the computer sent a malformed response \(frame nests deeper than 64 levels\)/);
+    const batch = await rpc(
+      bridge.mcpUrl,
+      [
+        { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 3, code: 'x', timeoutMs: 20000 } } },
+        { jsonrpc: '2.0', id: 'b', method: 'ping' },
+      ],
+      { 'mcp-protocol-version': '2025-03-26' },
+    );
+    assert.equal(batch.status, 200);
+    assert.deepEqual(batch.json.map((r) => r.id), ['a', 'b']);
+    assert.equal(batch.json[0].result.isError, true);
+    assert.deepEqual(batch.json[1].result, {});
+    await computer.close();
+  }));
+
+test('defect 3: exec-lua results are validated: too deep returns, bad descriptors, neither output nor returns', () =>
+  withBridge({}, async (bridge) => {
+    const answers = [
+      [{ ok: true, result: { output: '', returns: [{ type: 'table', value: nested(40) }] } }, /"returns" nests deeper than 32 levels/],
+      [{ ok: false, error: 'boom', result: { output: '', returns: [{ type: 'table', value: nested(40) }] } }, /boom\nprotocol error: computer 4 \(Label: null\) sent a malformed exec-lua result: "returns" nests deeper/],
+      [{ ok: true, result: {} }, /the result has neither "output" nor "returns"/],
+      [{ ok: true, result: { truncated: false } }, /neither "output" nor "returns"/],
+      [{ ok: true, result: [1] }, /the result is an array, not an object/],
+      [{ ok: true, result: { output: 5 } }, /"output" is a number, not a string/],
+      [{ ok: true, result: { returns: {} } }, /"returns" is an object, not an array/],
+      [{ ok: true, result: { output: '', truncated: 'no' } }, /"truncated" is a string, not a boolean/],
+      [{ ok: true, result: { returns: [7] } }, /"returns"\[0\] is a number, not a value descriptor object/],
+      [{ ok: true, result: { returns: [{ type: 'nil' }, { type: 'bignum' }] } }, /"returns"\[1\]\.type is not a Lua type name/],
+      [{ ok: true, result: { returns: [{ type: 'function', repr: [] }] } }, /"returns"\[0\]\.repr is an array, not a string/],
+      [{ ok: true, result: { returns: [{ type: 'table', value: {}, truncated: 1 }] } }, /"returns"\[0\]\.truncated is a number, not a boolean/],
+      [{ ok: true, result: { returns: Array.from({ length: 400 }, () => ({ type: 'table', value: new Array(300).fill(0) })) } }, /"returns" holds more than 100000 values/],
+    ];
+    let next = 0;
+    const computer = await linkComputer(bridge, { computerId: 4, onRequest: (frame) => (frame.method === 'exec-lua' ? answers[next][0] : null) });
+    for (next = 0; next < answers.length; next++) {
+      const result = await callTool(bridge, 'exec-lua', { computerId: 4, code: 'x', timeoutMs: 20000 });
+      assert.equal(result.isError, true, `answer ${next}`);
+      assert.match(result.content[0].text, answers[next][1], `answer ${next}`);
+    }
+    // a well-formed result still passes
+    answers.push([{ ok: true, result: { output: 'hi\n', returns: [{ type: 'table', value: nested(16) }, { type: 'function', repr: 'function: 0x1' }] } }]);
+    const good = await callTool(bridge, 'exec-lua', { computerId: 4, code: 'x' });
+    assert.equal(good.isError, undefined);
+    assert.match(good.content[0].text, /^hi\n=> \[\[\[/);
+    await computer.close();
+  }));
+
+test('defect 4: one computer\'s 5,000-deep pong is its own error line; the others still pong', () =>
+  withBridge({}, async (bridge) => {
+    const deep = await linkComputer(bridge, { computerId: 5, onRequest: () => null });
+    deep.onRequest = (frame) => {
+      deep.ws.send('{"type":"response","id":' + JSON.stringify(frame.id) + ',"ok":true,"result":' + deepArray(5000) + '}');
+      return null;
+    };
+    const medium = await linkComputer(bridge, { computerId: 6, onRequest: () => ({ ok: true, result: nested(40) }) });
+    const good = await linkComputer(bridge, { computerId: 7 });
+    const result = await callTool(bridge, 'probe-computers');
+    const lines = result.content[0].text.split('\n');
+    assert.match(lines[0], /^error from 5 \(Label: null\): protocol error: the computer sent a malformed response \(frame nests deeper than 64 levels\)$/);
+    assert.equal(lines[1], 'error from 6 (Label: null): protocol error: its pong nests deeper than 16 levels');
+    assert.equal(lines[2], pongText(7, null));
+    for (const c of [deep, medium, good]) await c.close();
+  }));

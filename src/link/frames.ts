@@ -20,7 +20,11 @@ export interface ResponseFrame {
 
 export type ComputerFrame = HelloFrame | ResponseFrame;
 
-export type FrameParse = { ok: true; frame: ComputerFrame } | { ok: false; error: string };
+/**
+ * A failed parse of a response frame whose `id` is still usable carries it, so the request it answers
+ * fails at once with the protocol error instead of waiting for its timeout.
+ */
+export type FrameParse = { ok: true; frame: ComputerFrame } | { ok: false; error: string; id?: string };
 
 const MAX_ID_LENGTH = 128;
 
@@ -41,19 +45,29 @@ export function parseComputerFrame(text: string, maxDepth: number = DEFAULT_MAX_
     return { ok: false, error: 'frame is not valid JSON' };
   }
   const problem = boundsProblem(value, { maxDepth });
-  if (problem) return { ok: false, error: `frame ${problem}` };
+  if (problem) return withId({ ok: false, error: `frame ${problem}` }, value);
   if (!isRecord(value)) return { ok: false, error: `frame is not a JSON object (it is ${aJsonType(value)})` };
   switch (value.type) {
     case 'hello':
       return parseHello(value);
     case 'response':
-      return parseResponse(value);
+      return withId(parseResponse(value), value);
     default:
       return {
         ok: false,
         error: value.type === undefined ? 'frame has no type ("hello" or "response")' : `unknown frame type (${aJsonType(value.type)} other than "hello" or "response")`,
       };
   }
+}
+
+/** Adds the id of a malformed response frame when it is a plain, valid one (never walks the frame). */
+function withId(parse: FrameParse, value: unknown): FrameParse {
+  if (parse.ok || !isRecord(value) || value.type !== 'response' || !validId(value.id)) return parse;
+  return { ...parse, id: value.id };
+}
+
+function validId(id: unknown): id is string {
+  return typeof id === 'string' && id !== '' && id.length <= MAX_ID_LENGTH;
 }
 
 function parseHello(value: Record<string, unknown>): FrameParse {
@@ -69,7 +83,7 @@ function parseHello(value: Record<string, unknown>): FrameParse {
 
 function parseResponse(value: Record<string, unknown>): FrameParse {
   const { id, ok } = value;
-  if (typeof id !== 'string' || id === '' || id.length > MAX_ID_LENGTH) {
+  if (!validId(id)) {
     return { ok: false, error: 'response.id must be a non-empty string' };
   }
   if (typeof ok !== 'boolean') return { ok: false, error: 'response.ok must be a boolean' };

@@ -183,6 +183,10 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
       warn(`link from ${state.remoteAddress}: ${parsed.error}; frame dropped`);
       if (!state.link && parsed.error.startsWith('hello.')) rejectHello(ws, state, parsed.error);
+      // the request it answers fails now with what was wrong, not at its timeout
+      if (state.link && parsed.id !== undefined) {
+        registry.resolve(state.link, { type: 'response', id: parsed.id, ok: false, error: `protocol error: the computer sent a malformed response (${parsed.error})` });
+      }
       return;
     }
     const frame = parsed.frame;

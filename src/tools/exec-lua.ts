@@ -1,6 +1,7 @@
 // exec-lua: run a Lua chunk on one linked computer and return its output and returned values.
 import { FrameTooLargeError, Link, describe, type LinkRegistry } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
+import { aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
 import { classified, failedResult, textResult, type FailureCode, type Tool, type ToolResult } from './tool.js';
 
 export const MAX_CODE_BYTES = 64 * 1024;
@@ -71,13 +72,41 @@ function render(outcome: ExecOutcome): string {
   return parts.join('\n');
 }
 
-function fromResult(result: unknown): Pick<ExecOutcome, 'output' | 'returns' | 'truncated'> | null {
-  if (!isRecord(result)) return null;
+const DESCRIPTOR_TYPES: ReadonlySet<unknown> = new Set(['nil', 'boolean', 'number', 'string', 'table', 'function', 'thread', 'userdata']);
+/** Most levels `returns` may nest: mcp-computer's list, descriptor and tables at most 17 deep stay well inside. */
+export const MAX_RESULT_DEPTH = 32;
+/** Most JSON values in one result's `returns` (mcp-computer sends at most 10,000 table items per value). */
+export const MAX_RESULT_VALUES = 100_000;
+
+type ResultParse = { ok: true; value: Pick<ExecOutcome, 'output' | 'returns' | 'truncated'> } | { ok: false; problem: string };
+
+/**
+ * Checks an exec-lua result from a computer: `{output, returns, truncated}` where `returns` is a list
+ * of descriptors `{type, value?, repr?, truncated?}`, bounded in depth and size before anything
+ * renders or serialises it. Problems name fields and JSON types, never the values.
+ */
+export function fromResult(result: unknown): ResultParse {
+  if (!isRecord(result)) return { ok: false, problem: `the result is ${aJsonType(result)}, not an object` };
+  if (result.output === undefined && result.returns === undefined) return { ok: false, problem: 'the result has neither "output" nor "returns"' };
   const output = result.output ?? '';
   const returns = result.returns ?? [];
   const truncated = result.truncated ?? false;
-  if (typeof output !== 'string' || !Array.isArray(returns) || typeof truncated !== 'boolean') return null;
-  return { output, returns, truncated };
+  if (typeof output !== 'string') return { ok: false, problem: `"output" is ${aJsonType(output)}, not a string` };
+  if (typeof truncated !== 'boolean') return { ok: false, problem: `"truncated" is ${aJsonType(truncated)}, not a boolean` };
+  if (!Array.isArray(returns)) return { ok: false, problem: `"returns" is ${aJsonType(returns)}, not an array` };
+  const tooBig = boundsProblem(returns, { maxDepth: MAX_RESULT_DEPTH, maxNodes: MAX_RESULT_VALUES });
+  if (tooBig) return { ok: false, problem: `"returns" ${tooBig}` };
+  for (let i = 0; i < returns.length; i++) {
+    const d: unknown = returns[i];
+    const where = `"returns"[${i}]`;
+    if (!isRecord(d)) return { ok: false, problem: `${where} is ${aJsonType(d)}, not a value descriptor object` };
+    if (!DESCRIPTOR_TYPES.has(d.type)) return { ok: false, problem: `${where}.type is not a Lua type name` };
+    if (d.repr !== undefined && typeof d.repr !== 'string') return { ok: false, problem: `${where}.repr is ${aJsonType(d.repr)}, not a string` };
+    if (d.truncated !== undefined && typeof d.truncated !== 'boolean') {
+      return { ok: false, problem: `${where}.truncated is ${aJsonType(d.truncated)}, not a boolean` };
+    }
+  }
+  return { ok: true, value: { output, returns, truncated } };
 }
 
 function finish(outcome: ExecOutcome): ToolResult {
@@ -171,16 +200,20 @@ export async function runLua(
       if (err instanceof FrameTooLargeError) return failedResult(`The code is too large to send: ${err.message}.`, 'invalid_arguments');
       throw err;
     }
+    const malformed = (problem: string) => `protocol error: computer ${describe(computerId, target.label)} sent a malformed exec-lua result: ${problem}`;
     const failed = (error: string, partial?: unknown, code?: FailureCode) => {
-      const result = finish({ computerId, ok: false, output: '', returns: [], truncated: false, ...(fromResult(partial) ?? {}), error });
+      const parsed = partial === undefined ? null : fromResult(partial);
+      const kept = parsed?.ok ? parsed.value : {};
+      const said = parsed && !parsed.ok ? `${error}\n${malformed(parsed.problem)}` : error;
+      const result = finish({ computerId, ok: false, output: '', returns: [], truncated: false, ...kept, error: said });
       return code ? classified(result, code) : result;
     };
 
     switch (outcome.status) {
       case 'ok': {
-        const result = fromResult(outcome.result);
-        if (!result) return failed(`computer ${computerId} sent a malformed exec-lua result`);
-        return finish({ computerId, ok: true, ...result });
+        const parsed = fromResult(outcome.result);
+        if (!parsed.ok) return failed(malformed(parsed.problem));
+        return finish({ computerId, ok: true, ...parsed.value });
       }
       case 'error':
         if (outcome.error === 'unknown method') {

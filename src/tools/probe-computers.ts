@@ -1,6 +1,10 @@
 // probe-computers: ping every linked computer at once and report one line per computer.
 import { describe, type Outcome } from '../link/registry.js';
 import { textResult, type Tool } from './tool.js';
+import { boundsProblem, type JsonBounds } from '../jsonrpc/bounds.js';
+
+/** Largest non-string pong shown as JSON (mcp-computer always answers with a string). */
+const MAX_PONG_BOUNDS: JsonBounds = { maxDepth: 16, maxNodes: 1000 };
 
 const STATUSES = ['pong', 'timeout', 'disconnected', 'error'] as const;
 
@@ -16,8 +20,13 @@ interface ProbeEntry {
 function entryFor(computerId: number, label: string | null, outcome: Outcome): ProbeEntry {
   const base = { computerId, label, ms: outcome.ms };
   switch (outcome.status) {
-    case 'ok':
-      return { ...base, status: 'pong', result: typeof outcome.result === 'string' ? outcome.result : JSON.stringify(outcome.result) };
+    case 'ok': {
+      if (typeof outcome.result === 'string') return { ...base, status: 'pong', result: outcome.result };
+      // a non-string pong is shown as JSON only when it is small: one computer's odd answer is its own line
+      const problem = boundsProblem(outcome.result, MAX_PONG_BOUNDS);
+      if (problem) return { ...base, status: 'error', error: `protocol error: its pong ${problem}` };
+      return { ...base, status: 'pong', result: JSON.stringify(outcome.result) };
+    }
     case 'error':
       return { ...base, status: 'error', error: outcome.error };
     case 'timeout':

@@ -93,3 +93,11 @@ test('requests escape every non-ASCII character so any CC version decodes them t
   assert.equal(encodeRequest('id2', 'ping'), JSON.stringify({ type: 'request', id: 'id2', method: 'ping' }));
   assert.equal(JSON.parse(encodeRequest('id3', 'exec-lua', { code: 'é' })).params.code, 'é');
 });
+
+test('a malformed response keeps its id (when valid) so its request fails at once', () => {
+  const deep = '['.repeat(100) + ']'.repeat(100);
+  assert.deepEqual(parseComputerFrame(`{"type":"response","id":"r1","ok":true,"result":${deep}}`), { ok: false, error: 'frame nests deeper than 64 levels', id: 'r1' });
+  assert.deepEqual(parse({ type: 'response', id: 'r2', ok: 'yes' }), { ok: false, error: 'response.ok must be a boolean', id: 'r2' });
+  assert.equal(parse({ type: 'response', id: 7, ok: 'yes' }).id, undefined);
+  assert.equal(parseComputerFrame(`{"type":"hello","id":"h","x":${deep}}`).id, undefined);
+});
