@@ -204,8 +204,13 @@ test('a malformed result from the computer is an isError result, not a crash', (
       assert.match(result.content[0].text, /sent a malformed exec-lua result/);
       await c.close();
     }
-    // missing fields default sensibly
-    const c = await linkComputer(bridge, { computerId: 1, onRequest: answer({}) });
+    // a missing field defaults sensibly when the other is there; neither is a protocol error (issue 7)
+    const empty = await linkComputer(bridge, { computerId: 1, onRequest: answer({}) });
+    const none = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'x' });
+    assert.equal(none.isError, true);
+    assert.match(none.content[0].text, /neither "output" nor "returns"/);
+    await empty.close();
+    const c = await linkComputer(bridge, { computerId: 1, onRequest: answer({ returns: [] }) });
     const ok = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'x' });
     assert.deepEqual(ok.structuredContent, { computerId: 1, ok: true, output: '', returns: [], truncated: false });
     await c.close();
