@@ -1,5 +1,4 @@
 // MCP method dispatch over plain values: a parsed JSON body in, the JSON-RPC answer out.
-import { setMaxListeners } from 'node:events';
 import type { Config } from '../config.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
@@ -163,8 +162,6 @@ export class Dispatcher {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
     const controller = new AbortController();
-    // one call may wait on many computers (probe-computers adds a listener per link)
-    setMaxListeners(0, controller.signal);
     const key = idKey(id);
     const calls = this.inFlight.get(key) ?? new Set<AbortController>();
     calls.add(controller);

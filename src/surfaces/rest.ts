@@ -1,7 +1,6 @@
 // Plain REST over the tool registry, on the MCP listener: GET /tools, GET /computers and
 // POST /tools/<name>. Calls go through the same path as MCP tools/call; the call's failure code
 // becomes an HTTP status, and every error body is {"error": {"code", "message"}}.
-import { setMaxListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { isRecord } from '../jsonrpc/message.js';
@@ -103,7 +102,6 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
     }
 
     const controller = new AbortController();
-    setMaxListeners(0, controller.signal);
     // the client closing the connection before the answer cancels the call (a cancel frame, say)
     const onClose = () => {
       if (!res.writableFinished) controller.abort();
