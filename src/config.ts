@@ -33,6 +33,8 @@ export interface Config {
   helloRate: number;
   maxRequestsPerComputer: number;
   maxConcurrentCalls: number;
+  /** Most messages in one JSON-RPC batch (MCP_MAX_BATCH). */
+  maxBatch: number;
   linkMaxBytesPerSecond: number;
   /** Default timeout of each request to an upstream MCP server (a server's timeoutMs overrides it). */
   upstreamTimeoutMs: number;
@@ -82,6 +84,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy' },
   { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '256', meaning: 'most requests in flight to one computer; more fail at once' },
   { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames count at least 256); more pauses its reading until the second is over' },
+  { name: 'MCP_MAX_BATCH', default: '100', meaning: 'most messages in one JSON-RPC batch (2025-03-26 clients); more get 400' },
   { name: 'MCP_MAX_CONCURRENT_CALLS', default: '1024', meaning: 'most tool calls running at once; more get HTTP 503 with Retry-After' },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
@@ -220,6 +223,7 @@ export function loadConfig(
     helloRate: read(env, 'CC_HELLO_RATE', count),
     maxRequestsPerComputer: read(env, 'CC_MAX_REQUESTS_PER_COMPUTER', count),
     maxConcurrentCalls: read(env, 'MCP_MAX_CONCURRENT_CALLS', count),
+    maxBatch: read(env, 'MCP_MAX_BATCH', count),
     linkMaxBytesPerSecond: read(env, 'CC_LINK_MAX_BYTES_PER_S', bytes),
     upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
     upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),

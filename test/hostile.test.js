@@ -117,3 +117,16 @@ test('defect 4: one computer\'s 5,000-deep pong is its own error line; the other
     assert.equal(lines[2], pongText(7, null));
     for (const c of [deep, medium, good]) await c.close();
   }));
+
+test('defect 2: a batch longer than MCP_MAX_BATCH gets a clear 400 instead of a 59 MB answer', () =>
+  withBridge({ MCP_MAX_BATCH: '3' }, async (bridge) => {
+    const old = { 'mcp-protocol-version': '2025-03-26' };
+    const big = await rpc(bridge.mcpUrl, '[' + new Array(524001).fill('1').join(',') + ']', old);
+    assert.equal(big.status, 400);
+    assert.equal(big.json.error.code, -32600);
+    assert.equal(big.json.error.message, 'Invalid Request: the batch holds 524001 messages; at most 3 are allowed (MCP_MAX_BATCH)');
+    assert.ok(big.text.length < 200);
+    const ok = await rpc(bridge.mcpUrl, [1, 2, { jsonrpc: '2.0', id: 9, method: 'ping' }], old);
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.length, 3);
+  }));

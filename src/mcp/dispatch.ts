@@ -89,6 +89,10 @@ export class Dispatcher {
       };
     }
     if (body.length === 0) return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: empty batch') };
+    if (body.length > this.options.config.maxBatch) {
+      const message = `Invalid Request: the batch holds ${body.length} messages; at most ${this.options.config.maxBatch} are allowed (MCP_MAX_BATCH)`;
+      return { status: 400, body: errorResponse(null, INVALID_REQUEST, message) };
+    }
     const responses = (await Promise.all(body.map((item) => this.handleMessage(item)))).filter(
       (r): r is Response => r !== null,
     );
