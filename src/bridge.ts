@@ -80,6 +80,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       },
       metrics,
       maxBytesPerSecond: config.linkMaxBytesPerSecond,
+      maxJsonDepth: config.linkMaxJsonDepth,
     });
   } catch (err) {
     await hub?.close();

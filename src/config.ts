@@ -40,6 +40,10 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** Largest message an upstream server may send (a stdio line, an HTTP answer or SSE event). */
   upstreamMaxMessageBytes: number;
+  /** Deepest nesting of a client's JSON body (MCP_MAX_JSON_DEPTH). */
+  maxJsonDepth: number;
+  /** Deepest nesting of a computer's frame (CC_MAX_JSON_DEPTH). */
+  linkMaxJsonDepth: number;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +93,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
   { name: 'CC_UPSTREAM_TIMEOUT_MS', default: '60000', meaning: 'default timeout of each request to an upstream MCP server' },
+  { name: 'MCP_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting of arrays/objects in an MCP or REST body; deeper gets a 400 error' },
+  { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
 ];
 
@@ -227,6 +233,8 @@ export function loadConfig(
     linkMaxBytesPerSecond: read(env, 'CC_LINK_MAX_BYTES_PER_S', bytes),
     upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
     upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
+    maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
+    linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
   };
 }
 

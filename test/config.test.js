@@ -52,6 +52,9 @@ test('every variable has its documented default', () => {
     linkMaxBytesPerSecond: MiB,
     upstreamTimeoutMs: 60000,
     upstreamMaxMessageBytes: 4 * MiB,
+    maxBatch: 100,
+    maxJsonDepth: 64,
+    linkMaxJsonDepth: 64,
   });
 });
 
@@ -216,6 +219,9 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_MAX_BYTES_PER_S: String(MiB),
     CC_UPSTREAM_TIMEOUT_MS: '60000',
     CC_UPSTREAM_MAX_MESSAGE_BYTES: String(4 * MiB),
+    MCP_MAX_BATCH: '100',
+    MCP_MAX_JSON_DEPTH: '64',
+    CC_MAX_JSON_DEPTH: '64',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

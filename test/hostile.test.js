@@ -130,3 +130,41 @@ test('defect 2: a batch longer than MCP_MAX_BATCH gets a clear 400 instead of a 
     assert.equal(ok.status, 200);
     assert.equal(ok.json.length, 3);
   }));
+
+const V2025 = { 'mcp-protocol-version': '2025-03-26' };
+
+test('defect 2: MCP_MAX_BATCH sets the limit', () =>
+  withBridge({ MCP_MAX_BATCH: '2' }, async (bridge) => {
+    const res = await rpc(bridge.mcpUrl, [1, 2, 3], V2025);
+    assert.equal(res.status, 400);
+    assert.match(res.json.error.message, /at most 2 are allowed/);
+  }));
+
+test('defect 2: an answer far larger than a socket buffer arrives whole, multi-byte text intact', () =>
+  withBridge({}, async (bridge) => {
+    const text = 'é😀'.repeat(60_000);
+    const computer = await linkComputer(bridge, {
+      computerId: 9,
+      onRequest: () => ({ ok: true, result: { output: text, returns: [] } }),
+    });
+    const result = await callTool(bridge, 'exec-lua', { computerId: 9, code: 'x()' });
+    assert.equal(result.structuredContent.output, text);
+    await computer.close();
+  }));
+
+test('MCP bodies deeper than MCP_MAX_JSON_DEPTH get a 400 with their id; REST bodies a 400 invalid_body', () =>
+  withBridge({}, async (bridge) => {
+    const deep = await rpc(bridge.mcpUrl, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"exec-lua","arguments":{"code":${deepArray(10000)}}}}`);
+    assert.equal(deep.status, 400);
+    assert.equal(deep.json.id, 7);
+    assert.match(deep.json.error.message, /the body nests deeper than 64 levels \(MCP_MAX_JSON_DEPTH\)/);
+    const batch = await rpc(bridge.mcpUrl, `[${deepArray(10000)}]`, V2025);
+    assert.equal(batch.status, 400);
+    const rest = await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/tools/exec-lua'), { method: 'POST', body: `{"code":${deepArray(10000)}}` });
+    assert.equal(rest.status, 400);
+    const json = await rest.json();
+    assert.equal(json.error.code, 'invalid_body');
+    assert.match(json.error.message, /nests deeper than 64 levels/);
+    assert.ok(await healthOk(bridge));
+  }));
+

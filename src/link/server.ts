@@ -27,6 +27,8 @@ export interface LinkServerOptions {
   metrics?: Metrics;
   /** Most frame bytes one socket may send a second before its reading pauses (CC_LINK_MAX_BYTES_PER_S). */
   maxBytesPerSecond?: number;
+  /** Deepest nesting a frame may have (CC_MAX_JSON_DEPTH); 64 when absent. */
+  maxJsonDepth?: number;
 }
 
 export interface LinkServer {
@@ -178,7 +180,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       warn(`link from ${state.remoteAddress}: binary frame dropped`);
       return;
     }
-    const parsed = parseComputerFrame(data.toString());
+    const parsed = parseComputerFrame(data.toString(), options.maxJsonDepth);
     if (!parsed.ok) {
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
       warn(`link from ${state.remoteAddress}: ${parsed.error}; frame dropped`);

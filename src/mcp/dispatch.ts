@@ -6,6 +6,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { callTool } from '../tools/call.js';
 import type { ToolResult } from '../tools/tool.js';
 import {
+  INTERNAL_ERROR,
   INVALID_PARAMS,
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
@@ -18,6 +19,7 @@ import {
   type Response,
 } from '../jsonrpc/message.js';
 import { negotiate } from './protocol.js';
+import { boundsProblem } from '../jsonrpc/bounds.js';
 import type { Metrics } from '../metrics.js';
 
 export interface DispatcherOptions {
@@ -71,6 +73,20 @@ export class Dispatcher {
 
   /** Handles one parsed body: a single message, or a batch when the transport allows them. */
   async handleBody(body: unknown, batchesAllowed: boolean): Promise<Reply> {
+    // bounded before anything walks it (validation, logging, serialising the answer)
+    const tooDeep = boundsProblem(body, { maxDepth: this.options.config.maxJsonDepth });
+    if (tooDeep) {
+      // classify looks at the top level only, so it is safe on any depth
+      const message = Array.isArray(body) ? null : classify(body);
+      const id = message && (message.kind === 'request' || message.kind === 'invalid') ? message.id : null;
+      return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: the body ${tooDeep} (MCP_MAX_JSON_DEPTH)`) };
+    }
+    if (Array.isArray(body) && body.length > this.options.config.maxBatch) {
+      return {
+        status: 400,
+        body: errorResponse(null, INVALID_REQUEST, `Invalid Request: the batch holds ${body.length} messages; at most ${this.options.config.maxBatch} are allowed (MCP_MAX_BATCH)`),
+      };
+    }
     if (!Array.isArray(body)) {
       const message = classify(body);
       if (message.kind === 'invalid') {
@@ -115,7 +131,9 @@ export class Dispatcher {
           return resultResponse(message.id, await this.onRequest(message.id, message.method, message.params));
         } catch (err) {
           if (err instanceof RpcError) return errorResponse(message.id, err.rpcCode, err.message, err.data);
-          throw err;
+          // this message alone fails, with its id; the rest of a batch is answered as usual
+          this.options.log.error(`${message.method} failed: ${(err as Error).stack ?? String(err)}`);
+          return errorResponse(message.id, INTERNAL_ERROR, 'Internal error; the bridge log has the details');
         }
     }
   }

@@ -1,7 +1,7 @@
 // POST /mcp (and /): JSON-RPC bodies to the dispatcher, JSON answers back. No SSE, no sessions.
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
-import { INVALID_REQUEST, PARSE_ERROR, errorResponse } from '../jsonrpc/message.js';
+import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, type Response } from '../jsonrpc/message.js';
 import { ASSUMED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches } from '../mcp/protocol.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
 import type { Handler, Methods } from './router.js';
@@ -49,7 +49,15 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       res.writeHead(202).end();
       return;
     }
-    sendJson(res, reply.status, reply.body, reply.headers);
+    try {
+      sendJson(res, reply.status, reply.body, reply.headers);
+    } catch (err) {
+      // the answer could not be serialised: each request still hears about it, under its own id
+      log.error(`MCP answer could not be serialised: ${(err as Error).message}`);
+      const ids = (Array.isArray(reply.body) ? reply.body : [reply.body]).map((r: Response) => r.id);
+      const errors = ids.map((id) => errorResponse(id, INTERNAL_ERROR, 'Internal error: the answer could not be serialised; the bridge log has the details'));
+      sendJson(res, 500, Array.isArray(reply.body) ? errors : errors[0]);
+    }
   };
   const notPost: Handler = (_req, res) =>
     sendJson(res, 405, errorResponse(null, INVALID_REQUEST, 'Method not allowed: this server speaks MCP over POST only (no SSE stream)'), {

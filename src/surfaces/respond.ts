@@ -1,10 +1,49 @@
 // Writing answers and reading bodies: shared by every HTTP route.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+/** Answers are written in pieces of this many bytes, each after the client took the previous ones. */
+export const SEND_CHUNK_BYTES = 64 * 1024;
+/** A client that takes no bytes of its answer for this long is cut off, and the answer freed. */
+export const SEND_STALL_MS = 30_000;
+
+/**
+ * Serialises `body` (throws, writing nothing, if it cannot be) and writes it with backpressure: the
+ * bridge holds one copy of the answer and hands the socket a chunk at a time, so a client that does
+ * not read holds at most its own answer, and only until `stallMs` pass without progress.
+ */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  stallMs: number = SEND_STALL_MS,
+): void {
+  const data = Buffer.from(JSON.stringify(body), 'utf8');
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': data.length, ...headers });
+  if (data.length <= SEND_CHUNK_BYTES) {
+    res.end(data);
+    return;
+  }
+  let offset = 0;
+  let stall: NodeJS.Timeout | undefined;
+  const pump = () => {
+    clearTimeout(stall);
+    while (offset < data.length) {
+      const chunk = data.subarray(offset, offset + SEND_CHUNK_BYTES);
+      offset += chunk.length;
+      if (offset >= data.length) {
+        res.end(chunk);
+        return;
+      }
+      if (!res.write(chunk)) {
+        stall = setTimeout(() => res.destroy(), stallMs);
+        res.once('drain', pump);
+        return;
+      }
+    }
+  };
+  res.once('close', () => clearTimeout(stall));
+  pump();
 }
 
 export class BodyTooLargeError extends Error {

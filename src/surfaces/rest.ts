@@ -4,6 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { isRecord } from '../jsonrpc/message.js';
+import { boundsProblem } from '../jsonrpc/bounds.js';
 import { callTool, type CallDeps } from '../tools/call.js';
 import type { FailureCode } from '../tools/tool.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
@@ -97,6 +98,8 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
         return sendError(res, 400, 'invalid_json', 'The body is not valid JSON');
       }
     }
+    const tooDeep = boundsProblem(args, { maxDepth: deps.config.maxJsonDepth });
+    if (tooDeep) return sendError(res, 400, 'invalid_body', `The body ${tooDeep} (MCP_MAX_JSON_DEPTH)`);
     if (!isRecord(args)) {
       return sendError(res, 400, 'invalid_body', `The body must be a JSON object of the tool's arguments, got ${kindOf(args)}`);
     }
