@@ -81,12 +81,6 @@ export class Dispatcher {
       const id = message && (message.kind === 'request' || message.kind === 'invalid') ? message.id : null;
       return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: the body ${tooDeep} (MCP_MAX_JSON_DEPTH)`) };
     }
-    if (Array.isArray(body) && body.length > this.options.config.maxBatch) {
-      return {
-        status: 400,
-        body: errorResponse(null, INVALID_REQUEST, `Invalid Request: the batch holds ${body.length} messages; at most ${this.options.config.maxBatch} are allowed (MCP_MAX_BATCH)`),
-      };
-    }
     if (!Array.isArray(body)) {
       const message = classify(body);
       if (message.kind === 'invalid') {

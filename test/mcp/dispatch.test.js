@@ -211,7 +211,7 @@ test('a tool that throws inside the bridge answers an isError result and logs it
   assert.equal(d.activeCalls, 0);
 });
 
-test('a failure outside any tool rejects (the transport turns it into 500)', async () => {
+test('a failure outside any tool answers -32603 with the request\'s id (never a 500 with id null)', async () => {
   const config = loadConfig({});
   let armed = false; // the tool registry reads the config once at start; explode only after that
   const broken = {
@@ -223,7 +223,12 @@ test('a failure outside any tool rejects (the transport turns it into 500)', asy
   };
   const d = dispatcher({}, { config: broken });
   armed = true;
-  await assert.rejects(d.handleBody(req(1, 'initialize', {}), false), /config exploded/);
+  const { status, body } = await d.handleBody(req(1, 'initialize', {}), false);
+  assert.equal(status, 200);
+  assert.equal(body.id, 1);
+  assert.equal(body.error.code, -32603);
+  assert.doesNotMatch(body.error.message, /exploded/, 'no internals in the answer');
+  assert.ok(d.logs.some((l) => /initialize failed: TypeError: config exploded/.test(l)));
 });
 
 test('batches: allowed -> an array of answers in order; notifications and responses leave no answer', async () => {

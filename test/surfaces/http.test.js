@@ -607,7 +607,7 @@ test('notifications/cancelled for an in-flight exec-lua: the computer gets a can
   }
 });
 
-test('an unexpected failure outside any tool -> 500 -32603, and the server keeps serving', async () => {
+test('an unexpected failure outside any tool -> -32603 with its id, and the server keeps serving', async () => {
   const config = loadConfig({});
   let armed = false; // the tool registry reads the config once at start; explode only after that
   const broken = {
@@ -621,10 +621,11 @@ test('an unexpected failure outside any tool -> 500 -32603, and the server keeps
   armed = true;
   try {
     const res = await rpc(own.mcpUrl, req(1, 'initialize', {}));
-    assert.equal(res.status, 500);
+    assert.equal(res.status, 200);
+    assert.equal(res.json.id, 1);
     assert.equal(res.json.error.code, -32603);
     assert.doesNotMatch(res.text, /exploded/, 'no internals in the answer');
-    assert.ok(own.logs.some((l) => / error MCP request failed: TypeError: config exploded/.test(l)));
+    assert.ok(own.logs.some((l) => / error initialize failed: TypeError: config exploded/.test(l)));
     assert.deepEqual((await rpc(own.mcpUrl, req(2, 'ping'))).json, { jsonrpc: '2.0', id: 2, result: {} });
   } finally {
     await own.close();
