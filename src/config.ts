@@ -40,6 +40,8 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** Largest message an upstream server may send (a stdio line, an HTTP answer or SSE event). */
   upstreamMaxMessageBytes: number;
+  /** ttlMs on cacheable 2026-07-28 results (server/discover, tools/list) (MCP_LIST_TTL_MS). */
+  listTtlMs: number;
   /** Deepest nesting of a client's JSON body (MCP_MAX_JSON_DEPTH). */
   maxJsonDepth: number;
   /** Deepest nesting of a computer's frame (CC_MAX_JSON_DEPTH). */
@@ -93,6 +95,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
   { name: 'CC_UPSTREAM_TIMEOUT_MS', default: '60000', meaning: 'default timeout of each request to an upstream MCP server' },
+  { name: 'MCP_LIST_TTL_MS', default: '0', meaning: 'ttlMs on 2026-07-28 server/discover and tools/list results: how long clients may cache them (0: refetch when needed)' },
   { name: 'MCP_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting of arrays/objects in an MCP or REST body; deeper gets a 400 error' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
@@ -233,6 +236,7 @@ export function loadConfig(
     linkMaxBytesPerSecond: read(env, 'CC_LINK_MAX_BYTES_PER_S', bytes),
     upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
     upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
+    listTtlMs: read(env, 'MCP_LIST_TTL_MS', integer(0, 86_400_000)),
     maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
     linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
   };

@@ -53,6 +53,7 @@ test('every variable has its documented default', () => {
     upstreamTimeoutMs: 60000,
     upstreamMaxMessageBytes: 4 * MiB,
     maxBatch: 100,
+    listTtlMs: 0,
     maxJsonDepth: 64,
     linkMaxJsonDepth: 64,
   });
@@ -220,6 +221,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_UPSTREAM_TIMEOUT_MS: '60000',
     CC_UPSTREAM_MAX_MESSAGE_BYTES: String(4 * MiB),
     MCP_MAX_BATCH: '100',
+    MCP_LIST_TTL_MS: '0',
     MCP_MAX_JSON_DEPTH: '64',
     CC_MAX_JSON_DEPTH: '64',
   };

@@ -19,6 +19,7 @@ import {
   type Response,
 } from '../jsonrpc/message.js';
 import { negotiate } from './protocol.js';
+import type { CacheHints, ServerInfo } from './modern.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import type { Metrics } from '../metrics.js';
 
@@ -65,22 +66,38 @@ export class Dispatcher {
 
   constructor(private readonly options: DispatcherOptions) {}
 
+  /** Who this server is, what it tells the model, and how long lists may be cached (2026-07-28). */
+  describe(): { serverInfo: ServerInfo; instructions: string; cache: CacheHints } {
+    const { config, serverVersion } = this.options;
+    return {
+      serverInfo: { name: SERVER_NAME, title: 'ComputerCraft MCP bridge', version: serverVersion },
+      instructions: instructions(config),
+      // with tokens, what a caller sees must not be shared with callers that have none
+      cache: { ttlMs: config.listTtlMs, cacheScope: config.mcpAuthTokens.length > 0 ? 'private' : 'public' },
+    };
+  }
+
   get activeCalls(): number {
     let n = 0;
     for (const set of this.inFlight.values()) n += set.size;
     return n;
   }
 
+  /** The 400 answer for a body nested deeper than MCP_MAX_JSON_DEPTH; null when it is within bounds. */
+  tooDeep(body: unknown): Reply | null {
+    // bounded before anything walks it (validation, logging, serialising the answer)
+    const problem = boundsProblem(body, { maxDepth: this.options.config.maxJsonDepth });
+    if (!problem) return null;
+    // classify looks at the top level only, so it is safe on any depth
+    const message = Array.isArray(body) ? null : classify(body);
+    const id = message && (message.kind === 'request' || message.kind === 'invalid') ? message.id : null;
+    return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: the body ${problem} (MCP_MAX_JSON_DEPTH)`) };
+  }
+
   /** Handles one parsed body: a single message, or a batch when the transport allows them. */
   async handleBody(body: unknown, batchesAllowed: boolean): Promise<Reply> {
-    // bounded before anything walks it (validation, logging, serialising the answer)
-    const tooDeep = boundsProblem(body, { maxDepth: this.options.config.maxJsonDepth });
-    if (tooDeep) {
-      // classify looks at the top level only, so it is safe on any depth
-      const message = Array.isArray(body) ? null : classify(body);
-      const id = message && (message.kind === 'request' || message.kind === 'invalid') ? message.id : null;
-      return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: the body ${tooDeep} (MCP_MAX_JSON_DEPTH)`) };
-    }
+    const tooDeep = this.tooDeep(body);
+    if (tooDeep) return tooDeep;
     if (!Array.isArray(body)) {
       const message = classify(body);
       if (message.kind === 'invalid') {
@@ -146,13 +163,10 @@ export class Dispatcher {
     if (params !== undefined && !isRecord(params)) throw new RpcError(INVALID_PARAMS, 'params must be an object');
     const p = (params ?? {}) as Record<string, unknown>;
     switch (method) {
-      case 'initialize':
-        return {
-          protocolVersion: negotiate(p.protocolVersion),
-          capabilities: { tools: {} },
-          serverInfo: { name: SERVER_NAME, title: 'ComputerCraft MCP bridge', version: this.options.serverVersion },
-          instructions: instructions(this.options.config),
-        };
+      case 'initialize': {
+        const { serverInfo, instructions } = this.describe();
+        return { protocolVersion: negotiate(p.protocolVersion), capabilities: { tools: {} }, serverInfo, instructions };
+      }
       case 'ping':
         return {};
       case 'tools/list':

@@ -1,27 +1,33 @@
-// POST /mcp (and /): JSON-RPC bodies to the dispatcher, JSON answers back. No SSE, no sessions.
+// POST /mcp (and /): JSON-RPC bodies to the dispatcher, JSON answers back (one SSE event when the
+// client's Accept takes only text/event-stream). No streams, no sessions. Every revision on one
+// endpoint: MCP-Protocol-Version picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, type Response } from '../jsonrpc/message.js';
-import { ASSUMED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches } from '../mcp/protocol.js';
-import { BodyTooLargeError, readBody, sendJson } from './respond.js';
+import { allowsBatches } from '../mcp/protocol.js';
+import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
+import { handleModern } from '../mcp/modern-dispatch.js';
+import { wantsEventStream } from './accept.js';
+import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
 import type { Handler, Methods } from './router.js';
 
 export interface McpRouteOptions {
   maxBodyBytes: number;
 }
 
+const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
+
+function mcpHeaders(headers: IncomingHttpHeaders): McpHeaders {
+  return {
+    version: headerValue(headers['mcp-protocol-version']),
+    method: headerValue(headers['mcp-method']),
+    name: headerValue(headers['mcp-name']),
+  };
+}
+
 export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteOptions): Methods {
   const post: Handler = async (req, res) => {
-    const header = req.headers['mcp-protocol-version'];
-    const version = typeof header === 'string' ? header.trim() : ASSUMED_PROTOCOL_VERSION;
-    if (!SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      sendJson(
-        res,
-        400,
-        errorResponse(null, INVALID_REQUEST, `Unsupported MCP-Protocol-Version: ${version}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`),
-      );
-      return;
-    }
     let raw: Buffer;
     try {
       raw = await readBody(req, options.maxBodyBytes);
@@ -44,13 +50,19 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       sendJson(res, 400, errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid JSON'));
       return;
     }
-    const reply = await dispatcher.handleBody(body, allowsBatches(version));
+    const era = selectHttpEra(mcpHeaders(req.headers), body);
+    const reply =
+      era.era === 'reject' ? era.reply
+      : era.era === 'modern' ? await handleModern(dispatcher, body)
+      : await dispatcher.handleBody(body, allowsBatches(era.version));
     if (reply.body === null) {
       res.writeHead(202).end();
       return;
     }
     try {
-      sendJson(res, reply.status, reply.body, reply.headers);
+      // a client that takes only an event stream gets its answer as one SSE event; errors stay JSON
+      const send = reply.status === 200 && wantsEventStream(req.headers.accept) ? sendSseMessage : sendJson;
+      send(res, reply.status, reply.body, reply.headers);
     } catch (err) {
       // the answer could not be serialised: each request still hears about it, under its own id
       log.error(`MCP answer could not be serialised: ${(err as Error).message}`);

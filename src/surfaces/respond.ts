@@ -18,8 +18,33 @@ export function sendJson(
   headers: Record<string, string> = {},
   stallMs: number = SEND_STALL_MS,
 ): void {
-  const data = Buffer.from(JSON.stringify(body), 'utf8');
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': data.length, ...headers });
+  sendBytes(res, status, 'application/json', Buffer.from(JSON.stringify(body), 'utf8'), headers, stallMs);
+}
+
+/**
+ * `body` as a complete Server-Sent Events stream of one `message` event (for clients whose Accept
+ * takes text/event-stream but not JSON). JSON text has no raw line breaks, so it is one data line.
+ */
+export function sendSseMessage(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  stallMs: number = SEND_STALL_MS,
+): void {
+  const data = Buffer.from(`event: message\ndata: ${JSON.stringify(body)}\n\n`, 'utf8');
+  sendBytes(res, status, 'text/event-stream', data, { 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...headers }, stallMs);
+}
+
+function sendBytes(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  data: Buffer,
+  headers: Record<string, string>,
+  stallMs: number,
+): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': data.length, ...headers });
   if (data.length <= SEND_CHUNK_BYTES) {
     res.end(data);
     return;

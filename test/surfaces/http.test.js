@@ -273,25 +273,40 @@ test('batches under 2025-06-18 or 2025-11-25 -> 400 -32600', async () => {
   }
 });
 
-test('an unsupported MCP-Protocol-Version -> 400 with a JSON-RPC error body', async () => {
-  for (const version of ['2024-11-05', '2026-01-01', 'latest']) {
-    const res = await rpc(bridge.mcpUrl, req(0, 'ping'), { 'mcp-protocol-version': version });
+test('an unsupported MCP-Protocol-Version -> 400 -32022 {supported, requested}, with the request id', async () => {
+  const supported = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'];
+  for (const [version, id] of [['2024-11-05', 0], ['2026-01-01', 'x-1'], ['latest', 7]]) {
+    const res = await rpc(bridge.mcpUrl, req(id, 'ping'), { 'mcp-protocol-version': version });
     assert.equal(res.status, 400, version);
     assert.match(res.headers.get('content-type'), /^application\/json/);
     assert.equal(res.json.jsonrpc, '2.0');
-    assert.equal(res.json.error.code, -32600);
+    assert.equal(res.json.id, id);
+    assert.equal(res.json.error.code, -32022);
+    assert.deepEqual(res.json.error.data, { supported, requested: version });
     assert.ok(res.json.error.message.includes(version));
     assert.ok(res.json.error.message.includes('2025-11-25'));
   }
+  // no id to echo: a notification, a batch, a body that is not JSON-RPC
+  for (const body of [{ jsonrpc: '2.0', method: 'notifications/initialized' }, [req(1, 'ping')], { hello: 1 }]) {
+    const res = await rpc(bridge.mcpUrl, body, { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(res.status, 400);
+    assert.equal(res.json.id, null);
+    assert.equal(res.json.error.code, -32022);
+  }
 });
 
-test('the Accept header never causes a rejection', async () => {
+test('the Accept header never causes a rejection; only an event-stream-only Accept gets SSE', async () => {
   for (const accept of [undefined, 'text/event-stream', 'text/html', 'application/xml', '*/*', 'application/json, text/event-stream']) {
     const headers = { 'content-type': 'application/json' };
     if (accept) headers.accept = accept;
     const res = await rawRequest(bridge.mcpUrl, { headers, body: JSON.stringify(req(0, 'ping')) });
     assert.equal(res.status, 200, String(accept));
-    assert.deepEqual(res.json, { jsonrpc: '2.0', id: 0, result: {} });
+    if (accept === 'text/event-stream') {
+      assert.equal(res.headers['content-type'], 'text/event-stream');
+      assert.equal(res.text, 'event: message\ndata: {"jsonrpc":"2.0","id":0,"result":{}}\n\n');
+    } else {
+      assert.deepEqual(res.json, { jsonrpc: '2.0', id: 0, result: {} });
+    }
   }
   // nor does a missing or odd Content-Type
   const res = await rawRequest(bridge.mcpUrl, { headers: { 'content-type': 'text/plain' }, body: JSON.stringify(req(1, 'ping')) });

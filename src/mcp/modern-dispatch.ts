@@ -1,0 +1,54 @@
+// One message of protocol 2026-07-28, on any transport: no handshake, the version and client
+// capabilities in every request's `_meta`, results marked complete. Tool work goes to the same
+// Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
+import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
+import { SERVER_BUSY, type Dispatcher, type Reply } from './dispatch.js';
+import { MODERN_METHODS, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
+import { MODERN_PROTOCOL_VERSION } from './protocol.js';
+
+/**
+ * Answers one 2026-07-28 body. Statuses follow the revision's Streamable HTTP binding (stdio ignores
+ * them): unknown method 404, malformed `_meta` and unsupported version 400, success 200.
+ */
+export async function handleModern(dispatcher: Dispatcher, body: unknown): Promise<Reply> {
+  const tooDeep = dispatcher.tooDeep(body);
+  if (tooDeep) return tooDeep;
+  if (Array.isArray(body)) {
+    return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28') };
+  }
+  const message = classify(body);
+  if (message.kind === 'invalid') {
+    return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
+  }
+  if (message.kind !== 'request') {
+    // notifications (notifications/cancelled on stdio) and stray responses: nothing to answer
+    await dispatcher.handleMessage(body);
+    return { status: 202, body: null };
+  }
+  const { id, method, params } = message;
+  if (!MODERN_METHODS.includes(method)) {
+    const hint =
+      method === 'initialize' ? ' (initialize belongs to the 2025 revisions; 2026-07-28 has no handshake)'
+      : method === 'ping' ? ' (ping was removed in 2026-07-28)'
+      : '';
+    return { status: 404, body: errorResponse(id, METHOD_NOT_FOUND, `Method not found: ${method}${hint}`) };
+  }
+  const problem = metaProblem(params);
+  if (problem) return { status: 400, body: invalidMeta(id, problem) };
+  const version = declaredVersion(body) as string;
+  if (version !== MODERN_PROTOCOL_VERSION) return { status: 400, body: unsupportedVersion(id, version) };
+  const { serverInfo, instructions, cache } = dispatcher.describe();
+  if (method === 'server/discover') {
+    return { status: 200, body: resultResponse(id, discoverResult(serverInfo, instructions, cache)) };
+  }
+  const response = await dispatcher.handleMessage(body);
+  /* c8 ignore next */
+  if (!response) return { status: 202, body: null };
+  if ('error' in response) {
+    if (response.error.code === SERVER_BUSY) return { status: 503, body: response, headers: { 'retry-after': '1' } };
+    return { status: 200, body: response };
+  }
+  const result = isRecord(response.result) ? response.result : {};
+  const finished = method === 'tools/list' ? toolsListResult(result, serverInfo, cache) : complete(result, serverInfo);
+  return { status: 200, body: resultResponse(id, finished) };
+}
