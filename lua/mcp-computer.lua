@@ -127,6 +127,27 @@ end
 -- its code points, so it arrives as real Unicode on every CC version.
 ---------------------------------------------------------------------------
 
+-- Pacing (issue 14, finding 2). CC stops a computer that runs about 7 s
+-- after it was resumed for an event without yielding (TimeoutState), and
+-- shuts it down 1.5 s later. An exec-lua answer is built in a coroutine of
+-- its own (see finishChunk); while it runs, pace() yields once the current
+-- resume has used SLICE seconds, and the main loop resumes it for a
+-- PACE_EVENT it queued, so other events are served in between. pace() is
+-- only called where a yield is legal (never inside gsub or sort callbacks).
+local SLICE = 0.25
+local PACE_EVENT = "mcp_computer_pace"
+local PACE = {} -- yielded by pace()
+local pacer = nil -- { start = os.clock() of this resume, n = calls } inside an answer's coroutine
+
+local function pace()
+    local p = pacer
+    if not p then return end
+    p.n = p.n + 1
+    if p.n < 4 then return end
+    p.n = 0
+    if os.clock() - p.start >= SLICE then coroutine.yield(PACE) end
+end
+
 local ARRAY = {} -- metatable marking tables to encode as JSON arrays
 local NULL = setmetatable({}, { __tostring = function() return "null" end })
 
@@ -194,11 +215,35 @@ local function escapeHighRun(run)
     return table.concat(out)
 end
 
+local function escapePiece(s)
+    s = s:gsub('[%c"\\]', escapeAscii)
+    return (s:gsub("[\128-\255]+", escapeHighRun))
+end
+
+-- Where to end a piece of s that should end near byte j: never inside a
+-- UTF-8 character, nor between the halves of a joined surrogate pair.
+local function pieceEnd(s, i, j)
+    if j >= #s then return #s end
+    local k = j
+    while k > i and isCont(s:byte(k + 1)) and k > j - 3 do k = k - 1 end
+    if s:byte(k + 1) == 0xED and k - 2 >= i and s:byte(k - 2) == 0xED then k = k - 3 end
+    if k < i then return j end
+    return k
+end
+
+local PIECE = 8192 -- bytes escaped at a time, so long strings can be paced
+
 local function encodeString(s)
     if not s:find('[%c"\\\128-\255]') then return '"' .. s .. '"' end
-    s = s:gsub('[%c"\\]', escapeAscii)
-    s = s:gsub("[\128-\255]+", escapeHighRun)
-    return '"' .. s .. '"'
+    if #s <= PIECE then return '"' .. escapePiece(s) .. '"' end
+    local parts, i = {}, 1
+    while i <= #s do
+        local j = pieceEnd(s, i, i + PIECE - 1)
+        parts[#parts + 1] = escapePiece(s:sub(i, j))
+        i = j + 1
+        pace()
+    end
+    return '"' .. table.concat(parts) .. '"'
 end
 
 local function isFinite(n)
@@ -222,6 +267,7 @@ local function encodeTable(t, out)
         for i = 1, #t do
             if i > 1 then out[#out + 1] = "," end
             encodeInto(t[i], out)
+            pace()
         end
         out[#out + 1] = "]"
         return
@@ -236,6 +282,7 @@ local function encodeTable(t, out)
         out[#out + 1] = encodeString(k)
         out[#out + 1] = ":"
         encodeInto(t[k], out)
+        pace()
     end
     out[#out + 1] = "}"
 end
@@ -268,6 +315,8 @@ end
 -- cut at a character boundary.
 local function cutToEncoded(s, maxLen)
     if maxLen < 2 then return "" end
+    -- Every byte encodes to at least one: what lies past maxLen never fits.
+    if #s > maxLen then s = s:sub(1, pieceEnd(s, 1, maxLen)) end
     local size = #encodeString(s)
     if size <= maxLen then return s end
     local len = math.floor(#s * maxLen / size)
@@ -311,6 +360,18 @@ end
 
 local copyValue
 
+-- True when the copy may take no more: st.cap is a byte budget, counted
+-- in raw bytes (a lower bound of their JSON size) so nothing big is ever
+-- encoded only to be cut afterwards.
+local function full(lim, st)
+    if st.items >= lim.items or st.bytes >= st.cap then
+        st.truncated = true
+        if st.bytes >= st.cap then st.capped = true end
+        return true
+    end
+    return false
+end
+
 local function copyTable(t, lim, st, depth)
     if st.path[t] then return "<cycle>" end
     if st.seen[t] then return "<repeated>" end
@@ -324,6 +385,7 @@ local function copyTable(t, lim, st, depth)
     local count, maxIndex, onlyIndexes = 0, 0, true
     for k in next, t do
         count = count + 1
+        if count % 256 == 0 then pace() end
         if type(k) == "number" and k >= 1 and k == math.floor(k) then
             if k > maxIndex then maxIndex = k end
         else
@@ -335,18 +397,20 @@ local function copyTable(t, lim, st, depth)
     if count > 0 and onlyIndexes and maxIndex <= count * 2 then
         out = array({})
         for i = 1, maxIndex do
-            if st.items >= lim.items then st.truncated = true break end
-            st.items = st.items + 1
+            if full(lim, st) then break end
+            st.items, st.bytes = st.items + 1, st.bytes + 2
             out[i] = copyValue(rawget(t, i), lim, st, depth + 1)
+            pace()
         end
     else
         out = {}
         for k, v in next, t do
-            if st.items >= lim.items then st.truncated = true break end
-            st.items = st.items + 1
+            if full(lim, st) then break end
             local key = keyString(k)
+            st.items, st.bytes = st.items + 1, st.bytes + #key + 4
             if out[key] ~= nil then key = key .. " (" .. type(k) .. " key)" end
             out[key] = copyValue(v, lim, st, depth + 1)
+            pace()
         end
     end
     st.path[t] = nil
@@ -355,35 +419,50 @@ end
 
 copyValue = function(v, lim, st, depth)
     local tv = type(v)
-    if tv == "nil" then return NULL end
-    if tv == "number" then return isFinite(v) and v or nonFiniteRepr(v) end
     if tv == "string" then
-        if lim.str and #v > lim.str then
+        local most = math.max(st.cap - st.bytes, 2)
+        if lim.str and lim.str < most then most = lim.str end
+        if #v > most then
             st.truncated = true
-            return cutToEncoded(v, lim.str)
+            if most ~= lim.str then st.capped = true end
+            v = cutToEncoded(v, most)
         end
+        st.bytes = st.bytes + #v
         return v
     end
+    st.bytes = st.bytes + 6
+    if tv == "nil" then return NULL end
+    if tv == "number" then return isFinite(v) and v or nonFiniteRepr(v) end
     if tv == "boolean" then return v end
     if tv == "table" then return copyTable(v, lim, st, depth) end
     return tostring(v)
 end
 
-local function describe(v, lim)
+-- Describes one returned value in about `cap` bytes at most (raw bytes,
+-- counted before encoding). Returns the descriptor, its estimated size and
+-- whether the cap (not a table limit) cut it.
+local function describe(v, lim, cap)
+    cap = cap or math.huge
     local tv = type(v)
-    if tv == "nil" then return { type = "nil" } end
-    if tv == "boolean" or tv == "string" then return { type = tv, value = v } end
+    if tv == "nil" then return { type = "nil" }, 16 end
+    if tv == "boolean" then return { type = tv, value = v }, 32 end
+    if tv == "string" then
+        if #v > cap then
+            return { type = "string", value = cutToEncoded(v, math.max(cap, 2)), truncated = true }, cap + 48, true
+        end
+        return { type = "string", value = v }, #v + 32
+    end
     if tv == "number" then
-        if isFinite(v) then return { type = "number", value = v } end
-        return { type = "number", repr = nonFiniteRepr(v) }
+        if isFinite(v) then return { type = "number", value = v }, 48 end
+        return { type = "number", repr = nonFiniteRepr(v) }, 48
     end
     if tv == "table" then
-        local st = { path = {}, seen = {}, items = 0, truncated = false }
+        local st = { path = {}, seen = {}, items = 0, bytes = 0, cap = cap, truncated = false }
         local d = { type = "table", value = copyTable(v, lim or TABLE_LIMITS[1], st, 1) }
         if st.truncated then d.truncated = true end
-        return d
+        return d, st.bytes + 48, st.capped
     end
-    return { type = tv, repr = tostring(v) }
+    return { type = tv, repr = tostring(v) }, 64
 end
 
 -- Shrinks one descriptor (a string or table) so it encodes in room bytes.
@@ -393,7 +472,7 @@ local function shrinkDescriptor(v, d, room)
         return { type = "string", value = cutToEncoded(v, room - overhead), truncated = true }
     end
     for i = 2, #TABLE_LIMITS do
-        local smaller = describe(v, TABLE_LIMITS[i])
+        local smaller = describe(v, TABLE_LIMITS[i], room)
         smaller.truncated = true
         if #encode(smaller) <= room then return smaller end
     end
@@ -406,6 +485,7 @@ local function fitReturns(values, descs, budget)
     local n = #descs
     local minimal, minSize, reserve = {}, {}, 0
     for i = 1, n do
+        pace()
         local d = descs[i]
         if d.type == "string" or d.type == "table" then
             minimal[i] = { type = d.type, truncated = true }
@@ -418,6 +498,7 @@ local function fitReturns(values, descs, budget)
 
     local out, used = {}, 2
     for i = 1, n do
+        pace()
         reserve = reserve - minSize[i]
         local room = budget - used - reserve - 1
         local d = descs[i]
@@ -617,29 +698,47 @@ end
 
 -- Builds the exec-lua response frame, cutting output and returned values so
 -- the encoded frame stays within the link's budget.
+-- Sizes are capped before anything is encoded (issue 14, finding 2): no
+-- value is described past the room a frame has, and the parts are measured
+-- before they are joined, so no frame over the budget is ever built.
 local function execFrame(link, id, ok, err, output, outputTruncated, values)
     local budget = frameBudget(link.maxFrame)
-    local function frame(out, list, truncated)
-        local f = { type = "response", id = id, ok = ok,
-            result = { output = out, returns = array(list), truncated = truncated } }
-        if not ok then f.error = err end
-        return encode(f)
+    local f = { type = "response", id = id, ok = ok }
+    if not ok then f.error = err end
+    local tail = "}," .. encode(f):sub(2)
+    local function frame(outJson, retJson, truncated)
+        return '{"result":{"output":' .. outJson .. ',"returns":' .. retJson
+            .. ',"truncated":' .. tostring(truncated) .. tail
     end
+    -- Bytes left for the encoded output and returned values together.
+    local avail = budget - #frame('""', "[]", false) - 1
 
-    local descs = {}
-    for i = 1, values.n do descs[i] = describe(values[i]) end
-    local json = frame(output, descs, outputTruncated)
-    if #json <= budget then return json end
+    -- Each descriptor takes at least 15 bytes ({"type":"nil"},): more
+    -- values than that can never be listed.
+    local n, truncated = values.n, outputTruncated
+    if n > math.floor(avail / 15) then n, truncated = math.max(math.floor(avail / 15), 0), true end
+    local descs, room = {}, avail
+    for i = 1, n do
+        local d, size, capped = describe(values[i], nil, math.max(room, 16))
+        descs[i], room = d, room - size
+        if capped then truncated = true end
+        pace()
+    end
+    local kept = { n = n }
+    for i = 1, n do kept[i] = values[i] end
+
+    local outJson = #output <= avail and encodeString(output) or nil
+    local retJson = encode(array(descs))
+    if outJson and #outJson + #retJson <= avail then return frame(outJson, retJson, truncated) end
 
     -- Too big: give the returned values a fair share first, then cut the
     -- output to whatever room is left.
-    local avail = budget - (#frame("", {}, true) - 4)
-    local outSize = #encodeString(output)
-    descs = fitReturns(values, descs, math.max(avail - outSize, math.floor(avail / 2)))
-    output = cutToEncoded(output, avail - #encode(array(descs)))
-    json = frame(output, descs, true)
-    if #json <= budget then return json end
-    return frame("", {}, true)
+    local outSize = outJson and #outJson or #output
+    descs = fitReturns(kept, descs, math.max(avail - outSize, math.floor(avail / 2)))
+    retJson = encode(array(descs))
+    outJson = encodeString(cutToEncoded(output, avail - #retJson))
+    if #outJson + #retJson <= avail then return frame(outJson, retJson, true) end
+    return frame('""', "[]", true)
 end
 
 local function describeError(err)
@@ -667,18 +766,39 @@ local function describeWatchdog(ran, total)
     return describeError(TLWY)
 end
 
+-- Runs (or goes on with) building and sending one answer; see pace().
+-- Whatever goes wrong in it, the bridge still gets an answer for the id.
+local function runAnswer(link, job)
+    pacer = { n = 0, start = job.start }
+    local ok, res = coroutine.resume(job.co)
+    pacer = nil
+    if not ok then
+        if res == TLWY then link.tripped = true end
+        sendJson(link, encode({ type = "response", id = job.id, ok = false,
+            error = "could not build the answer: " .. describeError(res),
+            result = { output = "", returns = array({}), truncated = true } }))
+    elseif coroutine.status(job.co) ~= "dead" then
+        link.answers[#link.answers + 1] = job
+        os.queueEvent(PACE_EVENT)
+    end
+end
+
 local function finishChunk(link, chunk, ok, err, values)
     chunk.done = true
     link.chunks[chunk.id] = nil
-    local output = chunk.capture.text()
-    local truncated = chunk.capture.truncated
-    local json = execFrame(link, chunk.id, ok, err, output, truncated, values)
-    sendJson(link, json, function(size)
-        return encode({ type = "response", id = chunk.id, ok = false,
-            error = ("the answer (%d bytes) was larger than this server's websocket message limit;"
-                .. " run mcp-computer with a smaller --max-frame"):format(size),
-            result = { output = "", returns = array({}), truncated = true } })
+    local id = chunk.id
+    local co = coroutine.create(function()
+        local output = chunk.capture.text()
+        local json = execFrame(link, id, ok, err, output, chunk.capture.truncated, values)
+        sendJson(link, json, function(size)
+            return encode({ type = "response", id = id, ok = false,
+                error = ("the answer (%d bytes) was larger than this server's websocket message limit;"
+                    .. " run mcp-computer with a smaller --max-frame"):format(size),
+                result = { output = "", returns = array({}), truncated = true } })
+        end)
     end)
+    -- The time this resume has used already counts (a chunk may have run long).
+    runAnswer(link, { co = co, id = id, start = link.resumeStart or os.clock() })
 end
 
 local function failExec(link, id, err)
@@ -879,6 +999,7 @@ end
 -- link's own go to running exec-lua chunks.
 local function nextEvent(link)
     local ev = table.pack(os.pullEventRaw())
+    link.resumeStart = os.clock()
     if ev[1] == "terminate" then
         -- In background mode Ctrl+T belongs to the player's shell.
         if not background then error(STOP, 0) end
@@ -889,7 +1010,11 @@ local function nextEvent(link)
         os.queueEvent(STATUS_REPLY, link.state or "starting", link.url, VERSION)
         return ev
     end
-    if ev[1] == CONTINUE and #link.deferred > 0 then
+    if ev[1] == PACE_EVENT and #link.answers > 0 then
+        local job = table.remove(link.answers, 1)
+        job.start = link.resumeStart
+        runAnswer(link, job)
+    elseif ev[1] == CONTINUE and #link.deferred > 0 then
         local d = table.remove(link.deferred, 1)
         local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
         if not ok then printError("internal error: " .. shorten(err, 200)) end
@@ -1050,7 +1175,7 @@ local function dropLink(link)
     local n = 0
     for _ in pairs(link.chunks) do n = n + 1 end
     if n > 0 then print(("abandoned %d running exec-lua chunk(s)"):format(n)) end
-    link.chunks, link.order, link.deferred = {}, {}, {}
+    link.chunks, link.order, link.deferred, link.answers = {}, {}, {}, {}
 end
 
 local function run(link)
@@ -1120,7 +1245,7 @@ local function stopLink(link)
             chunk.done = true
             failExec(link, id, "mcp-computer was stopped (Ctrl+T) while this chunk was running")
         end
-        link.chunks, link.order, link.deferred = {}, {}, {}
+        link.chunks, link.order, link.deferred, link.answers = {}, {}, {}, {}
         pcall(link.ws.close)
         link.ws = nil
     end
@@ -1466,7 +1591,7 @@ local function main(...)
     local link = {
         token = opts.token or nonEmpty(settings.get("mcp.token")),
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame,
-        chunks = {}, order = {}, deferred = {}, hinted = {},
+        chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {},
     }
     if opts.service then
         startBackground(opts, link)

@@ -125,6 +125,18 @@ if (!CRAFTOS_DIR) {
       assert.deepEqual(sc.returns, [{ type: 'string', value: 'done' }]);
     });
 
+    test('exec-lua: 10,000 returned strings of 4 KiB and a 4 MB byte string get an answer (issue 14, finding 2)', T, async () => {
+      const many = await execLua(bridge, 7, 'local t, s = {}, ("x"):rep(4096) for i = 1, 10000 do t[i] = s .. i end return table.unpack(t)', 30000);
+      assert.equal(many.ok, true, JSON.stringify(many).slice(0, 300));
+      assert.equal(many.truncated, true);
+      assert.ok(many.returns.length > 1000 && many.returns.every((d) => d.type === 'string'));
+      const big = await execLua(bridge, 7, 'return ("\\1\\2\\3\\4"):rep(1000000), 7', 30000);
+      assert.equal(big.ok, true, JSON.stringify(big).slice(0, 300));
+      assert.equal(big.truncated, true);
+      assert.deepEqual(big.returns[1], { type: 'number', value: 7 });
+      assert.equal(await probeText(bridge), 'pong from 7 (Label: base-turtle)');
+    });
+
     test('exec-lua: a timed-out chunk is cancelled and never runs on', T, async () => {
       const mark = pc.output.length;
       const result = await callTool(bridge, 'exec-lua', {

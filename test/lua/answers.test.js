@@ -1,0 +1,97 @@
+// Issue 14, finding 2: big answers are capped before they are encoded and the
+// encoder yields during long work, so CC's watchdog never fires on it and the
+// bridge always gets an answer. The harness watchdog is CC's (TimeoutState:
+// time per resume, then a hard abort), shortened here so the old encoder,
+// which encoded everything before cutting it, trips it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { useComputer } from './computer.js';
+import { startFakeBridge } from './fake-bridge.js';
+import { describeLua } from './lua-env.js';
+
+const T = { timeout: 60000 };
+
+async function linked(t, opts = {}) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
+  const c = useComputer(t, { url: bridge.url, ...opts });
+  await c.waitForOutput(/waiting\s+for\s+requests/);
+  const link = await bridge.link(0);
+  return { bridge, c, link };
+}
+
+/** The answer to `code` and the bytes of its frame; fails if none comes within 30 s. */
+async function answer(link, code) {
+  const res = await link.exec(code, 30000);
+  const raw = link.raw.find((r) => r.includes(`"id":"${res.id}"`) && r.includes('"type":"response"'));
+  return { res, size: Buffer.byteLength(raw ?? '') };
+}
+
+const BUDGET = 131072 - 4096;
+
+describeLua('exec-lua: big answers are capped before encoding (issue 14, finding 2)', () => {
+  // With lua5.2 on a fast machine the old encoder took about 37 s for this.
+  test('10,000 returned strings of 4 KiB: an answer within the frame limit, marked truncated', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1 });
+    const { res, size } = await answer(link, 'local t, s = {}, ("x"):rep(4096) for i = 1, 10000 do t[i] = s .. i end return table.unpack(t)');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= BUDGET, `frame is ${size} bytes`);
+    assert.equal(res.result.truncated, true);
+    // One descriptor per value for as many values as fit (most without their text).
+    assert.ok(res.result.returns.length > 1000, `${res.result.returns.length} values listed`);
+    for (const d of res.result.returns) {
+      assert.equal(d.type, 'string');
+      assert.equal(d.truncated, true);
+    }
+    assert.equal((await link.request('ping')).ok, true);
+  });
+
+  test('one table of 10,000 strings of 4 KiB', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1 });
+    const { res, size } = await answer(link, 'local t, s = {}, ("x"):rep(4096) for i = 1, 10000 do t[i] = s .. i end return t, "after"');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= BUDGET, `frame is ${size} bytes`);
+    assert.equal(res.result.truncated, true);
+    const [tbl, after] = res.result.returns;
+    assert.equal(tbl.type, 'table');
+    assert.equal(tbl.truncated, true);
+    assert.ok(Array.isArray(tbl.value) && tbl.value.length > 0);
+    assert.deepEqual(after, { type: 'string', value: 'after' });
+  });
+
+  test('a 4 MB string of bytes that all need escaping', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1 });
+    const { res, size } = await answer(link, 'return ("\\1\\2\\3\\4"):rep(1000000), 7');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= BUDGET, `frame is ${size} bytes`);
+    assert.ok(size > BUDGET / 2, 'the room is used');
+    assert.equal(res.result.truncated, true);
+    const [s, n] = res.result.returns;
+    assert.equal(s.truncated, true);
+    assert.ok('\u0001\u0002\u0003\u0004'.repeat(1000000).startsWith(s.value));
+    assert.deepEqual(n, { type: 'number', value: 7 });
+  });
+
+  test('200,000 returned values: the list is cut, the frame stays under the limit', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1 });
+    const { res, size } = await answer(link, 'local t = {} for i = 1, 200000 do t[i] = i end return table.unpack(t)');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= BUDGET, `frame is ${size} bytes`);
+    assert.equal(res.result.truncated, true);
+    assert.deepEqual(res.result.returns.slice(0, 3).map((d) => d.value), [1, 2, 3]);
+  });
+
+  test('a large --max-frame: the encoder yields between slices instead of tripping the watchdog', T, async (t) => {
+    // 2 MiB of control characters is 12 MiB of JSON escapes: far more than
+    // one 0.3 s slice of encoding, so only a paced encoder answers.
+    const max = 4 * 1024 * 1024;
+    const { link } = await linked(t, { watchdog: 0.3, hardAbort: 0.3, maxMessage: max, args: ['--max-frame', String(max)] });
+    const { res, size } = await answer(link, 'print(("\\1"):rep(300000)) return ("\\2"):rep(2 * 1024 * 1024)');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= max - 4096, `frame is ${size} bytes`);
+    assert.ok(size > max / 2, 'the room is used');
+    assert.equal(res.result.truncated, true);
+    assert.match(res.result.returns[0].value, /^\u0002+$/);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+});
