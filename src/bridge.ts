@@ -89,7 +89,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   if (hub) metrics.upstreamStates = () => hub.serverStatus().map((s) => ({ server: s.id, state: s.state }));
   metrics.addGauge({ name: 'cc_links', help: 'Computers linked now.', read: () => links.size });
   metrics.addGauge({ name: 'cc_mcp_calls_tracked', help: 'MCP tool calls tracked for notifications/cancelled (entries that must drain to 0).', read: () => dispatcher.activeCalls });
-  metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet (each holds one timer).', read: () => links.pendingCount() });
+  metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet.', read: () => links.pendingCount() });
   let mcp;
   let endpoints: EndpointAliases;
   try {

@@ -32,7 +32,6 @@ export type Outcome =
 
 interface Pending {
   startedAt: number;
-  timer: NodeJS.Timeout;
   settle(outcome: Outcome): void;
 }
 
@@ -73,6 +72,8 @@ export class FrameTooLargeError extends Error {
 
 export class LinkRegistry {
   private readonly links = new Map<number, Link>();
+  /** `links` in ascending computerId order, rebuilt only after a link comes or goes. */
+  private ordered: readonly Link[] | null = null;
   /** Most requests in flight on one link (CC_MAX_REQUESTS_PER_COMPUTER); more fail at once. */
   maxPendingPerLink = Infinity;
 
@@ -87,6 +88,7 @@ export class LinkRegistry {
     const link = new Link(socket, hello.computerId, hello.computerLabel, hello.version, remoteAddress, this.now());
     const replaced = this.links.get(hello.computerId) ?? null;
     this.links.set(hello.computerId, link);
+    this.ordered = null;
     if (replaced) {
       this.endLink(replaced, `replaced by a new link from ${remoteAddress}`);
       replaced.socket.close(4000, 'replaced by a newer link for this computer');
@@ -97,7 +99,10 @@ export class LinkRegistry {
   /** The link's socket is gone: forget it and end its requests now rather than at their timeouts. */
   unregister(link: Link, reason: string): boolean {
     const current = this.links.get(link.computerId) === link;
-    if (current) this.links.delete(link.computerId);
+    if (current) {
+      this.links.delete(link.computerId);
+      this.ordered = null;
+    }
     this.endLink(link, reason);
     return current;
   }
@@ -106,12 +111,13 @@ export class LinkRegistry {
     return this.links.get(computerId);
   }
 
-  /** Links in ascending computerId order. */
-  list(): Link[] {
-    return [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
+  /** Links in ascending computerId order (kept, not sorted per call; callers must not change it). */
+  list(): readonly Link[] {
+    this.ordered ??= [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
+    return this.ordered;
   }
 
-  /** Requests in flight on every link (each holds one timer); read by /metrics, not on the hot path. */
+  /** Requests in flight on every link; read by /metrics, not on the hot path. */
   pendingCount(): number {
     let n = 0;
     for (const link of this.links.values()) n += link.pending.size;
@@ -128,11 +134,7 @@ export class LinkRegistry {
     if (link.closed) return Promise.resolve({ status: 'disconnected', reason: 'link closed', ms: 0 });
     if (options.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
     if (link.pending.size >= this.maxPendingPerLink) {
-      return Promise.resolve({
-        status: 'error',
-        error: `computer ${link.computerId} already has ${this.maxPendingPerLink} requests in flight (CC_MAX_REQUESTS_PER_COMPUTER); try again shortly`,
-        ms: 0,
-      });
+      return Promise.resolve({ status: 'error', error: this.tooManyPending(link), ms: 0 });
     }
     const id = randomUUID();
     const frame = encodeRequest(id, method, params);
@@ -148,19 +150,15 @@ export class LinkRegistry {
       };
       const settle = (outcome: Outcome) => {
         if (!link.pending.delete(id)) return;
-        clearTimeout(pending.timer);
+        clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         resolve(outcome);
       };
-      const pending: Pending = {
-        startedAt,
-        settle,
-        timer: setTimeout(() => {
-          if (options.cancelOnTimeout) this.sendCancel(link, id);
-          settle({ status: 'timeout', ms: elapsed() });
-        }, options.timeoutMs),
-      };
-      link.pending.set(id, pending);
+      const timer = setTimeout(() => {
+        if (options.cancelOnTimeout) this.sendCancel(link, id);
+        settle({ status: 'timeout', ms: elapsed() });
+      }, options.timeoutMs);
+      link.pending.set(id, { startedAt, settle });
       options.signal?.addEventListener('abort', onAbort, { once: true });
       try {
         link.socket.send(frame);
@@ -168,6 +166,40 @@ export class LinkRegistry {
         settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: elapsed() });
       }
     });
+  }
+
+  /**
+   * The same request to every link in `links` (probe-computers), outcomes in the same order. Each link
+   * still gets its own unguessable id, matched only on that link, and ends exactly as `request` would
+   * end it; but the whole fan-out holds one timer, at most one abort listener and one promise,
+   * instead of one of each per link.
+   */
+  requestAll(links: readonly Link[], method: string, params: unknown, options: Omit<RequestOptions, 'maxFrameBytes'>): Promise<Outcome[]> {
+    const fanout = new Fanout(this, links.length, this.now, options);
+    if (options.signal?.aborted) {
+      for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
+      return fanout.promise;
+    }
+    for (let i = 0; i < links.length; i++) {
+      const link = links[i] as Link;
+      if (link.closed) {
+        fanout.done(i, { status: 'disconnected', reason: 'link closed', ms: 0 });
+      } else if (link.pending.size >= this.maxPendingPerLink) {
+        fanout.done(i, { status: 'error', error: this.tooManyPending(link), ms: 0 });
+      } else {
+        const id = randomUUID();
+        const slot = new FanoutSlot(fanout, i, link, id);
+        fanout.slots.push(slot);
+        link.pending.set(id, slot);
+        try {
+          link.socket.send(encodeRequest(id, method, params));
+        } catch (err) {
+          slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
+        }
+      }
+    }
+    fanout.arm();
+    return fanout.promise;
   }
 
   /** A response is matched only against requests sent on the same link it arrived on. */
@@ -185,7 +217,12 @@ export class LinkRegistry {
     return true;
   }
 
-  private sendCancel(link: Link, id: string): void {
+  private tooManyPending(link: Link): string {
+    return `computer ${link.computerId} already has ${this.maxPendingPerLink} requests in flight (CC_MAX_REQUESTS_PER_COMPUTER); try again shortly`;
+  }
+
+  /** Tells the computer to stop working on request `id` (never throws). */
+  sendCancel(link: Link, id: string): void {
     if (link.closed) return;
     try {
       link.socket.send(encodeCancel(id));
@@ -199,5 +236,78 @@ export class LinkRegistry {
     for (const pending of [...link.pending.values()]) {
       pending.settle({ status: 'disconnected', reason, ms: this.now() - pending.startedAt });
     }
+  }
+}
+
+/** One `requestAll`: the outcomes so far, its one timer and its one abort listener. */
+class Fanout {
+  readonly outcomes: Outcome[];
+  readonly slots: FanoutSlot[] = [];
+  readonly promise: Promise<Outcome[]>;
+  readonly startedAt: number;
+  private left: number;
+  private timer: NodeJS.Timeout | null = null;
+  private resolve!: (outcomes: Outcome[]) => void;
+  private readonly onAbort = () => this.endPending('cancelled', true);
+
+  constructor(
+    private readonly registry: LinkRegistry,
+    count: number,
+    private readonly now: () => number,
+    private readonly options: Omit<RequestOptions, 'maxFrameBytes'>,
+  ) {
+    this.startedAt = now();
+    this.outcomes = new Array<Outcome>(count);
+    this.left = count;
+    this.promise = new Promise((resolve) => (this.resolve = resolve));
+    if (count === 0) this.resolve(this.outcomes);
+  }
+
+  elapsed(): number {
+    return this.now() - this.startedAt;
+  }
+
+  /** After every request went out: start the one timer and listen for the abort, unless all ended. */
+  arm(): void {
+    if (this.left === 0) return;
+    this.timer = setTimeout(() => this.endPending('timeout', this.options.cancelOnTimeout === true), this.options.timeoutMs);
+    this.options.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  done(index: number, outcome: Outcome): void {
+    this.outcomes[index] = outcome;
+    if (--this.left > 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.resolve(this.outcomes);
+  }
+
+  /** The timer fired or the caller aborted: every request still in flight ends so. */
+  private endPending(status: 'timeout' | 'cancelled', cancel: boolean): void {
+    const ms = this.elapsed();
+    for (const slot of this.slots) {
+      if (slot.link.pending.get(slot.id) !== slot) continue;
+      if (cancel) this.registry.sendCancel(slot.link, slot.id);
+      slot.settle({ status, ms });
+    }
+  }
+}
+
+/** One link's request of a fan-out: what the link's pending map holds (no closure, no timer). */
+class FanoutSlot implements Pending {
+  constructor(
+    readonly fanout: Fanout,
+    readonly index: number,
+    readonly link: Link,
+    readonly id: string,
+  ) {}
+
+  get startedAt(): number {
+    return this.fanout.startedAt;
+  }
+
+  settle(outcome: Outcome): void {
+    if (!this.link.pending.delete(this.id)) return;
+    this.fanout.done(this.index, outcome);
   }
 }

@@ -1,5 +1,4 @@
 // probe-computers: ping every linked computer at once and report one line per computer.
-import { setMaxListeners } from 'node:events';
 import { describe, type Outcome } from '../link/registry.js';
 import { textResult, type Tool } from './tool.js';
 import { boundsProblem, type JsonBounds } from '../jsonrpc/bounds.js';
@@ -83,12 +82,8 @@ export const probeComputers: Tool = {
   async call(_args, { links, config, signal }) {
     const linked = links.list();
     if (linked.length === 0) return { ...textResult('No computers connected.'), structuredContent: { computers: [] } };
-    // one abort listener per link on the call's signal: only a probe adds that many, so only a probe
-    // lifts the listener warning (setMaxListeners on every call was ~1.5% of the bridge's CPU at N=1)
-    if (signal && linked.length > 4) setMaxListeners(0, signal);
-    const outcomes = await Promise.all(
-      linked.map((link) => links.request(link, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal })),
-    );
+    // one timer and one abort listener for the whole probe; each computer still gets its own id
+    const outcomes = await links.requestAll(linked, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal });
     const computers = linked.map((link, i) => entryFor(link.computerId, link.label, outcomes[i] as Outcome));
     return { ...textResult(computers.map(lineFor).join('\n')), structuredContent: { computers } };
   },

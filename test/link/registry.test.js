@@ -166,3 +166,108 @@ test('a request larger than the computer accepts is refused before sending', asy
   );
   assert.equal(socket.sent.length, 0);
 });
+
+// requestAll: the probe's fan-out (one timer, one abort listener, one promise for every link)
+const pong = (link, socket, i = -1) => {
+  const id = socket.sent.at(i).id;
+  return { type: 'response', id, ok: true, result: `pong ${link.computerId}` };
+};
+
+test('requestAll sends each link its own id and matches each answer only on its own link', async () => {
+  const registry = new LinkRegistry();
+  const sockets = [recordingSocket(), recordingSocket(), recordingSocket()];
+  const links = sockets.map((s, i) => registry.register(s, hello(i + 1), `a${i}`).link);
+  const all = registry.requestAll(registry.list(), 'ping', undefined, { timeoutMs: 60_000 });
+  const ids = sockets.map((s) => s.sent[0].id);
+  assert.equal(new Set(ids).size, 3, 'distinct ids');
+  for (const s of sockets) assert.deepEqual(Object.keys(s.sent[0]).sort(), ['id', 'method', 'type']);
+  // link 1 answering with link 2's id matches nothing
+  assert.equal(registry.resolve(links[0], { type: 'response', id: ids[1], ok: true, result: 'spoof' }), false);
+  assert.equal(registry.resolve(links[1], pong(links[1], sockets[1])), true);
+  assert.equal(registry.resolve(links[0], pong(links[0], sockets[0])), true);
+  assert.equal(registry.resolve(links[2], { type: 'response', id: ids[2], ok: false, error: 'boom', result: 7 }), true);
+  const outcomes = await all;
+  assert.deepEqual(outcomes.map((o) => o.status), ['ok', 'ok', 'error']);
+  assert.deepEqual(outcomes.map((o) => o.result), ['pong 1', 'pong 2', 7]);
+  assert.equal(outcomes[2].error, 'boom');
+  for (const l of links) assert.equal(l.pending.size, 0);
+});
+
+test('requestAll: the one timer ends every unanswered request as timeout (cancel only when asked)', async () => {
+  const registry = new LinkRegistry();
+  const a = recordingSocket();
+  const b = recordingSocket();
+  const la = registry.register(a, hello(1), 'a').link;
+  const lb = registry.register(b, hello(2), 'b').link;
+  const all = registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 5 });
+  registry.resolve(la, pong(la, a));
+  assert.deepEqual((await all).map((o) => o.status), ['ok', 'timeout']);
+  assert.equal(b.sent.length, 1, 'no cancel for a plain timeout');
+  const again = await registry.requestAll([la, lb], 'exec-lua', {}, { timeoutMs: 5, cancelOnTimeout: true });
+  assert.deepEqual(again.map((o) => o.status), ['timeout', 'timeout']);
+  assert.deepEqual(a.sent.at(-1), { type: 'cancel', id: a.sent.at(-2).id });
+  assert.deepEqual(b.sent.at(-1), { type: 'cancel', id: b.sent.at(-2).id });
+  assert.equal(la.pending.size + lb.pending.size, 0);
+});
+
+test('requestAll: abort cancels what is in flight; an aborted signal sends nothing', async () => {
+  const registry = new LinkRegistry();
+  const a = recordingSocket();
+  const b = recordingSocket();
+  const la = registry.register(a, hello(1), 'a').link;
+  const lb = registry.register(b, hello(2), 'b').link;
+  const controller = new AbortController();
+  const all = registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 60_000, signal: controller.signal });
+  registry.resolve(lb, pong(lb, b));
+  controller.abort();
+  assert.deepEqual((await all).map((o) => o.status), ['cancelled', 'ok']);
+  assert.deepEqual(a.sent[1], { type: 'cancel', id: a.sent[0].id });
+  assert.equal(b.sent.length, 1, 'the answered one is not cancelled');
+  const sent = a.sent.length + b.sent.length;
+  const late = await registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 60_000, signal: controller.signal });
+  assert.deepEqual(late.map((o) => o.status), ['cancelled', 'cancelled']);
+  assert.equal(a.sent.length + b.sent.length, sent);
+});
+
+test('requestAll: closed links, full links, failing sends and unregister end only their own request', async () => {
+  const registry = new LinkRegistry();
+  registry.maxPendingPerLink = 1;
+  const ok = recordingSocket();
+  const full = recordingSocket();
+  const broken = recordingSocket({ failSend: true });
+  const going = recordingSocket();
+  const lOk = registry.register(ok, hello(1), 'a').link;
+  const lFull = registry.register(full, hello(2), 'b').link;
+  const lBroken = registry.register(broken, hello(3), 'c').link;
+  const lGoing = registry.register(going, hello(4), 'd').link;
+  const lClosed = registry.register(recordingSocket(), hello(5), 'e').link;
+  registry.unregister(lClosed, 'closed 1000');
+  const blocker = registry.request(lFull, 'ping', undefined, { timeoutMs: 60_000 });
+  const all = registry.requestAll([lOk, lFull, lBroken, lGoing, lClosed], 'ping', undefined, { timeoutMs: 60_000 });
+  registry.unregister(lGoing, 'closed 1006');
+  registry.resolve(lOk, pong(lOk, ok));
+  const outcomes = await all;
+  assert.deepEqual(outcomes.map((o) => o.status), ['ok', 'error', 'disconnected', 'disconnected', 'disconnected']);
+  assert.match(outcomes[1].error, /already has 1 requests in flight/);
+  assert.match(outcomes[2].reason, /send failed: socket closed/);
+  assert.equal(outcomes[3].reason, 'closed 1006');
+  assert.equal(outcomes[4].reason, 'link closed');
+  registry.resolve(lFull, pong(lFull, full));
+  assert.equal((await blocker).status, 'ok');
+  assert.deepEqual(await registry.requestAll([], 'ping', undefined, { timeoutMs: 5 }), []);
+});
+
+test('list is kept in id order across registers, replacements and unregisters', () => {
+  const registry = new LinkRegistry();
+  const l3 = registry.register(recordingSocket(), hello(3), 'a').link;
+  registry.register(recordingSocket(), hello(1), 'b');
+  assert.deepEqual(registry.list().map((l) => l.computerId), [1, 3]);
+  assert.equal(registry.list(), registry.list(), 'not rebuilt while nothing changes');
+  registry.register(recordingSocket(), hello(2), 'c');
+  assert.deepEqual(registry.list().map((l) => l.computerId), [1, 2, 3]);
+  const newer = registry.register(recordingSocket(), hello(3), 'd').link;
+  assert.deepEqual(registry.list().map((l) => l.remoteAddress), ['b', 'c', 'd']);
+  assert.equal(registry.unregister(l3, 'old'), false);
+  assert.equal(registry.unregister(newer, 'gone'), true);
+  assert.deepEqual(registry.list().map((l) => l.computerId), [1, 2]);
+});
