@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { linkComputer, rpc, startTestBridge, withBridge } from '../helpers.js';
+import { linkComputer, rpc, startTestBridge, until, withBridge } from '../helpers.js';
 
 const MODERN = '2026-07-28';
 const SUPPORTED = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'];
@@ -327,3 +327,20 @@ test('Accept listing text/event-stream but not application/json -> one SSE event
   assert.equal(note.status, 202);
   assert.equal(note.text, '');
 });
+
+test('2026-07-28 under MCP_MAX_CONCURRENT_CALLS: the next tools/call gets 503 with Retry-After and its id', () =>
+  withBridge({ MCP_MAX_CONCURRENT_CALLS: '1' }, async (b) => {
+    const silent = await linkComputer(b, { computerId: 1, onRequest: () => null });
+    const hanging = post(b.mcpUrl, modern(90, 'tools/call', { name: 'exec-lua', arguments: { computerId: 1, code: 'sleep(99)', timeoutMs: 60_000 } }));
+    await until(() => b.metrics.callsInFlight === 1);
+    const busy = await post(b.mcpUrl, modern(91, 'tools/call', { name: 'probe-computers', arguments: {} }));
+    assert.equal(busy.status, 503);
+    assert.equal(busy.headers.get('retry-after'), '1');
+    assert.equal(busy.json.id, 91);
+    assert.equal(busy.json.error.code, -32003);
+    await silent.close();
+    const done = await hanging;
+    assert.equal(done.status, 200);
+    assert.equal(done.json.result.resultType, 'complete');
+    assert.equal(done.json.result.isError, true);
+  }));
