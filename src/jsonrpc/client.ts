@@ -34,7 +34,7 @@ export interface Transport {
   setProtocolVersion?(version: string): void;
 }
 
-export type RpcClientErrorCode = 'ERR_RPC_TIMEOUT' | 'ERR_RPC_CANCELLED' | 'ERR_RPC_CLOSED' | 'ERR_RPC_SEND' | 'ERR_RPC_REMOTE';
+export type RpcClientErrorCode = 'ERR_RPC_TIMEOUT' | 'ERR_RPC_CANCELLED' | 'ERR_RPC_CLOSED' | 'ERR_RPC_SEND' | 'ERR_RPC_REMOTE' | 'ERR_RPC_MALFORMED';
 
 export class RpcClientError extends Error {
   constructor(
@@ -197,9 +197,16 @@ export class JsonRpcClient {
     const message = classify(value);
     const log = this.options.log;
     switch (message.kind) {
-      case 'invalid':
+      case 'invalid': {
+        // a broken answer that still names one of our requests fails that request now, not at its timeout
+        const pending = message.id === null || (isRecord(value) && 'method' in value) ? undefined : this.pending.get(message.id);
+        if (pending) {
+          pending.reject(new RpcClientError('ERR_RPC_MALFORMED', `${pending.method}: the answer is not JSON-RPC (${message.reason})`));
+          return;
+        }
         log?.warn(`${this.label()} sent an invalid JSON-RPC message (${message.reason}); ignored`);
         return;
+      }
       case 'notification': {
         const handlers = this.notificationHandlers.get(message.method);
         for (const handler of handlers ?? []) handler(message.params);

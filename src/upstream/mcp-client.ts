@@ -100,6 +100,8 @@ export class McpClient {
   async callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<Record<string, unknown>> {
     const result = await this.rpc.request('tools/call', { name, arguments: args }, options);
     if (!isRecord(result)) throw new RpcClientError('ERR_RPC_REMOTE', `tools/call of ${name} answered with something that is not a result object`);
+    const wrong = malformedResult(result);
+    if (wrong) throw new RpcClientError('ERR_RPC_MALFORMED', `tools/call of ${name}: the result's ${wrong}`);
     return result;
   }
 
@@ -115,4 +117,28 @@ export class McpClient {
   close(reason?: string): Promise<void> {
     return this.rpc.close(reason);
   }
+}
+
+function kind(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * What is wrong with a tools/call result in the fields every client reads (content blocks with a
+ * type, isError, structuredContent), or null. Everything else passes through unchecked.
+ */
+export function malformedResult(result: Record<string, unknown>): string | null {
+  const { content, isError, structuredContent } = result;
+  if (!Array.isArray(content)) return `content must be an array, got ${kind(content)}`;
+  for (let i = 0; i < content.length; i++) {
+    const block: unknown = content[i];
+    if (!isRecord(block)) return `content[${i}] must be an object, got ${kind(block)}`;
+    if (typeof block.type !== 'string') return `content[${i}] has no "type"`;
+  }
+  if (isError !== undefined && typeof isError !== 'boolean') return `isError must be true or false, got ${kind(isError)}`;
+  if (structuredContent !== undefined && !isRecord(structuredContent)) return `structuredContent must be an object, got ${kind(structuredContent)}`;
+  return null;
 }

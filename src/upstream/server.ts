@@ -274,6 +274,8 @@ export class UpstreamServer {
           return failedResult(`upstream server "${this.id}" did not answer ${name} within ${this.timeoutMs} ms; the call was cancelled upstream`, 'timeout');
         case 'ERR_RPC_REMOTE':
           return failedResult(`upstream server "${this.id}" refused the call: ${err.message}`, 'tool_error');
+        case 'ERR_RPC_MALFORMED':
+          return failedResult(`upstream server "${this.id}" sent a malformed answer: ${err.message}`, 'tool_error');
         default:
           return failedResult(`upstream server "${this.id}" went down during the call: ${err.message}`, 'unavailable');
       }

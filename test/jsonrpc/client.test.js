@@ -147,3 +147,24 @@ test('close() fails pending requests and closes the transport; a cancel after cl
   assert.equal(transport.closedCount, 1);
   assert.equal(transport.sent.filter((s) => s.message.method === 'notifications/cancelled').length, 0);
 });
+
+test('a broken answer that names a pending request fails it at once with ERR_RPC_MALFORMED; others are only logged', async () => {
+  const { client, transport, lines } = await started();
+  const neither = client.request('neither');
+  const both = client.request('both');
+  const badError = client.request('bad-error');
+  const untouched = client.request('untouched');
+  transport.deliver({ jsonrpc: '2.0', id: 1, outcome: 'x' });
+  transport.deliver({ jsonrpc: '2.0', id: 2, result: 1, error: { code: 1, message: 'm' } });
+  transport.deliver({ jsonrpc: '2.0', id: 3, error: 'nope' });
+  await rejectsWith(neither, 'ERR_RPC_MALFORMED', /^neither: the answer is not JSON-RPC \(not a request, notification or response\)$/);
+  await rejectsWith(both, 'ERR_RPC_MALFORMED', /^both: the answer is not JSON-RPC/);
+  await rejectsWith(badError, 'ERR_RPC_MALFORMED', /^bad-error: the answer is not JSON-RPC \(error must have a numeric code and a string message\)$/);
+  // a broken request from the server that reuses our id is not taken for an answer; a broken answer to nobody is logged
+  transport.deliver({ jsonrpc: '2.0', id: 4, method: 7 });
+  transport.deliver({ jsonrpc: '2.0', id: 77, outcome: 'x' });
+  assert.equal(client.inFlight, 1);
+  assert.equal(lines.filter((l) => / warn upstream test sent an invalid JSON-RPC message/.test(l)).length, 2, lines.join('\n'));
+  transport.deliver({ jsonrpc: '2.0', id: 4, result: 'fine' });
+  assert.equal(await untouched, 'fine');
+});

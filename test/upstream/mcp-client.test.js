@@ -90,3 +90,20 @@ test('callTool returns the result object untouched; a non-object result is an er
   transport.deliver({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
   assert.equal(changed, 1);
 });
+
+test('callTool: a result whose content, blocks, isError or structuredContent are malformed is ERR_RPC_MALFORMED naming the field', async () => {
+  const bad = {
+    none: [{}, 'content must be an array, got nothing'],
+    string: [{ content: 'x' }, 'content must be an array, got a string'],
+    nullBlock: [{ content: [null] }, 'content[0] must be an object, got null'],
+    arrayBlock: [{ content: [{ type: 'text', text: 'a' }, []] }, 'content[1] must be an object, got an array'],
+    untyped: [{ content: [{ text: 'a' }] }, 'content[0] has no "type"'],
+    isError: [{ content: [], isError: 'yes' }, 'isError must be true or false, got a string'],
+    structured: [{ content: [], structuredContent: [1] }, 'structuredContent must be an object, got an array'],
+  };
+  const { client } = withServer((m) => bad[m.params.name][0]);
+  await client.rpc.start();
+  for (const [name, [, why]] of Object.entries(bad)) {
+    await assert.rejects(client.callTool(name, {}), (e) => e.code === 'ERR_RPC_MALFORMED' && e.message === `tools/call of ${name}: the result's ${why}`);
+  }
+});

@@ -1,0 +1,80 @@
+// Upstream servers that misbehave: malformed answers to a call, garbage instead of a handshake,
+// a server that hides behind a wrapper process (as npx does). Each one is answered with a clear,
+// specific error for that call or that server alone; the bridge and the other calls carry on, and
+// no process is left behind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { writeConfig } from '../config/write.js';
+import { FIXTURE, fixtureServer } from './fixture.js';
+import { callTool, until, withBridge } from '../helpers.js';
+
+const health = async (bridge) => (await (await fetch(new URL('/health', bridge.mcpUrl))).json());
+const status = (bridge, id) => health(bridge).then((h) => h.servers.find((s) => s.id === id));
+
+// a killed process not yet reaped (a zombie) counts as gone
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+};
+const pidsOf = (bridge, id) =>
+  bridge.logs.map((l) => new RegExp(`upstream ${id} stderr: fixture started pid=(\\d+)`).exec(l)).filter(Boolean).map((m) => Number(m[1]));
+
+test('malformed answers to a call fail that call at once, naming what was wrong; the server stays up', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--bad-answers')] }) }, async (bridge) => {
+    await until(async () => (await status(bridge, 'fx'))?.state === 'up');
+    const content = await callTool(bridge, 'fx__bad-content');
+    assert.deepEqual(content, {
+      isError: true,
+      content: [{ type: 'text', text: 'upstream server "fx" sent a malformed answer: tools/call of bad-content: the result\'s content must be an array, got a string' }],
+    });
+    const block = await callTool(bridge, 'fx__bad-block');
+    assert.equal(block.isError, true);
+    assert.equal(block.content[0].text, 'upstream server "fx" sent a malformed answer: tools/call of bad-block: the result\'s content[1] has no "type"');
+    // a response with the call's id but neither result nor error: not left to the timeout
+    const shape = await callTool(bridge, 'fx__bad-shape');
+    assert.equal(shape.isError, true);
+    assert.match(shape.content[0].text, /^upstream server "fx" sent a malformed answer: tools\/call: the answer is not JSON-RPC \(not a request, notification or response\)$/);
+    assert.deepEqual(await status(bridge, 'fx'), { id: 'fx', transport: 'stdio', state: 'up', tools: 11, restarts: 0 });
+    assert.deepEqual((await callTool(bridge, 'fx__echo', { a: 1 })).structuredContent, { args: { a: 1 } });
+  }));
+
+test('a server that answers the handshake with garbage is down when initialize times out, and its process is gone', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [{ ...fixtureServer('mute', '--mute'), timeoutMs: 200 }] }) }, async (bridge) => {
+    const down = await until(async () => {
+      const s = await status(bridge, 'mute');
+      return s?.state === 'down' && s;
+    });
+    assert.equal(down.reason, 'initialize timed out after 200 ms');
+    assert.ok(bridge.logs.some((l) => / warn upstream mute wrote a line that is not JSON; ignored: garbage for \d+ bytes/.test(l)));
+    const call = await callTool(bridge, 'mute__anything');
+    assert.equal(call.isError, true);
+    assert.match(call.content[0].text, /^upstream server "mute" (is down: initialize timed out after 200 ms|is starting; try again shortly)$/);
+    // the first process was ended before the restart
+    const first = pidsOf(bridge, 'mute')[0];
+    await until(() => !alive(first));
+  }));
+
+test('a server behind a wrapper process (sh -c, like npx): closing the bridge leaves no grandchild', () => {
+  // sh stays as the parent (the fixture is not its last command), and the fixture ignores stdin EOF and SIGTERM
+  const script = `"${process.execPath}" "${FIXTURE}" --ignore-eof; echo wrapper done >&2`;
+  const config = writeConfig({ servers: [{ id: 'wrapped', command: '/bin/sh', args: ['-c', script] }] });
+  let pid;
+  return withBridge({ CC_CONFIG: config }, async (bridge) => {
+    await until(async () => (await status(bridge, 'wrapped'))?.state === 'up');
+    [pid] = pidsOf(bridge, 'wrapped');
+    assert.ok(pid && alive(pid));
+    await bridge.close();
+    // the grandchild went with its process group (a survivor fails the test when until gives up)
+    await until(() => !alive(pid));
+    assert.ok(bridge.logs.some((l) => /upstream wrapped stderr: ignoring SIGTERM/.test(l)), 'it had to be killed');
+  });
+});
