@@ -360,6 +360,67 @@ end
 
 local copyValue
 
+-- Byte strings (issue 14, finding 4). A returned string that is not valid
+-- UTF-8 is sent as base64 in its descriptor ({type = "string", base64 = ...})
+-- so its bytes come back exactly; text goes as JSON text as before.
+local UTF8_SEQUENCES = { -- every well-formed sequence (RFC 3629), by lead byte
+    "[\194-\223][\128-\191]",
+    "\224[\160-\191][\128-\191]",
+    "[\225-\236\238\239][\128-\191][\128-\191]",
+    "\237[\128-\159][\128-\191]",
+    "\240[\144-\191][\128-\191][\128-\191]",
+    "[\241-\243][\128-\191][\128-\191][\128-\191]",
+    "\244[\128-\143][\128-\191][\128-\191]",
+}
+
+-- The lead bytes of the patterns are disjoint, and each sequence found is
+-- replaced by an ASCII byte, so no new sequence can form between the passes.
+local function isUtf8(s)
+    if not s:find("[\128-\255]") then return true end
+    for _, pattern in ipairs(UTF8_SEQUENCES) do s = s:gsub(pattern, "u") end
+    return not s:find("[\128-\255]")
+end
+
+local B64 = {}
+for i = 0, 63 do
+    B64[i] = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"):sub(i + 1, i + 1)
+end
+
+local function base64Group(g)
+    local b1, b2, b3 = g:byte(1, 3)
+    local n = b1 * 65536 + (b2 or 0) * 256 + (b3 or 0)
+    local c1, c2 = B64[math.floor(n / 262144)], B64[math.floor(n / 4096) % 64]
+    if not b2 then return c1 .. c2 .. "==" end
+    local c3 = B64[math.floor(n / 64) % 64]
+    if not b3 then return c1 .. c2 .. c3 .. "=" end
+    return c1 .. c2 .. c3 .. B64[n % 64]
+end
+
+local function base64(s)
+    local parts = {}
+    for i = 1, #s, 3072 do
+        parts[#parts + 1] = (s:sub(i, i + 3071):gsub("..?.?", base64Group))
+        pace()
+    end
+    return table.concat(parts)
+end
+
+-- A string descriptor for v in about cap bytes.
+local function describeString(v, cap)
+    local head = #v > cap and v:sub(1, pieceEnd(v, 1, cap)) or v
+    if isUtf8(head) then
+        if #v > cap then
+            return { type = "string", value = cutToEncoded(v, math.max(cap, 2)), truncated = true }, cap + 48, true
+        end
+        return { type = "string", value = v }, #v + 32
+    end
+    local most = math.floor(math.max(cap, 4) / 4) * 3
+    if #v > most then
+        return { type = "string", base64 = base64(v:sub(1, most)), truncated = true }, cap + 48, true
+    end
+    return { type = "string", base64 = base64(v) }, math.ceil(#v / 3) * 4 + 32
+end
+
 -- True when the copy may take no more: st.cap is a byte budget, counted
 -- in raw bytes (a lower bound of their JSON size) so nothing big is ever
 -- encoded only to be cut afterwards.
@@ -446,12 +507,7 @@ local function describe(v, lim, cap)
     local tv = type(v)
     if tv == "nil" then return { type = "nil" }, 16 end
     if tv == "boolean" then return { type = tv, value = v }, 32 end
-    if tv == "string" then
-        if #v > cap then
-            return { type = "string", value = cutToEncoded(v, math.max(cap, 2)), truncated = true }, cap + 48, true
-        end
-        return { type = "string", value = v }, #v + 32
-    end
+    if tv == "string" then return describeString(v, cap) end
     if tv == "number" then
         if isFinite(v) then return { type = "number", value = v }, 48 end
         return { type = "number", repr = nonFiniteRepr(v) }, 48
@@ -467,7 +523,10 @@ end
 
 -- Shrinks one descriptor (a string or table) so it encodes in room bytes.
 local function shrinkDescriptor(v, d, room)
-    if d.type == "string" then
+    if d.type == "string" and d.base64 then
+        local overhead = #encode({ type = "string", base64 = "", truncated = true })
+        return { type = "string", base64 = base64(v:sub(1, math.max(0, math.floor((room - overhead) / 4) * 3))), truncated = true }
+    elseif d.type == "string" then
         local overhead = #encode({ type = "string", value = "", truncated = true })
         return { type = "string", value = cutToEncoded(v, room - overhead), truncated = true }
     end

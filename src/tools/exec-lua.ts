@@ -46,9 +46,58 @@ export function findComputer(links: LinkRegistry, args: Record<string, unknown>)
   return failedResult(`Say which computer: "computerId" (a number) or "computer" (an exact label). ${linkedList(links)}`, 'invalid_arguments');
 }
 
+/** Length of the well-formed UTF-8 sequence (RFC 3629) starting at i, or 0. */
+function utf8Length(b: Buffer, i: number): number {
+  const lead = b[i] as number;
+  const cont = (k: number, lo = 0x80, hi = 0xbf) => i + k < b.length && (b[i + k] as number) >= lo && (b[i + k] as number) <= hi;
+  if (lead >= 0xc2 && lead <= 0xdf) return cont(1) ? 2 : 0;
+  if (lead >= 0xe0 && lead <= 0xef) {
+    const ok = cont(1, lead === 0xe0 ? 0xa0 : 0x80, lead === 0xed ? 0x9f : 0xbf) && cont(2);
+    return ok ? 3 : 0;
+  }
+  if (lead >= 0xf0 && lead <= 0xf4) {
+    const ok = cont(1, lead === 0xf0 ? 0x90 : 0x80, lead === 0xf4 ? 0x8f : 0xbf) && cont(2) && cont(3);
+    return ok ? 4 : 0;
+  }
+  return 0;
+}
+
+const LUA_ESCAPES: Record<number, string> = { 0x0a: '\\n', 0x09: '\\t', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
+
+/**
+ * A byte string (a `base64` descriptor: not valid UTF-8 on the computer) as a Lua string literal:
+ * printable ASCII and well-formed UTF-8 as they are, every other byte as a three-digit `\ddd`.
+ */
+export function luaByteLiteral(base64: string): string {
+  const b = Buffer.from(base64, 'base64');
+  let out = '"';
+  for (let i = 0; i < b.length; ) {
+    const byte = b[i] as number;
+    const escape = LUA_ESCAPES[byte];
+    if (escape !== undefined) {
+      out += escape;
+      i += 1;
+    } else if (byte >= 0x20 && byte < 0x7f) {
+      out += String.fromCharCode(byte);
+      i += 1;
+    } else {
+      const len = byte >= 0x80 ? utf8Length(b, i) : 0;
+      if (len > 0) {
+        out += b.toString('utf8', i, i + len);
+        i += len;
+      } else {
+        out += `\\${String(byte).padStart(3, '0')}`;
+        i += 1;
+      }
+    }
+  }
+  return `${out}"`;
+}
+
 function renderValue(descriptor: unknown): string {
   if (!isRecord(descriptor)) return JSON.stringify(descriptor);
   if (typeof descriptor.repr === 'string') return descriptor.repr;
+  if (typeof descriptor.base64 === 'string') return luaByteLiteral(descriptor.base64);
   switch (descriptor.type) {
     case 'nil':
       return 'nil';
@@ -78,6 +127,8 @@ export const MAX_RESULT_DEPTH = 32;
 /** Most JSON values in one result's `returns` (mcp-computer sends at most 10,000 table items per value). */
 export const MAX_RESULT_VALUES = 100_000;
 
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 type ResultParse = { ok: true; value: Pick<ExecOutcome, 'output' | 'returns' | 'truncated'> } | { ok: false; problem: string };
 
 /**
@@ -102,6 +153,9 @@ export function fromResult(result: unknown): ResultParse {
     if (!isRecord(d)) return { ok: false, problem: `${where} is ${aJsonType(d)}, not a value descriptor object` };
     if (!DESCRIPTOR_TYPES.has(d.type)) return { ok: false, problem: `${where}.type is not a Lua type name` };
     if (d.repr !== undefined && typeof d.repr !== 'string') return { ok: false, problem: `${where}.repr is ${aJsonType(d.repr)}, not a string` };
+    if (d.base64 !== undefined && (typeof d.base64 !== 'string' || !BASE64.test(d.base64))) {
+      return { ok: false, problem: `${where}.base64 is ${typeof d.base64 === 'string' ? 'not base64 text' : aJsonType(d.base64)}` };
+    }
     if (d.truncated !== undefined && typeof d.truncated !== 'boolean') {
       return { ok: false, problem: `${where}.truncated is ${aJsonType(d.truncated)}, not a boolean` };
     }
@@ -151,6 +205,7 @@ export const execLua: Tool = {
             type: { type: 'string', enum: ['nil', 'boolean', 'number', 'string', 'table', 'function', 'thread', 'userdata'] },
             value: {},
             repr: { type: 'string' },
+            base64: { type: 'string', contentEncoding: 'base64', description: 'the exact bytes of a string that is not valid UTF-8' },
           },
           required: ['type'],
         },

@@ -95,3 +95,39 @@ describeLua('exec-lua: big answers are capped before encoding (issue 14, finding
     assert.equal((await link.request('ping')).ok, true);
   });
 });
+
+describeLua('exec-lua: byte strings come back exactly (issue 14, finding 4)', () => {
+  const bytes = (d) => (d.base64 !== undefined ? Buffer.from(d.base64, 'base64') : Buffer.from(d.value, 'utf8'));
+
+  test('strings that are not UTF-8 are base64; UTF-8 text stays text', T, async (t) => {
+    const { link } = await linked(t);
+    const code = `local all = {} for i = 0, 255 do all[#all + 1] = string.char(i) end
+      return "\\195\\169", "\\233", "\\128\\159", table.concat(all), "plain", "\\237\\160\\189\\237\\184\\128", "\\244\\144\\128\\128", "\\192\\175"`;
+    const res = await link.exec(code);
+    assert.equal(res.ok, true, JSON.stringify(res));
+    const r = res.result.returns;
+    assert.deepEqual(r[0], { type: 'string', value: 'é' }, 'valid UTF-8 is text');
+    assert.deepEqual(r[1], { type: 'string', base64: Buffer.from([0xe9]).toString('base64') });
+    assert.deepEqual(r[2], { type: 'string', base64: Buffer.from([0x80, 0x9f]).toString('base64') });
+    assert.deepEqual(bytes(r[3]), Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
+    assert.deepEqual(r[4], { type: 'string', value: 'plain' });
+    // UTF-8 encoded surrogates, a code point past U+10FFFF and an overlong form are not UTF-8
+    assert.deepEqual(bytes(r[5]), Buffer.from([0xed, 0xa0, 0xbd, 0xed, 0xb8, 0x80]));
+    assert.deepEqual(bytes(r[6]), Buffer.from([0xf4, 0x90, 0x80, 0x80]));
+    assert.deepEqual(bytes(r[7]), Buffer.from([0xc0, 0xaf]));
+    assert.equal(res.result.truncated, false);
+  });
+
+  test('a big byte string is cut to the frame in whole bytes, marked truncated', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1, args: ['--max-frame', '8192'] });
+    const { res, size } = await answer(link, 'local t = {} for i = 0, 255 do t[#t + 1] = string.char(i) end return table.concat(t):rep(4000), "next"');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= 8192 - 1024, `frame is ${size} bytes`);
+    const [s, next] = res.result.returns;
+    assert.equal(s.truncated, true);
+    const got = Buffer.from(s.base64, 'base64');
+    assert.ok(got.length > 1000);
+    assert.deepEqual(got, Buffer.from(Array.from({ length: got.length }, (_, i) => i % 256)));
+    assert.deepEqual(next, { type: 'string', value: 'next' });
+  });
+});

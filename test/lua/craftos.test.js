@@ -103,6 +103,18 @@ if (!CRAFTOS_DIR) {
       assert.equal(readFileSync(path.join(pc.files, 'emoji.txt')).toString('hex'), Buffer.from('😀 ok').toString('hex'));
     });
 
+    test('exec-lua: strings that are not UTF-8 come back exactly as base64 (issue 14, finding 4)', T, async () => {
+      const code = 'local t = {} for i = 0, 255 do t[#t + 1] = string.char(i) end return "\\195\\169", "\\233", "\\128\\159", table.concat(t)';
+      const sc = await execLua(bridge, 7, code);
+      assert.equal(sc.ok, true, JSON.stringify(sc));
+      assert.deepEqual(sc.returns.slice(0, 3), [
+        { type: 'string', value: 'é' },
+        { type: 'string', base64: Buffer.from([0xe9]).toString('base64') },
+        { type: 'string', base64: Buffer.from([0x80, 0x9f]).toString('base64') },
+      ]);
+      assert.deepEqual(Buffer.from(sc.returns[3].base64, 'base64'), Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
+    });
+
     test('exec-lua: ls on a big folder does not page; read() and io.read() fail at once', T, async () => {
       const code = 'for i = 1, 150 do fs.open(("/many/f%03d"):format(i), "w").close() end shell.run("ls /many") return "listed"';
       const sc = await execLua(bridge, 7, code, 10000);

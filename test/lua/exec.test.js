@@ -163,9 +163,13 @@ describeLua('exec-lua: output and returned values', () => {
     link.send('{"type":"request","id":"len","method":"exec-lua","params":{"code":"local t = ... return #\\"\\ud83d\\udc22\\", #t.s, t[\\"k\\ud83d\\ude00\\"]","args":{"s":"\\ud83d\\ude00","k\\ud83d\\ude00":true}}}');
     const len = await link.waitFrame((f) => f.id === 'len');
     assert.deepEqual(ok(len).returns, [{ type: 'number', value: 4 }, { type: 'number', value: 4 }, { type: 'boolean', value: true }]);
-    // Bytes that are not UTF-8 are read as U+00XX, never lost or invalid.
-    const bytes = ok(await link.exec('return "a\\255b\\128"'));
-    assert.deepEqual(bytes.returns, [{ type: 'string', value: 'a\u00ffb\u0080' }]);
+    // A returned string that is not UTF-8 comes as its exact bytes in base64
+    // (issue 14 finding 4); inside a table its bytes are read as U+00XX.
+    const bytes = ok(await link.exec('return "a\\255b\\128", { "a\\255b\\128" }'));
+    assert.deepEqual(bytes.returns, [
+      { type: 'string', base64: Buffer.from([0x61, 0xff, 0x62, 0x80]).toString('base64') },
+      { type: 'table', value: ['a\u00ffb\u0080'] },
+    ]);
     assert.ok(link.raw.every((text) => /^[\x20-\x7e]*$/.test(text)));
   });
 
