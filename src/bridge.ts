@@ -10,6 +10,7 @@ import { builtinSource } from './tools/builtins.js';
 import { ToolRegistry } from './tools/registry.js';
 import { Dispatcher } from './mcp/dispatch.js';
 import { startHttpServer } from './surfaces/http.js';
+import { AnswerWriter } from './surfaces/respond.js';
 import { TokenSet } from './auth/tokens.js';
 import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
@@ -90,6 +91,10 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   metrics.addGauge({ name: 'cc_links', help: 'Computers linked now.', read: () => links.size });
   metrics.addGauge({ name: 'cc_mcp_calls_tracked', help: 'MCP tool calls tracked for notifications/cancelled (entries that must drain to 0).', read: () => dispatcher.activeCalls });
   metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet.', read: () => links.pendingCount() });
+  const answers = new AnswerWriter(config.sendStallMs);
+  metrics.addGauge({ name: 'cc_http_answers_writing', help: 'HTTP answers not yet taken whole by their client.', read: () => answers.writing.size });
+  metrics.addGauge({ name: 'cc_http_answer_bytes_queued', help: 'Bytes of those answers waiting in socket buffers (about 64 KiB each at most).', read: () => answers.queuedBytes() });
+  metrics.addGauge({ name: 'cc_http_answers_cut_off_total', help: 'Clients cut off for taking none of their answer for MCP_SEND_STALL_MS.', read: () => answers.cutOff, type: 'counter' });
   let mcp;
   let endpoints: EndpointAliases;
   try {
@@ -114,6 +119,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       allowedOrigins: config.allowedOrigins,
       auth: new TokenSet(config.mcpAuthTokens),
       metrics,
+      answers,
     });
   } catch (err) {
     await Promise.all([link.close(), hub?.close()]);

@@ -46,6 +46,8 @@ export interface Config {
   maxJsonDepth: number;
   /** Deepest nesting of a computer's frame (CC_MAX_JSON_DEPTH). */
   linkMaxJsonDepth: number;
+  /** A client that takes none of its answer for this long is cut off (MCP_SEND_STALL_MS). */
+  sendStallMs: number;
 }
 
 export class ConfigError extends Error {
@@ -98,6 +100,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_LIST_TTL_MS', default: '0', meaning: 'ttlMs on 2026-07-28 server/discover and tools/list results: how long clients may cache them (0: refetch when needed)' },
   { name: 'MCP_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting of arrays/objects in an MCP or REST body; deeper gets a 400 error' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
+  { name: 'MCP_SEND_STALL_MS', default: '30000', meaning: 'a client that takes none of its answer (written 64 KiB at a time) for this long is cut off and the answer freed' },
   { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
 ];
 
@@ -239,6 +242,7 @@ export function loadConfig(
     listTtlMs: read(env, 'MCP_LIST_TTL_MS', integer(0, 86_400_000)),
     maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
     linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
+    sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),
   };
 }
 

@@ -22,6 +22,8 @@ export interface Gauge {
   name: string;
   help: string;
   read(): number;
+  /** 'counter' for a count that only grows; gauge when absent. */
+  type?: 'gauge' | 'counter';
 }
 
 export interface UpstreamState {
@@ -83,7 +85,7 @@ export class Metrics {
       [...counter.values].map(([value, n]) => [`{${label}="${escapeLabel(value)}"}`, n]);
 
     metric('cc_bridge_up', 'gauge', 'Always 1 while the bridge answers.', [['', 1]]);
-    for (const g of this.gauges) metric(g.name, 'gauge', g.help, [['', g.read()]]);
+    for (const g of this.gauges) metric(g.name, g.type ?? 'gauge', g.help, [['', g.read()]]);
     metric('cc_links_linked_total', 'counter', 'Hellos accepted.', [['', this.linksLinked]]);
     metric('cc_links_replaced_total', 'counter', 'Links replaced by a newer link for the same computer id.', [['', this.linksReplaced]]);
     metric('cc_links_refused_total', 'counter', 'Link attempts refused, by reason.', byLabel('reason', this.linksRefused));

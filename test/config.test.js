@@ -56,6 +56,7 @@ test('every variable has its documented default', () => {
     listTtlMs: 0,
     maxJsonDepth: 64,
     linkMaxJsonDepth: 64,
+    sendStallMs: 30000,
   });
 });
 
@@ -143,11 +144,12 @@ test('ports: non-numeric or out of range is a ConfigError naming variable and va
 });
 
 test('timeouts: negative, zero, fractional, non-numeric or too large is a ConfigError', () => {
-  for (const variable of ['CC_PROBE_TIMEOUT_MS', 'CC_EXEC_TIMEOUT_MS', 'CC_HEARTBEAT_MS']) {
+  for (const variable of ['CC_PROBE_TIMEOUT_MS', 'CC_EXEC_TIMEOUT_MS', 'CC_HEARTBEAT_MS', 'MCP_SEND_STALL_MS']) {
     for (const value of ['-5', '0', '1.5', 'soon']) rejects(variable, value);
   }
   rejects('CC_PROBE_TIMEOUT_MS', '3600001');
   rejects('CC_HEARTBEAT_MS', '3600001');
+  rejects('MCP_SEND_STALL_MS', '3600001');
   rejects('CC_EXEC_TIMEOUT_MS', '300001');
 });
 
@@ -224,6 +226,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_LIST_TTL_MS: '0',
     MCP_MAX_JSON_DEPTH: '64',
     CC_MAX_JSON_DEPTH: '64',
+    MCP_SEND_STALL_MS: '30000',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import { INTERNAL_ERROR, errorResponse } from '../jsonrpc/message.js';
 import { bearerToken } from '../auth/tokens.js';
 import { LogBudget } from '../link/log-budget.js';
-import { sendJson } from './respond.js';
+import { AnswerWriter, sendJson } from './respond.js';
 import type { Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -19,6 +19,8 @@ export interface HttpServerOptions {
   /** When it holds tokens, every request but the public ones needs `Authorization: Bearer <token>`. */
   auth?: { readonly enabled: boolean; matches(token: string | null): boolean };
   metrics?: { httpUnauthorized: number };
+  /** Writes answers with backpressure and the MCP_SEND_STALL_MS cut-off; a 30 s one when absent. */
+  answers?: AnswerWriter;
 }
 
 export interface HttpServer {
@@ -78,6 +80,7 @@ function unauthorized(res: ServerResponse, path: string, presented: boolean): vo
 export async function startHttpServer(router: Router, log: Logger, options: HttpServerOptions): Promise<HttpServer> {
   const guardHost = isLoopbackHost(options.host);
   const inFlight = new Set<ServerResponse>();
+  const answers = options.answers ?? new AnswerWriter();
   // any client can provoke these warnings at will: a budget keeps a flood from flooding the log
   const budget = new LogBudget(50);
   const warn = (line: string) => {
@@ -128,6 +131,7 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
     connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
   }, (req, res) => {
     inFlight.add(res);
+    answers.attach(res);
     res.once('close', () => inFlight.delete(res));
     route(req, res).catch((err: Error) => {
       log.error(`MCP request failed: ${err.stack ?? err.message}`);

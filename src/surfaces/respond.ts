@@ -3,71 +3,85 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Answers are written in pieces of this many bytes, each after the client took the previous ones. */
 export const SEND_CHUNK_BYTES = 64 * 1024;
-/** A client that takes no bytes of its answer for this long is cut off, and the answer freed. */
+/** Default of MCP_SEND_STALL_MS: a client that takes none of its answer for this long is cut off. */
 export const SEND_STALL_MS = 30_000;
 
 /**
- * Serialises `body` (throws, writing nothing, if it cannot be) and writes it with backpressure: the
- * bridge holds one copy of the answer and hands the socket a chunk at a time, so a client that does
- * not read holds at most its own answer, and only until `stallMs` pass without progress.
+ * How one HTTP listener writes answers: the cut-off (MCP_SEND_STALL_MS) and counts for /metrics. The
+ * listener hands it to each response with `AnswerWriter.attach`; `sendJson` finds it there.
  */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-  stallMs: number = SEND_STALL_MS,
-): void {
-  sendBytes(res, status, 'application/json', Buffer.from(JSON.stringify(body), 'utf8'), headers, stallMs);
+export class AnswerWriter {
+  /** Answers still being written (their client has not taken them all). */
+  readonly writing = new Set<ServerResponse>();
+  /** Clients cut off for taking nothing of their answer for `stallMs`. */
+  cutOff = 0;
+
+  constructor(readonly stallMs: number = SEND_STALL_MS) {}
+
+  attach(res: ServerResponse): void {
+    writers.set(res, this);
+  }
+
+  /** Bytes waiting in the sockets of the answers being written: at most about one piece each. */
+  queuedBytes(): number {
+    let total = 0;
+    for (const res of this.writing) total += res.writableLength;
+    return total;
+  }
+}
+
+const writers = new WeakMap<ServerResponse, AnswerWriter>();
+const DEFAULT_WRITER = new AnswerWriter();
+
+/**
+ * Serialises `body` (throws, writing nothing, if it cannot be) and writes it with backpressure: the
+ * bridge holds one copy of the answer and hands the socket a piece at a time, so a client that does
+ * not read holds at most its own answer plus one piece in the socket, and only until the listener's
+ * `stallMs` pass without the client taking a piece; then the socket is destroyed and the answer freed.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendBytes(res, status, 'application/json', Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }
 
 /**
  * `body` as a complete Server-Sent Events stream of one `message` event (for clients whose Accept
  * takes text/event-stream but not JSON). JSON text has no raw line breaks, so it is one data line.
  */
-export function sendSseMessage(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-  stallMs: number = SEND_STALL_MS,
-): void {
+export function sendSseMessage(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const data = Buffer.from(`event: message\ndata: ${JSON.stringify(body)}\n\n`, 'utf8');
-  sendBytes(res, status, 'text/event-stream', data, { 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...headers }, stallMs);
+  sendBytes(res, status, 'text/event-stream', data, { 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...headers });
 }
 
-function sendBytes(
-  res: ServerResponse,
-  status: number,
-  contentType: string,
-  data: Buffer,
-  headers: Record<string, string>,
-  stallMs: number,
-): void {
+function sendBytes(res: ServerResponse, status: number, contentType: string, data: Buffer, headers: Record<string, string>): void {
   res.writeHead(status, { 'content-type': contentType, 'content-length': data.length, ...headers });
-  if (data.length <= SEND_CHUNK_BYTES) {
-    res.end(data);
-    return;
-  }
+  const writer = writers.get(res) ?? DEFAULT_WRITER;
   let offset = 0;
   let stall: NodeJS.Timeout | undefined;
+  const wait = (event: 'drain' | 'finish', next: () => void) => {
+    writer.writing.add(res);
+    stall = setTimeout(() => {
+      writer.cutOff++;
+      res.destroy();
+    }, writer.stallMs);
+    res.once(event, next);
+  };
+  const done = () => {
+    clearTimeout(stall);
+    writer.writing.delete(res);
+  };
   const pump = () => {
     clearTimeout(stall);
-    while (offset < data.length) {
+    while (data.length - offset > SEND_CHUNK_BYTES) {
       const chunk = data.subarray(offset, offset + SEND_CHUNK_BYTES);
       offset += chunk.length;
-      if (offset >= data.length) {
-        res.end(chunk);
-        return;
-      }
-      if (!res.write(chunk)) {
-        stall = setTimeout(() => res.destroy(), stallMs);
-        res.once('drain', pump);
-        return;
-      }
+      if (!res.write(chunk)) return wait('drain', pump);
     }
+    res.end(offset === 0 ? data : data.subarray(offset));
+    // the last piece too must be taken in time: a client that never reads does not keep its socket
+    if (res.writableLength > 0) wait('finish', done);
+    else done();
   };
-  res.once('close', () => clearTimeout(stall));
+  res.once('close', done);
   pump();
 }
 
