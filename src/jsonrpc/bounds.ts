@@ -33,18 +33,38 @@ export function aJsonType(value: unknown): string {
  */
 export function boundsProblem(value: unknown, bounds: JsonBounds): string | null {
   const maxNodes = bounds.maxNodes ?? Infinity;
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  let nodes = 0;
-  while (stack.length > 0) {
-    const item = stack.pop() as { value: unknown; depth: number };
-    nodes++;
-    if (nodes > maxNodes) return `holds more than ${maxNodes} values`;
-    const v = item.value;
-    if (typeof v !== 'object' || v === null) continue;
-    const depth = item.depth + 1;
-    if (depth > bounds.maxDepth) return `nests deeper than ${bounds.maxDepth} levels`;
-    const children = Array.isArray(v) ? v : Object.values(v as Record<string, unknown>);
-    for (const child of children) stack.push({ value: child, depth });
+  const maxDepth = bounds.maxDepth;
+  const tooMany = () => `holds more than ${maxNodes} values`;
+  if (maxNodes < 1) return tooMany();
+  if (typeof value !== 'object' || value === null) return null;
+  // containers still to open and their depths, in two flat stacks: every link frame and every MCP
+  // body passes through here, so it allocates no object per node and no array of values per object
+  const open: object[] = [value];
+  const depths: number[] = [1];
+  let nodes = 1;
+  while (open.length > 0) {
+    const v = open.pop() as Record<string, unknown>;
+    const depth = depths.pop() as number;
+    if (depth > maxDepth) return `nests deeper than ${maxDepth} levels`;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (++nodes > maxNodes) return tooMany();
+        const child: unknown = v[i];
+        if (typeof child === 'object' && child !== null) {
+          open.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const key in v) {
+        if (++nodes > maxNodes) return tooMany();
+        const child = v[key];
+        if (typeof child === 'object' && child !== null) {
+          open.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    }
   }
   return null;
 }
