@@ -114,6 +114,17 @@ export function encodeRequest(id: string, method: string, params?: unknown): str
   return asciiJson(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
 }
 
+const REQUEST_HEAD = '{"type":"request","id":"';
+
+/**
+ * `encodeRequest` for many ids at once (a probe sends the same request to every computer): the
+ * frame is encoded once and each id spliced in. Only for ids that need no JSON escaping (randomUUID).
+ */
+export function requestEncoder(method: string, params?: unknown): (id: string) => string {
+  const tail = encodeRequest('', method, params).slice(REQUEST_HEAD.length);
+  return (id) => REQUEST_HEAD + id + tail;
+}
+
 export function encodeCancel(id: string): string {
   return JSON.stringify({ type: 'cancel', id });
 }

@@ -1,7 +1,7 @@
 // Linked computers and the requests in flight on each link. Knows nothing about sockets beyond
 // send/close, so every rule here is testable with plain values.
 import { randomUUID } from 'node:crypto';
-import { encodeCancel, encodeRequest, type HelloFrame, type ResponseFrame } from './frames.js';
+import { encodeCancel, encodeRequest, requestEncoder, type HelloFrame, type ResponseFrame } from './frames.js';
 
 /** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
 export function describe(computerId: number, label: string | null): string {
@@ -176,6 +176,7 @@ export class LinkRegistry {
    */
   requestAll(links: readonly Link[], method: string, params: unknown, options: Omit<RequestOptions, 'maxFrameBytes'>): Promise<Outcome[]> {
     const fanout = new Fanout(this, links.length, this.now, options);
+    const encode = requestEncoder(method, params);
     if (options.signal?.aborted) {
       for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
       return fanout.promise;
@@ -192,7 +193,7 @@ export class LinkRegistry {
         fanout.slots.push(slot);
         link.pending.set(id, slot);
         try {
-          link.socket.send(encodeRequest(id, method, params));
+          link.socket.send(encode(id));
         } catch (err) {
           slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
         }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseComputerFrame, encodeRequest, encodeCancel, encodeHelloError, HELLO_OK } from '../../dist/link/frames.js';
+import { parseComputerFrame, encodeRequest, requestEncoder, encodeCancel, encodeHelloError, HELLO_OK } from '../../dist/link/frames.js';
 
 const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -100,4 +100,12 @@ test('a malformed response keeps its id (when valid) so its request fails at onc
   assert.deepEqual(parse({ type: 'response', id: 'r2', ok: 'yes' }), { ok: false, error: 'response.ok must be a boolean', id: 'r2' });
   assert.equal(parse({ type: 'response', id: 7, ok: 'yes' }).id, undefined);
   assert.equal(parseComputerFrame(`{"type":"hello","id":"h","x":${deep}}`).id, undefined);
+});
+
+test('requestEncoder gives the same frame as encodeRequest for every id (encoded once, id spliced in)', () => {
+  const ids = ['0b5d5f4e-2f0a-4c1e-9a57-3d1c2b0e9f11', 'a', ''];
+  for (const [method, params] of [['ping', undefined], ['exec-lua', { code: 'print("é😀")', args: [1, null] }]]) {
+    const encode = requestEncoder(method, params);
+    for (const id of ids) assert.equal(encode(id), encodeRequest(id, method, params));
+  }
 });
