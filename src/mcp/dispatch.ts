@@ -77,6 +77,12 @@ export class Dispatcher {
     };
   }
 
+  /** The inputSchema tools/list shows for a listed tool (upstream definitions as given); undefined if none. */
+  listedInputSchema(name: unknown): unknown {
+    const tool = this.options.tools.list().find((t) => t.name === name);
+    return tool && (tool.definition ? tool.definition.inputSchema : tool.inputSchema);
+  }
+
   get activeCalls(): number {
     let n = 0;
     for (const set of this.inFlight.values()) n += set.size;

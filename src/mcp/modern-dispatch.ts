@@ -3,14 +3,20 @@
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
 import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
 import { SERVER_BUSY, type Dispatcher, type Reply } from './dispatch.js';
-import { MODERN_METHODS, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
+import { paramHeadersProblem } from './param-headers.js';
+import { MODERN_METHODS, headerMismatch, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
 import { MODERN_PROTOCOL_VERSION } from './protocol.js';
 
 /**
  * Answers one 2026-07-28 body. Statuses follow the revision's Streamable HTTP binding (stdio ignores
  * them): unknown method 404, malformed `_meta` and unsupported version 400, success 200.
  */
-export async function handleModern(dispatcher: Dispatcher, body: unknown): Promise<Reply> {
+export async function handleModern(
+  dispatcher: Dispatcher,
+  body: unknown,
+  /** Streamable HTTP: every request header by lower-case name, for the Mcp-Param-* checks. */
+  httpHeaders?: Readonly<Record<string, string | undefined>>,
+): Promise<Reply> {
   const tooDeep = dispatcher.tooDeep(body);
   if (tooDeep) return tooDeep;
   if (Array.isArray(body)) {
@@ -37,6 +43,11 @@ export async function handleModern(dispatcher: Dispatcher, body: unknown): Promi
   if (problem) return { status: 400, body: invalidMeta(id, problem) };
   const version = declaredVersion(body) as string;
   if (version !== MODERN_PROTOCOL_VERSION) return { status: 400, body: unsupportedVersion(id, version) };
+  if (method === 'tools/call' && httpHeaders) {
+    const p = params as Record<string, unknown>;
+    const mismatch = paramHeadersProblem(dispatcher.listedInputSchema(p.name), p.arguments, httpHeaders);
+    if (mismatch) return { status: 400, body: headerMismatch(id, mismatch) };
+  }
   const { serverInfo, instructions, cache } = dispatcher.describe();
   if (method === 'server/discover') {
     return { status: 200, body: resultResponse(id, discoverResult(serverInfo, instructions, cache)) };

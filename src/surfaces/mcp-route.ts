@@ -26,6 +26,12 @@ function mcpHeaders(headers: IncomingHttpHeaders): McpHeaders {
   };
 }
 
+function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
+  const flat: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(headers)) flat[name] = headerValue(value);
+  return flat;
+}
+
 export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteOptions): Methods {
   const post: Handler = async (req, res) => {
     let raw: Buffer;
@@ -53,7 +59,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     const era = selectHttpEra(mcpHeaders(req.headers), body);
     const reply =
       era.era === 'reject' ? era.reply
-      : era.era === 'modern' ? await handleModern(dispatcher, body)
+      : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers))
       : await dispatcher.handleBody(body, allowsBatches(era.version));
     if (reply.body === null) {
       res.writeHead(202).end();

@@ -344,3 +344,59 @@ test('2026-07-28 under MCP_MAX_CONCURRENT_CALLS: the next tools/call gets 503 wi
     assert.equal(done.json.result.resultType, 'complete');
     assert.equal(done.json.result.isError, true);
   }));
+
+test('x-mcp-header parameters: Mcp-Param-* headers are required when the argument has a value and must match it (decoded, integers numerically)', async () => {
+  const { writeConfig } = await import('../config/write.js');
+  const file = writeConfig({
+    tools: [{
+      name: 'region-tool',
+      description: 'Has header-mirrored parameters',
+      target: { computerId: 1 },
+      lua: 'return 1',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          region: { type: 'string', 'x-mcp-header': 'Region' },
+          count: { type: 'integer', 'x-mcp-header': 'Count' },
+          flag: { type: 'boolean', 'x-mcp-header': 'Flag' },
+          where: { type: 'object', properties: { zone: { type: 'string', 'x-mcp-header': 'Zone' } } },
+          bad: { type: 'string', 'x-mcp-header': 'not a token' },
+        },
+      },
+    }],
+  });
+  await withBridge({ CC_CONFIG: file }, async (b) => {
+    const call = (id, args, headers) => post(b.mcpUrl, modern(id, 'tools/call', { name: 'region-tool', arguments: args }, headers));
+    const listed = await post(b.mcpUrl, modern(1, 'tools/list'));
+    assert.equal(listed.json.result.tools.find((t) => t.name === 'region-tool').inputSchema.properties.region['x-mcp-header'], 'Region');
+
+    const fits = [
+      [{}, {}],
+      [{ region: 'us-west1', count: 42, flag: false, where: { zone: 'b' } }, { 'mcp-param-region': 'us-west1', 'mcp-param-count': '42.0', 'mcp-param-flag': 'false', 'mcp-param-zone': 'b' }],
+      [{ region: 'Hello, 世界' }, { 'Mcp-Param-Region': `=?base64?${Buffer.from('Hello, 世界').toString('base64')}?=` }],
+      [{ region: null, bad: 'x' }, {}],
+    ];
+    for (const [args, headers] of fits) {
+      const res = await call(2, args, headers);
+      assert.equal(res.status, 200, JSON.stringify(args));
+      assert.equal(res.json.result.resultType, 'complete');
+    }
+    const misfits = [
+      [{ region: 'us-west1' }, {}, /the Mcp-Param-Region header is required \(arguments.region has a value\)/],
+      [{ region: 'us-west1' }, { 'mcp-param-region': 'eu-north1' }, /Mcp-Param-Region header value "eu-north1" does not match arguments.region "us-west1"/],
+      [{ count: 42 }, { 'mcp-param-count': '41' }, /does not match arguments.count 42/],
+      [{ count: 42 }, { 'mcp-param-count': '' }, /does not match/],
+      [{ flag: true }, { 'mcp-param-flag': 'True' }, /does not match arguments.flag true/],
+      [{ where: { zone: 'a' } }, {}, /Mcp-Param-Zone header is required \(arguments.where.zone/],
+      [{ region: 'x' }, { 'mcp-param-region': '=?base64?***?=' }, /malformed/],
+      [{ region: { not: 'primitive' } }, { 'mcp-param-region': '[object Object]' }, /does not match/],
+    ];
+    for (const [args, headers, message] of misfits) {
+      const res = await call(3, args, headers);
+      assert.equal(res.status, 400, JSON.stringify([args, headers]));
+      assert.equal(res.json.id, 3);
+      assert.equal(res.json.error.code, -32020);
+      assert.match(res.json.error.message, message);
+    }
+  });
+});

@@ -71,3 +71,21 @@ test('wantsEventStream: only when text/event-stream is taken and nothing coverin
   assert.equal(wantsEventStream('text/event-stream, application/*;q=0.1'), false);
   assert.equal(wantsEventStream('text/html'), false);
 });
+
+test('paramHeadersProblem: a recognised Mcp-Param header with bytes outside visible ASCII is refused; only properties chains count', async () => {
+  const { paramHeaders, paramHeadersProblem } = await import('../../dist/mcp/param-headers.js');
+  const schema = {
+    type: 'object',
+    properties: {
+      region: { type: 'string', 'x-mcp-header': 'Region' },
+      list: { type: 'array', items: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'A' } } } },
+      odd: 'not a schema',
+    },
+  };
+  assert.deepEqual(paramHeaders(schema), [{ path: ['region'], name: 'Region' }]);
+  assert.deepEqual(paramHeaders(undefined), []);
+  assert.match(paramHeadersProblem(schema, { region: 'x' }, { 'mcp-param-region': 'x\u00e9' }), /invalid characters/);
+  assert.equal(paramHeadersProblem(schema, { region: 'x' }, { 'mcp-param-region': 'x' }), null);
+  assert.equal(paramHeadersProblem(schema, 'not an object', {}), null);
+  assert.equal(paramHeadersProblem(schema, { region: { deeper: 1 } }, { 'mcp-param-region': 'x' }) !== null, true);
+});

@@ -1,0 +1,65 @@
+// Streamable HTTP 2026-07-28: tool parameters a tool's inputSchema marks with `x-mcp-header` are
+// mirrored by clients into `Mcp-Param-{Name}` headers, and the server must check them against the
+// call's arguments. Pure: the listed inputSchema, the arguments and the received headers in.
+import { isRecord } from '../jsonrpc/message.js';
+import { decodeHeaderValue } from './http-era.js';
+
+export interface ParamHeader {
+  /** The `properties` keys leading from the schema root to the annotated parameter. */
+  path: string[];
+  /** The name part of `Mcp-Param-{name}`. */
+  name: string;
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const SAFE_VALUE = /^[\t\x20-\x7e]*$/;
+
+/** The `x-mcp-header` annotations reachable through `properties` alone (others are not valid ones). */
+export function paramHeaders(schema: unknown, path: string[] = [], found: ParamHeader[] = []): ParamHeader[] {
+  if (!isRecord(schema) || !isRecord(schema.properties) || path.length > 32) return found;
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (!isRecord(property)) continue;
+    const name = property['x-mcp-header'];
+    if (typeof name === 'string' && TOKEN.test(name)) found.push({ path: [...path, key], name });
+    paramHeaders(property, [...path, key], found);
+  }
+  return found;
+}
+
+function valueAt(args: unknown, path: string[]): unknown {
+  let value = args;
+  for (const key of path) {
+    if (!isRecord(value)) return undefined;
+    value = value[key];
+  }
+  return value;
+}
+
+/** How the revision writes a primitive into a header (before any base64 encoding). */
+function matches(header: string, value: unknown): boolean {
+  if (typeof value === 'string') return header === value;
+  if (typeof value === 'boolean') return header === String(value);
+  // integers compare as numbers ("42.0" and 42 are equal)
+  if (typeof value === 'number') return header.trim() !== '' && Number(header) === value;
+  return false;
+}
+
+/**
+ * Why the Mcp-Param-* headers do not fit the arguments; null when they do. `headers` holds every
+ * received header by lower-case name. A parameter without a value needs no header.
+ */
+export function paramHeadersProblem(schema: unknown, args: unknown, headers: Readonly<Record<string, string | undefined>>): string | null {
+  for (const { path, name } of paramHeaders(schema)) {
+    const value = valueAt(args, path);
+    if (value === undefined || value === null) continue;
+    const raw = headers[`mcp-param-${name.toLowerCase()}`];
+    if (raw === undefined) return `the Mcp-Param-${name} header is required (arguments.${path.join('.')} has a value)`;
+    if (!SAFE_VALUE.test(raw)) return `the Mcp-Param-${name} header contains invalid characters`;
+    const decoded = decodeHeaderValue(raw);
+    if (decoded === null) return `the Mcp-Param-${name} header has a malformed =?base64?...?= value`;
+    if (!matches(decoded, value)) {
+      return `Mcp-Param-${name} header value ${JSON.stringify(decoded)} does not match arguments.${path.join('.')} ${JSON.stringify(value)}`;
+    }
+  }
+  return null;
+}
