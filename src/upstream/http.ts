@@ -4,8 +4,9 @@
 // A GET stream, when the server offers one, brings notifications sent outside any request.
 import type { Logger } from '../log.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
-import { isRecord } from '../jsonrpc/message.js';
+import { isId, isRecord } from '../jsonrpc/message.js';
 import { SseParser } from './sse.js';
+import { isAnswer, networkError, readBounded } from './http-body.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -23,6 +24,15 @@ export interface HttpTransportOptions {
 const ACCEPT = 'application/json, text/event-stream';
 const DELETE_TIMEOUT_MS = 2000;
 const MAX_LISTEN_BACKOFF_MS = 30_000;
+
+/** How an event stream ended: whether it carried the awaited answer, and how to resume it. */
+interface StreamEnd {
+  answered: boolean;
+  /** Messages it delivered. */
+  events: number;
+  lastEventId?: string;
+  retryMs?: number;
+}
 
 export class HttpError extends Error {
   readonly code = 'ERR_UPSTREAM_HTTP';
@@ -89,8 +99,14 @@ export class HttpTransport implements Transport {
         return;
       }
       const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-      if (type === 'text/event-stream' && res.ok) return await this.readEvents(res);
-      const text = await this.readText(res);
+      if (type === 'text/event-stream' && res.ok) {
+        // a request's answer comes on this stream, or on the ones it is resumed with
+        const waiting = isRecord(message) && typeof message.method === 'string' && isId(message.id) ? message.id : undefined;
+        const stream = await this.readEvents(res, waiting);
+        if (waiting !== undefined && !stream.answered) await this.resume(waiting, stream, controller.signal);
+        return;
+      }
+      const text = await readBounded(res, this.options.maxMessageBytes);
       let body: unknown = undefined;
       try {
         body = text === '' ? undefined : JSON.parse(text);
@@ -159,29 +175,49 @@ export class HttpTransport implements Transport {
     this.handlers?.message(value);
   }
 
-  /** Reads a JSON body, refusing one past maxMessageBytes. */
-  private async readText(res: Response): Promise<string> {
-    const declared = Number(res.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > this.options.maxMessageBytes) {
-      await res.body?.cancel();
-      throw new Error(`the answer is ${declared} bytes; at most ${this.options.maxMessageBytes} are accepted`);
-    }
-    if (!res.body) return '';
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > this.options.maxMessageBytes) {
-        await res.body.cancel().catch(() => {});
-        throw new Error(`the answer is over ${this.options.maxMessageBytes} bytes; dropped`);
+  /**
+   * The server ended a request's event stream before the answer (it may, once it sent an event id):
+   * reopen it with GET and `Last-Event-ID` after the delay it asked for (`retry:`, else 1 s, longer
+   * after each stream that brought nothing) until the answer arrives, the stream cannot be resumed,
+   * or the request is given up (its timeout or cancel aborts `signal`).
+   */
+  private async resume(id: string | number, first: StreamEnd, signal: AbortSignal): Promise<void> {
+    let stream = first;
+    let idle = 0;
+    for (;;) {
+      if (stream.lastEventId === undefined) throw new Error('the server ended its event stream without answering and without an event id to resume from');
+      const waitMs = Math.min(MAX_LISTEN_BACKOFF_MS, (stream.retryMs ?? 1000) * 2 ** idle);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, waitMs);
+        function done() {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        }
+        signal.addEventListener('abort', done, { once: true });
+      });
+      if (signal.aborted || this.closed) return;
+      const res = await fetch(this.options.url, {
+        method: 'GET',
+        headers: this.headers({ accept: 'text/event-stream', 'last-event-id': stream.lastEventId }),
+        signal,
+      });
+      const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+      if (!res.ok || type !== 'text/event-stream') {
+        await res.body?.cancel();
+        throw new Error(`the server ended its event stream without answering and resuming it failed (HTTP ${res.status})`);
       }
-      chunks.push(Buffer.from(chunk));
+      const next = await this.readEvents(res, id);
+      if (next.answered) return;
+      idle = next.events > 0 ? 0 : idle + 1;
+      stream = { ...next, lastEventId: next.lastEventId ?? stream.lastEventId, retryMs: next.retryMs ?? stream.retryMs };
     }
-    return Buffer.concat(chunks).toString('utf8');
   }
 
-  /** Delivers every message event of an SSE body until the server ends it. */
-  private async readEvents(res: Response): Promise<void> {
+  /** Delivers every message event of an SSE body until the server ends it; says whether `waiting` was answered. */
+  private async readEvents(res: Response, waiting?: string | number): Promise<StreamEnd> {
+    let answered = false;
+    let events = 0;
     const parser = new SseParser(
       this.options.maxMessageBytes,
       (event) => {
@@ -194,16 +230,22 @@ export class HttpTransport implements Transport {
           this.options.log?.warn(`${this.label()} sent an SSE event that is not JSON; ignored`);
           return;
         }
+        events++;
+        if (waiting !== undefined && isRecord(value) && value.id === waiting && !('method' in value)) answered = true;
         this.deliver(value);
       },
       (bytes) => this.options.log?.warn(`${this.label()} sent an SSE event of ${bytes} bytes, over the ${this.options.maxMessageBytes}-byte limit; dropped`),
     );
     const decoder = new TextDecoder();
-    /* c8 ignore next */
-    if (!res.body) return;
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+    if (res.body) {
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+    }
     parser.push(decoder.decode());
     parser.end();
+    const end: StreamEnd = { answered, events };
+    if (parser.lastEventId !== undefined && parser.lastEventId !== '') end.lastEventId = parser.lastEventId;
+    if (parser.retryMs !== undefined) end.retryMs = parser.retryMs;
+    return end;
   }
 
   /** The GET stream: server notifications outside requests. A 405 means the server has none. */
@@ -233,15 +275,4 @@ export class HttpTransport implements Transport {
       await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
     }
   }
-}
-
-function networkError(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (err as Error).message;
-}
-
-/** A JSON-RPC response (or a batch of them): something a pending request is waiting for. */
-function isAnswer(body: unknown): boolean {
-  if (Array.isArray(body)) return body.length > 0 && body.every(isAnswer);
-  return isRecord(body) && body.jsonrpc === '2.0' && ('result' in body || 'error' in body);
 }

@@ -14,6 +14,7 @@ export class SseParser {
   private dataBytes = 0;
   private event = '';
   private id: string | undefined;
+  private retry: number | undefined;
   private oversize = false;
 
   /**
@@ -25,6 +26,16 @@ export class SseParser {
     private readonly onEvent: (event: SseEvent) => void,
     private readonly onOversize: (bytes: number) => void,
   ) {}
+
+  /** The last event id the stream set (kept across events, as SSE's last-event-ID buffer is). */
+  get lastEventId(): string | undefined {
+    return this.id;
+  }
+
+  /** The reconnection delay the stream asked for with `retry:`, in ms. */
+  get retryMs(): number | undefined {
+    return this.retry;
+  }
 
   push(text: string): void {
     this.buffer += text;
@@ -70,8 +81,11 @@ export class SseParser {
       case 'id':
         if (!value.includes('\0')) this.id = value;
         return;
+      case 'retry':
+        if (/^\d+$/.test(value)) this.retry = Number(value);
+        return;
       default:
-        // retry and unknown fields: nothing to do for us
+        // unknown fields are ignored
         return;
     }
   }

@@ -223,3 +223,65 @@ test('McpClient against a real bridge: handshake, tools/list, tools/call passes 
     await assert.rejects(mcp.callTool('nope', {}), (e) => e.code === 'ERR_RPC_REMOTE' && e.rpcCode === -32602);
     await mcp.close();
   }));
+
+test('an event stream ended before the answer is resumed with GET and Last-Event-ID (after retry:) until the answer comes', async (t) => {
+  const gets = [];
+  const srv = await server((req, body, res) => {
+    if (req.method === 'GET') {
+      gets.push(req.headers['last-event-id']);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // the first resumption brings a notification and a new id but still no answer; the second the answer
+      if (gets.length === 1) return res.end(`id: e2\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { n: 1 } })}\n\n`);
+      return res.end(`id: e3\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: 'resumed' })}\n\n`);
+    }
+    // the priming event (an id, empty data, a retry delay), then the server closes the stream
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end('id: e1\nretry: 5\ndata: \n\n');
+  });
+  t.after(() => srv.close());
+  const { rpc } = client(srv.url);
+  await rpc.start();
+  const progress = [];
+  rpc.onNotification('notifications/progress', (p) => progress.push(p));
+  assert.equal(await rpc.request('tools/call', {}), 'resumed');
+  assert.deepEqual(gets, ['e1', 'e2']);
+  assert.deepEqual(progress, [{ n: 1 }]);
+});
+
+test('an event stream ended before the answer fails the request at once when it cannot be resumed', async (t) => {
+  const srv = await server((req, body, res) => {
+    if (req.method === 'GET') return json(res, 405, { error: 'no GET' });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (body.method === 'no-id') return res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress' })}\n\n`);
+    res.end('id: p1\nretry: 1\ndata: \n\n');
+  });
+  t.after(() => srv.close());
+  const { rpc } = client(srv.url);
+  await rpc.start();
+  await assert.rejects(rpc.request('no-id'), (e) => e.code === 'ERR_RPC_SEND' && /the server ended its event stream without answering and without an event id to resume from/.test(e.message));
+  await assert.rejects(rpc.request('no-get'), (e) => e.code === 'ERR_RPC_SEND' && /the server ended its event stream without answering and resuming it failed \(HTTP 405\)/.test(e.message));
+  // a notification POSTed and answered with an (empty) stream waits for nothing
+  await rpc.notify('notifications/initialized');
+});
+
+test('a resumption in progress stops when the request is cancelled', async (t) => {
+  let gets = 0;
+  const srv = await server((req, body, res) => {
+    if (req.method === 'GET') gets++;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // never answers: every stream ends at once with nothing new
+    res.end(req.method === 'GET' ? '' : 'id: q1\nretry: 1\ndata: \n\n');
+  });
+  t.after(() => srv.close());
+  const { rpc } = client(srv.url);
+  await rpc.start();
+  const controller = new AbortController();
+  const pending = rpc.request('never', {}, { signal: controller.signal });
+  await until(() => gets >= 2);
+  controller.abort();
+  await assert.rejects(pending, (e) => e.code === 'ERR_RPC_CANCELLED');
+  const after = gets;
+  // the cancel notification is a POST; no GET follows it
+  await until(() => srv.requests.some((r) => r.body?.method === 'notifications/cancelled'));
+  assert.equal(gets, after);
+});

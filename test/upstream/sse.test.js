@@ -43,3 +43,12 @@ test('an oversize event is dropped whole and reported; the next one still arrive
   assert.deepEqual(endless.events, [{ event: 'message', data: 'after' }]);
   assert.equal(endless.oversize.length, 1);
 });
+
+test('the last event id and the retry delay are kept for resuming; a retry that is not digits is ignored', () => {
+  const parser = new SseParser(1000, () => {}, () => {});
+  assert.equal(parser.lastEventId, undefined);
+  assert.equal(parser.retryMs, undefined);
+  parser.push('id: a\nretry: 250\ndata: x\n\nretry: soon\nid: b\n\n');
+  assert.equal(parser.lastEventId, 'b', 'an id without data still counts');
+  assert.equal(parser.retryMs, 250);
+});

@@ -1,0 +1,36 @@
+// Helpers of the Streamable HTTP client (http.ts): reading a bounded body, naming a network error,
+// telling an answer from other messages.
+import { isRecord } from '../jsonrpc/message.js';
+
+/** Reads a body as text, refusing one past `maxBytes` (declared or counted). */
+export async function readBounded(res: Response, maxBytes: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel();
+    throw new Error(`the answer is ${declared} bytes; at most ${maxBytes} are accepted`);
+  }
+  if (!res.body) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      await res.body.cancel().catch(() => {});
+      throw new Error(`the answer is over ${maxBytes} bytes; dropped`);
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The most specific name of a fetch failure: ECONNREFUSED rather than "fetch failed". */
+export function networkError(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (err as Error).message;
+}
+
+/** A JSON-RPC response (or a batch of them): something a pending request is waiting for. */
+export function isAnswer(body: unknown): boolean {
+  if (Array.isArray(body)) return body.length > 0 && body.every(isAnswer);
+  return isRecord(body) && body.jsonrpc === '2.0' && ('result' in body || 'error' in body);
+}
