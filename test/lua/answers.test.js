@@ -131,3 +131,30 @@ describeLua('exec-lua: byte strings come back exactly (issue 14, finding 4)', ()
     assert.deepEqual(next, { type: 'string', value: 'next' });
   });
 });
+
+describeLua('exec-lua: repeated tables are not cycles (issue 14, finding 5)', () => {
+  test('a table met twice is "<repeated>", only a table inside itself is "<cycle>"', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec(`
+      local leaf = { "leaf" }
+      local diamond = { left = { x = leaf }, right = { y = leaf } }
+      local a, b = {}, {}
+      a.next, b.next = b, a -- a cycle through another table
+      local list = { leaf, leaf, { leaf } }
+      local deep = { one = { two = { three = leaf } } }
+      deep.again = leaf
+      return diamond, a, list, deep, leaf, leaf`);
+    assert.equal(res.ok, true, JSON.stringify(res));
+    const [diamond, cyc, list, deep, l1, l2] = res.result.returns.map((d) => d.value);
+    const sides = [diamond.left.x, diamond.right.y];
+    assert.deepEqual(sides.filter((v) => v === '<repeated>').length, 1, JSON.stringify(diamond));
+    assert.deepEqual(sides.find((v) => v !== '<repeated>'), ['leaf']);
+    assert.deepEqual(cyc, { next: { next: '<cycle>' } });
+    assert.deepEqual(list, [['leaf'], '<repeated>', ['<repeated>']]);
+    assert.ok(!JSON.stringify(deep).includes('<cycle>'), JSON.stringify(deep));
+    assert.equal(JSON.stringify(deep).split('"leaf"').length - 1, 1, 'copied once, marked where met again');
+    // Each returned value is described on its own: the same table twice is copied twice.
+    assert.deepEqual([l1, l2], [['leaf'], ['leaf']]);
+    assert.ok(res.result.returns.every((d) => !d.truncated));
+  });
+});
