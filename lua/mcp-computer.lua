@@ -983,17 +983,152 @@ local function deliverToChunks(link, ev, chunks)
     link.order = alive
 end
 
+---------------------------------------------------------------------------
+-- Safe tools (lua-files): fixed Lua the bridge calls by method name; no
+-- code is sent. Each tool keeps its functions in one table (a `local` each
+-- would run into Lua's limit of 200 locals in this chunk).
+---------------------------------------------------------------------------
+
+local safe = {}
+
+-- CC's own error messages without the "file:line: " our error() calls add.
+function safe.message(err)
+    if type(err) ~= "string" then return describeError(err) end
+    return cutError((err:gsub("^[^:%s]+:%d+: ", "")))
+end
+
+-- The owner's list of allowed tools (setting mcp.tools: names separated by
+-- commas or spaces); nil when every tool is allowed.
+function safe.allowed()
+    local raw = settings.get("mcp.tools")
+    if type(raw) == "table" then raw = table.concat(raw, ",") end
+    if type(raw) ~= "string" or raw:find("^[%s,]*$") or raw:find("^[%s,]*%*[%s,]*$") then return nil end
+    local set = {}
+    for name in raw:gmatch("[^%s,]+") do set[name] = true end
+    return set, raw
+end
+
+-- Why the owner's settings refuse `name`, or nil when they allow it.
+function safe.refusal(name, method)
+    if method.always then return nil end
+    local set, raw = safe.allowed()
+    if set and not set[name] then
+        return ("%s is not allowed on this computer: its owner allows only %s (setting mcp.tools)")
+            :format(name, shorten(raw, 200))
+    end
+    if not method.read and settings.get("mcp.readonly") == true then
+        return name .. " changes the computer, and its owner made it read-only (setting mcp.readonly)"
+    end
+    return nil
+end
+
+-- Answers a request with what `fn` returns, or with its error.
+function safe.call(link, id, fn, params)
+    local ok, res = pcall(fn, link, type(params) == "table" and params or {})
+    if ok then return respond(link, id, true, res) end
+    if res == STOP then error(STOP, 0) end
+    return respond(link, id, false, nil, safe.message(res))
+end
+
+function safe.ping() return pongText() end
+
+---------------------------------------------------------------------------
+-- Files (lua-files): list-files, read-file, write-file, delete-file,
+-- move-file. Paths go to CC's fs as given, so its rules (rom/ read-only,
+-- no escaping with "..", disks under disk/) and its messages apply.
+---------------------------------------------------------------------------
+
+local files = {}
+
+function files.path(params, key)
+    local p = params[key or "path"]
+    if type(p) ~= "string" then error(("params.%s must be a string"):format(key or "path"), 0) end
+    return p
+end
+
+-- Number of free bytes, or "unlimited".
+function files.free(path)
+    local ok, n = pcall(fs.getFreeSpace, path)
+    if not ok then return nil end
+    if type(n) ~= "number" or n ~= n or n == math.huge then return "unlimited" end
+    return n
+end
+
+-- One piece of a listing: the entries from params.offset that fit in the
+-- frame; the bridge asks again from `next` (each piece is its own event).
+function files.list(link, params)
+    local path = files.path(params)
+    local names = fs.list(path)
+    table.sort(names)
+    local from = tonumber(params.offset) or 0
+    local room = frameBudget(link.maxFrame) - 1024
+    local entries, used, i = {}, 0, from + 1
+    while names[i] do
+        local name = names[i]
+        local full = fs.combine(path, name)
+        local dir = fs.isDir(full)
+        local entry = { name = name, isDir = dir, isReadOnly = fs.isReadOnly(full) }
+        if not dir then entry.size = fs.getSize(full) end
+        local size = #encode(entry) + 1
+        if used + size > room and #entries > 0 then break end
+        used = used + size
+        entries[#entries + 1] = entry
+        i = i + 1
+    end
+    local result = { path = "/" .. fs.combine(path, ""), entries = array(entries), total = #names,
+        isReadOnly = fs.isReadOnly(path), freeSpace = files.free(path) }
+    if fs.getDrive then result.drive = fs.getDrive(path) end
+    if names[i] then result.next = i - 1 end
+    return result
+end
+
+function files.delete(_, params)
+    local path = files.path(params)
+    if not fs.exists(path) then error("/" .. fs.combine(path, "") .. ": No such file", 0) end
+    local dir = fs.isDir(path)
+    if dir and #fs.list(path) > 0 and params.recursive ~= true then
+        error("/" .. fs.combine(path, "") .. ": Directory not empty (set recursive to delete it with everything in it)", 0)
+    end
+    fs.delete(path)
+    return { path = "/" .. fs.combine(path, ""), wasDir = dir }
+end
+
+function files.move(_, params)
+    local from, to = files.path(params, "from"), files.path(params, "to")
+    fs.move(from, to)
+    return { from = "/" .. fs.combine(from, ""), to = "/" .. fs.combine(to, "") }
+end
+
+---------------------------------------------------------------------------
+-- The methods the bridge may call: one line each. `read`: it only reads
+-- (allowed when mcp.readonly is set); `always`: not subject to mcp.tools.
+-- `call(link, params)` returns the result or raises the error message;
+-- `start(link, id, params)` answers by itself (exec-lua, later).
+---------------------------------------------------------------------------
+
+local METHODS = {
+    ["ping"] = { read = true, always = true, call = safe.ping },
+    ["exec-lua"] = { read = false, start = startExec },
+    ["list-files"] = { read = true, call = files.list },
+    ["delete-file"] = { read = false, call = files.delete },
+    ["move-file"] = { read = false, call = files.move },
+}
+
 local function handleRequest(link, msg)
     if type(msg.id) ~= "string" then
         return warn("ignored a request without a string id")
     end
-    if msg.method == "ping" then
-        respond(link, msg.id, true, pongText())
-    elseif msg.method == "exec-lua" then
-        startExec(link, msg.id, msg.params)
-    else
-        respond(link, msg.id, false, nil, "unknown method")
+    local method = type(msg.method) == "string" and METHODS[msg.method]
+    if not method then return respond(link, msg.id, false, nil, "unknown method") end
+    local refused = safe.refusal(msg.method, method)
+    if refused and method.start then
+        return failExec(link, msg.id, refused)
+    elseif refused then
+        return sendJson(link, encode({ type = "response", id = msg.id, ok = false, error = refused,
+            result = { refused = true } }))
     end
+    if method.start then return method.start(link, msg.id, msg.params) end
+    return safe.call(link, msg.id, method.call, msg.params)
 end
 
 -- The bridge writes text outside the BMP as a \uD8xx\uDCxx pair; CC's JSON
@@ -1169,7 +1304,8 @@ end
 -- Says hello and waits for hello-ok. Returns true when linked, or false and
 -- what went wrong.
 local function hello(link)
-    local frame = { type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token }
+    local frame = { type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
+        maxFrame = link.maxFrame }
     if not sendJson(link, encode(frame)) then return false, link.lost end
     local timer = os.startTimer(HELLO_TIMEOUT)
     while true do
@@ -1372,6 +1508,15 @@ local function defineSettings()
         description = "Whether mcp-computer lets the bridge run Lua here (exec-lua)",
         type = "boolean",
         default = true,
+    })
+    settings.define("mcp.tools", {
+        description = "Tools the bridge may use here, separated by commas (e.g. list-files,read-file); unset: all",
+        type = "string",
+    })
+    settings.define("mcp.readonly", {
+        description = "Allow only the tools that read (list-files, read-file ...), nothing that changes the computer",
+        type = "boolean",
+        default = false,
     })
 end
 

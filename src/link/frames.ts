@@ -8,6 +8,8 @@ export interface HelloFrame {
   version: string | null;
   /** The link token the computer sent (CC_LINK_TOKEN), or null; never logged. */
   token: string | null;
+  /** Largest frame the computer sends and takes (its --max-frame), when it says. */
+  maxFrame?: number;
 }
 
 export interface ResponseFrame {
@@ -27,6 +29,8 @@ export type ComputerFrame = HelloFrame | ResponseFrame;
 export type FrameParse = { ok: true; frame: ComputerFrame } | { ok: false; error: string; id?: string };
 
 const MAX_ID_LENGTH = 128;
+/** Smallest --max-frame mcp-computer accepts. */
+const MIN_MAX_FRAME = 1024;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -78,7 +82,15 @@ function parseHello(value: Record<string, unknown>): FrameParse {
   const label = typeof value.computerLabel === 'string' && value.computerLabel !== '' ? value.computerLabel : null;
   const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
   const token = typeof value.token === 'string' ? value.token : null;
-  return { ok: true, frame: { type: 'hello', computerId: id, computerLabel: label, version, token } };
+  const frame: HelloFrame = { type: 'hello', computerId: id, computerLabel: label, version, token };
+  const maxFrame = value.maxFrame;
+  if (maxFrame !== undefined) {
+    if (typeof maxFrame !== 'number' || !Number.isSafeInteger(maxFrame) || maxFrame < MIN_MAX_FRAME) {
+      return { ok: false, error: `hello.maxFrame must be an integer >= ${MIN_MAX_FRAME}` };
+    }
+    frame.maxFrame = maxFrame;
+  }
+  return { ok: true, frame };
 }
 
 function parseResponse(value: Record<string, unknown>): FrameParse {

@@ -39,6 +39,8 @@ export class Link {
   readonly pending = new Map<string, Pending>();
   lastSeenAt: number;
   closed = false;
+  /** Largest frame the computer takes (hello.maxFrame), when it said. */
+  maxFrame: number | null = null;
 
   constructor(
     readonly socket: LinkSocket,
@@ -86,6 +88,7 @@ export class LinkRegistry {
   /** Registers a computer after a valid hello; returns the link it replaced, if any. */
   register(socket: LinkSocket, hello: HelloFrame, remoteAddress: string): { link: Link; replaced: Link | null } {
     const link = new Link(socket, hello.computerId, hello.computerLabel, hello.version, remoteAddress, this.now());
+    if (hello.maxFrame !== undefined) link.maxFrame = hello.maxFrame;
     const replaced = this.links.get(hello.computerId) ?? null;
     this.links.set(hello.computerId, link);
     this.ordered = null;

@@ -1,9 +1,15 @@
 // The tools built into the bridge. Add a built-in tool here and every surface offers it.
 import { execLua } from './exec-lua.js';
 import { probeComputers } from './probe-computers.js';
+import { deleteFileTool, listFilesTool, moveFileTool } from './files.js';
 import type { ToolSource } from './registry.js';
 import type { Tool } from './tool.js';
 
-export const BUILTIN_TOOLS: readonly Tool[] = [probeComputers, execLua];
+// Safe tools (fixed methods of mcp-computer, offered even with CC_EXEC_LUA=off): one line per family.
+export const BUILTIN_TOOLS: readonly Tool[] = [
+  probeComputers,
+  execLua,
+  ...[listFilesTool, deleteFileTool, moveFileTool],
+];
 
 export const builtinSource: ToolSource = { id: 'builtin', tools: () => BUILTIN_TOOLS };

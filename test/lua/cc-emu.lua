@@ -547,11 +547,47 @@ end
 function fs.exists(path) return sh("test -e " .. quote(realPath(path))) end
 function fs.isDir(path) return sh("test -d " .. quote(realPath(path))) end
 function fs.isReadOnly(path) return clean(path):match("^rom") ~= nil end
+-- rom/ is read-only, as CC's ROM mount is (the message CC gives).
+local function writable(path, level)
+    local p = clean(path)
+    if p == "rom" or p:match("^rom/") then error("/" .. p .. ": Access denied", level + 1) end
+    return p
+end
 function fs.makeDir(path)
+    writable(path, 2)
     if fs.exists(path) and not fs.isDir(path) then error("/" .. clean(path) .. ": File exists", 2) end
     sh("mkdir -p " .. quote(realPath(path)))
 end
-function fs.delete(path) sh("rm -rf " .. quote(realPath(path))) end
+function fs.delete(path)
+    writable(path, 2)
+    sh("rm -rf " .. quote(realPath(path)))
+end
+function fs.getSize(path)
+    if not fs.exists(path) then error("/" .. clean(path) .. ": No such file", 2) end
+    if fs.isDir(path) then return 0 end
+    local f = real.open(realPath(path), "rb")
+    local n = f:seek("end")
+    f:close()
+    return n
+end
+function fs.getFreeSpace(path)
+    clean(path)
+    return cfg.freeSpace or 1000000
+end
+function fs.getDrive(path)
+    local p = clean(path)
+    if not fs.exists(p) then return nil end
+    if p == "rom" or p:match("^rom/") then return "rom" end
+    return "hdd"
+end
+function fs.move(from, to)
+    local a, b = writable(from, 2), writable(to, 2)
+    if not fs.exists(a) then error("/" .. a .. ": No such file", 2) end
+    if fs.exists(b) then error("/" .. b .. ": File exists", 2) end
+    local dir = fs.getDir(b)
+    if dir ~= "" and not fs.isDir(dir) then sh("mkdir -p " .. quote(realPath(dir))) end
+    sh("mv " .. quote(realPath(a)) .. " " .. quote(realPath(b)))
+end
 function fs.list(path)
     if not fs.isDir(path) then error("/" .. clean(path) .. ": Not a directory", 2) end
     local p = real.popen("ls -A " .. quote(realPath(path)))
@@ -566,6 +602,7 @@ function fs.open(path, mode)
     checkType(2, mode, "string")
     local p = clean(path)
     if fs.isDir(p) then return nil, "/" .. p .. ": Cannot open a directory" end
+    if mode:sub(1, 1) ~= "r" and (p == "rom" or p:match("^rom/")) then return nil, "/" .. p .. ": Access denied" end
     if mode:sub(1, 1) ~= "r" then
         local dir = fs.getDir(p)
         if dir ~= "" and not fs.isDir(dir) then sh("mkdir -p " .. quote(realPath(dir))) end
@@ -581,6 +618,7 @@ function fs.open(path, mode)
     function h.writeLine(s) check() f:write(tostring(s), "\n") end
     function h.flush() check() f:flush() end
     function h.close() check() closed = true f:close() end
+    function h.seek(whence, offset) check() return f:seek(whence or "cur", offset or 0) end
     return h
 end
 
