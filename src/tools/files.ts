@@ -124,6 +124,11 @@ export const deleteFileTool: Tool = safeTool({
   required: ['path'],
   readOnly: false,
   destructive: true,
+  outputSchema: {
+    type: 'object',
+    properties: { computerId: { type: 'integer' }, path: { type: 'string' }, wasDir: { type: 'boolean' } },
+    required: ['computerId', 'path', 'wasDir'],
+  },
   async run(link, args, ctx) {
     const answer = await callMethod(ctx, link, 'delete-file', { path: args.path, recursive: args.recursive === true });
     if (!answer.ok) return answer.error;
@@ -140,6 +145,11 @@ export const moveFileTool: Tool = safeTool({
   properties: { from: { ...PATH, minLength: 1 }, to: { ...PATH, minLength: 1 } },
   required: ['from', 'to'],
   readOnly: false,
+  outputSchema: {
+    type: 'object',
+    properties: { computerId: { type: 'integer' }, from: { type: 'string' }, to: { type: 'string' } },
+    required: ['computerId', 'from', 'to'],
+  },
   async run(link, args, ctx) {
     const answer = await callMethod(ctx, link, 'move-file', { from: args.from, to: args.to });
     if (!answer.ok) return answer.error;

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { linkComputer, pongText, withBridge } from '../helpers.js';
 import { runCli } from '../../dist/cli/run.js';
+import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -89,9 +90,12 @@ test('usage errors exit 2 with one line on stderr; --help and --version exit 0',
 test('tools, probe and health read like the tool text; --json prints the raw result', () =>
   withBridge({}, async (bridge) => {
     const tools = await cli([...at(bridge), 'tools']);
-    assert.deepEqual(tools, { code: 0, stdout: 'probe-computers  Probe linked computers\nexec-lua         Run Lua on a computer\n', stderr: '' });
+    const width = Math.max(...BUILTIN_TOOLS.map((t) => t.name.length));
+    const listing = BUILTIN_TOOLS.map((t) => `${t.name.padEnd(width)}  ${t.title}\n`).join('');
+    assert.deepEqual(tools, { code: 0, stdout: listing, stderr: '' });
+    assert.match(tools.stdout, /^probe-computers +Probe linked computers\nexec-lua +Run Lua on a computer\n/);
     const raw = await cli([...at(bridge), '--json', 'tools']);
-    assert.deepEqual(JSON.parse(raw.stdout).map((t) => t.name), ['probe-computers', 'exec-lua']);
+    assert.deepEqual(JSON.parse(raw.stdout).map((t) => t.name), BUILTIN_TOOLS.map((t) => t.name));
 
     assert.deepEqual(await cli([...at(bridge), 'probe']), { code: 0, stdout: 'No computers connected.\n', stderr: '' });
     assert.deepEqual(await cli([...at(bridge), 'health']), { code: 0, stdout: 'bridge is up; 0 computers linked\n', stderr: '' });

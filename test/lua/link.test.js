@@ -27,7 +27,7 @@ describeLua('hello and ping', () => {
     const c = useComputer(t, { id: 12, label: 'base-turtle', url: bridge.url });
     await c.waitForOutput('waiting for requests... Press Ctrl+T to stop.\n');
     const link = await bridge.link(0);
-    assert.deepEqual(link.frames[0], { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: VERSION });
+    assert.deepEqual(link.frames[0], { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: VERSION, maxFrame: 131072 });
     assert.equal(c.output, [
       `mcp-computer v${VERSION} connecting to ${bridge.url}`,
       'linked as 12 (Label: base-turtle)',

@@ -7,6 +7,11 @@ import { createLogger } from '../../dist/log.js';
 import { Dispatcher } from '../../dist/mcp/dispatch.js';
 import { ToolRegistry } from '../../dist/tools/registry.js';
 import { builtinSource } from '../../dist/tools/builtins.js';
+import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
+
+// the safe tools (built-ins besides probe-computers and exec-lua): tools added later need no edit here
+const SAFE_TOOLS = BUILTIN_TOOLS.map((t) => t.name).filter((n) => n !== 'probe-computers' && n !== 'exec-lua');
+
 
 function dispatcher(env = {}, { links = new LinkRegistry(), config = loadConfig(env) } = {}) {
   const logs = [];
@@ -113,7 +118,7 @@ test('tools/list: every tool with name, title, description, inputSchema and outp
   const tools = body.result.tools;
   assert.deepEqual(
     tools.map((t) => t.name),
-    ['probe-computers', 'exec-lua'],
+    ['probe-computers', 'exec-lua', ...SAFE_TOOLS],
   );
   for (const tool of tools) {
     for (const key of ['name', 'title', 'description']) assert.equal(typeof tool[key], 'string', `${tool.name}.${key}`);
@@ -127,14 +132,14 @@ test('tools/list: every tool with name, title, description, inputSchema and outp
   assert.equal(probe.annotations.readOnlyHint, true);
   assert.equal(body.result.nextCursor, undefined);
   // a null cursor is no cursor
-  assert.equal((await dispatcher().handleBody(req(1, 'tools/list', { cursor: null }), false)).body.result.tools.length, 2);
+  assert.equal((await dispatcher().handleBody(req(1, 'tools/list', { cursor: null }), false)).body.result.tools.length, 2 + SAFE_TOOLS.length);
 });
 
 test('tools/list without exec-lua when CC_EXEC_LUA=off', async () => {
   const { body } = await dispatcher({ CC_EXEC_LUA: 'off' }).handleBody(req(1, 'tools/list', {}), false);
   assert.deepEqual(
     body.result.tools.map((t) => t.name),
-    ['probe-computers'],
+    ['probe-computers', ...SAFE_TOOLS],
   );
 });
 

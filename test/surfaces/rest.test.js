@@ -5,6 +5,11 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { linkComputer, startTestBridge, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
+import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
+
+// the safe tools (built-ins besides probe-computers and exec-lua): tools added later need no edit here
+const SAFE_TOOLS = BUILTIN_TOOLS.map((t) => t.name).filter((n) => n !== 'probe-computers' && n !== 'exec-lua');
+
 
 const base = (bridge) => bridge.mcpUrl.replace(/\/mcp$/, '');
 
@@ -30,7 +35,7 @@ test('GET /tools lists every offered tool with its schemas; GET /computers the l
   withBridge({}, async (bridge) => {
     const tools = await rest(bridge, 'GET', '/tools');
     assert.equal(tools.status, 200);
-    assert.deepEqual(tools.json.map((t) => t.name), ['probe-computers', 'exec-lua']);
+    assert.deepEqual(tools.json.map((t) => t.name), ['probe-computers', 'exec-lua', ...SAFE_TOOLS]);
     const exec = tools.json[1];
     assert.deepEqual(Object.keys(exec).sort(), ['description', 'inputSchema', 'name', 'outputSchema', 'title']);
     assert.deepEqual(exec.inputSchema.required, ['code']);
@@ -141,7 +146,7 @@ test('a disabled tool is 403', () =>
     const r = await rest(bridge, 'POST', '/tools/exec-lua', { computerId: 1, code: 'x' });
     assert.equal(r.status, 403);
     assert.equal(r.json.error.code, 'disabled');
-    assert.deepEqual((await rest(bridge, 'GET', '/tools')).json.map((t) => t.name), ['probe-computers']);
+    assert.deepEqual((await rest(bridge, 'GET', '/tools')).json.map((t) => t.name), ['probe-computers', ...SAFE_TOOLS]);
   }));
 
 test('the client closing the connection cancels the call: the computer gets a cancel frame', () =>

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, linkComputer, rpc, withBridge } from '../helpers.js';
+import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
+
+// the safe tools (built-ins besides probe-computers and exec-lua): tools added later need no edit here
+const SAFE_TOOLS = BUILTIN_TOOLS.map((t) => t.name).filter((n) => n !== 'probe-computers' && n !== 'exec-lua');
+
 
 const answer = (result) => () => ({ ok: true, result });
 
@@ -234,7 +239,7 @@ test('policy off: exec-lua is not listed and a call answers isError', () =>
   withBridge({ CC_EXEC_LUA: 'off' }, async (bridge) => {
     const c = await linkComputer(bridge, { computerId: 1 });
     const { json } = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    assert.deepEqual(json.result.tools.map((t) => t.name), ['probe-computers']);
+    assert.deepEqual(json.result.tools.map((t) => t.name), ['probe-computers', ...SAFE_TOOLS]);
     const result = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'return 1' });
     assert.equal(result.isError, true);
     assert.match(result.content[0].text, /exec-lua is disabled on this bridge \(CC_EXEC_LUA=off\)/);

@@ -4,6 +4,11 @@ import assert from 'node:assert/strict';
 import { loadConfig } from '../../dist/config.js';
 import { ToolRegistry, ToolNameCollisionError } from '../../dist/tools/registry.js';
 import { builtinSource } from '../../dist/tools/builtins.js';
+import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
+
+// the safe tools (built-ins besides probe-computers and exec-lua): tools added later need no edit here
+const SAFE_TOOLS = BUILTIN_TOOLS.map((t) => t.name).filter((n) => n !== 'probe-computers' && n !== 'exec-lua');
+
 
 const tool = (name, extra = {}) => ({ name, title: name, description: name, inputSchema: { type: 'object' }, call: async () => ({ content: [] }), ...extra });
 const source = (id, tools) => ({ id, tools: () => tools });
@@ -12,7 +17,7 @@ test('built-ins first, then sources in the order they were added; a disabled too
   const registry = new ToolRegistry(loadConfig({ CC_EXEC_LUA: 'off' }));
   registry.setSource(builtinSource);
   registry.setSource(source('config', [tool('b'), tool('a')]));
-  assert.deepEqual(registry.list().map((t) => t.name), ['probe-computers', 'b', 'a']);
+  assert.deepEqual(registry.list().map((t) => t.name), ['probe-computers', ...SAFE_TOOLS, 'b', 'a']);
   assert.equal(registry.get('exec-lua').name, 'exec-lua');
   assert.equal(registry.isEnabled(registry.get('exec-lua')), false);
   assert.equal(registry.get('nope'), undefined);
@@ -25,7 +30,7 @@ test('a name clash throws ToolNameCollisionError and changes nothing', () => {
   const clash = source('upstream:a', [tool('y'), tool('exec-lua')]);
   assert.deepEqual(registry.collisions(clash).map((e) => e.toolName), ['exec-lua']);
   assert.throws(() => registry.setSource(clash), (err) => err instanceof ToolNameCollisionError && err.code === 'ERR_TOOL_NAME_COLLISION' && /exec-lua/.test(err.message));
-  assert.deepEqual(registry.list().map((t) => t.name), ['probe-computers', 'exec-lua', 'x']);
+  assert.deepEqual(registry.list().map((t) => t.name), ['probe-computers', 'exec-lua', ...SAFE_TOOLS, 'x']);
   assert.equal(registry.get('y'), undefined);
 });
 
