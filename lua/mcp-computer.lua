@@ -1451,7 +1451,52 @@ end
 -- Command line
 ---------------------------------------------------------------------------
 
+-- Run through "wget run <url> ..." (issue 14, finding 8): CC's wget
+-- (rom/programs/http/wget.lua) loads this file's text and calls it inside
+-- its own program, so shell.getRunningProgram() and arg[0] name wget, no
+-- file of ours is on disk, and wget prints whatever error we end with (a
+-- bare error() shows as "nil").
+local WGET = "rom/programs/http/wget.lua"
+local INSTALL_PATH = "/mcp-computer.lua"
+
+local function viaWget()
+    local running = shell and shell.getRunningProgram and shell.getRunningProgram()
+    return type(running) == "string" and running:gsub("^/+", "") == WGET
+end
+
+-- The path this program runs from, or nil when it has no file (wget run).
+local function selfPath()
+    if viaWget() then return nil end
+    return "/" .. shell.getRunningProgram()
+end
+
+-- Saves the program the bridge serves next to its link (GET /mcp-computer.lua
+-- on the same host and port) as INSTALL_PATH, for a startup file to run.
+local function installSelf(wsUrl)
+    local scheme, host = wsUrl:match("^(wss?)://([^/?#]+)")
+    local from = (scheme == "wss" and "https" or "http") .. "://" .. tostring(host) .. "/mcp-computer.lua"
+    local ok, handle, err = pcall(http.get, from, nil, true)
+    if not ok then handle, err = nil, handle end
+    local text = handle and handle.readAll()
+    if handle then handle.close() end
+    if type(text) ~= "string" or not text:find("mcp-computer", 1, true) then
+        printError("Could not download the program from " .. from .. ": " .. tostring(err or "not mcp-computer.lua"))
+        printError("Save it first: wget " .. from .. " mcp-computer.lua")
+        error(FATAL, 0)
+    end
+    local file = fs.open(INSTALL_PATH, "wb")
+    if not file then
+        printError("Could not write " .. INSTALL_PATH)
+        error(FATAL, 0)
+    end
+    file.write(text)
+    file.close()
+    print("Saved the program as " .. INSTALL_PATH .. ".")
+    return INSTALL_PATH
+end
+
 local function programName()
+    if viaWget() then return "mcp-computer" end
     local name = type(arg) == "table" and arg[0] or nil
     if type(name) ~= "string" and shell then name = shell.getRunningProgram() end
     name = fs.getName(name or "mcp-computer")
@@ -1624,7 +1669,7 @@ local function startupCommand(opts)
     end
     if not fs.exists("/startup") then fs.makeDir("/startup") end
 
-    local program = "/" .. shell.getRunningProgram()
+    local program = selfPath() or installSelf(url)
     local args = { string.format("%q", program), string.format("%q", url) }
     local flags = {}
     if not opts.foreground then flags = { "--background", "--from-startup" } end
@@ -1741,8 +1786,8 @@ end
 -- multishell tab and the prompt back at once; elsewhere a shell and the
 -- link run side by side (as parallel does) until the player exits it.
 local function launchBackground(opts, link)
-    local program = "/" .. shell.getRunningProgram()
-    if multishell and shell.openTab then
+    local program = selfPath()
+    if program and multishell and shell.openTab then
         local words = { program, link.url, "--service" }
         for _, a in ipairs(opts.extra) do words[#words + 1] = a end
         local id = shell.openTab(table.concat(words, " "))
@@ -1813,6 +1858,11 @@ end
 
 local ok, err = pcall(main, ...)
 if not ok then
-    if err == FATAL then error() end
+    if err == FATAL then
+        -- The reason was printed. Under wget run there is no exit status to
+        -- set, and wget would print the error value.
+        if viaWget() then return end
+        error()
+    end
     error(err, 0)
 end

@@ -52,7 +52,7 @@ export const HARD_LIMIT_S = 90; // no CraftOS process outlives this, whatever th
  * search it, do not read it as a transcript).
  */
 export class CraftosComputer {
-  constructor({ id = 1, startup, config = {} }) {
+  constructor({ id = 1, startup, config = {}, program = true }) {
     this.root = mkdtempSync(path.join(tmpdir(), 'craftos-'));
     this.files = path.join(this.root, 'files');
     this.data = path.join(this.root, 'data');
@@ -60,7 +60,7 @@ export class CraftosComputer {
     mkdirSync(path.join(this.data, 'config'), { recursive: true });
     // CraftOS-PC's own watchdog is 17 s; CC:Tweaked's is about 7 s.
     writeFileSync(path.join(this.data, 'config', 'global.json'), JSON.stringify({ abortTimeout: 7000, ...config }));
-    copyFileSync(PROGRAM, path.join(this.files, 'mcp-computer.lua'));
+    if (program) copyFileSync(PROGRAM, path.join(this.files, 'mcp-computer.lua'));
     writeFileSync(path.join(this.files, 'startup.lua'), startup);
     this.output = '';
     this.exit = null;

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { PROGRAM } from './computer.js';
 
 const T = { timeout: 60000 };
 // The full status line: the screen is streamed word by word as it is drawn.
@@ -181,6 +182,40 @@ if (!CRAFTOS_DIR) {
       let text;
       do text = await probeText(bridge); while (/pong from 7/.test(text));
       assert.doesNotMatch(text, /pong/);
+    });
+  });
+
+  describe('CraftOS-PC: installed with wget run (issue 14, finding 8)', () => {
+    test('wget run ... startup <ws-url> saves the program and a startup file that runs it, not wget', T, async (t) => {
+      const bridge = await startBridge(bridgeConfig());
+      const http = bridge.linkUrl.replace(/^ws:/, 'http:').replace(/\/?$/, '/mcp-computer.lua');
+      const lua = (v) => JSON.stringify(v);
+      const boot = [
+        `shell.run("wget", "run", ${lua(http)}, "--bogus")`,
+        'print("usage-" .. "done")',
+        `shell.run("wget", "run", ${lua(http)}, "startup", ${lua(bridge.linkUrl)}, "--foreground")`,
+        'shell.run("/startup/mcp-computer.lua")',
+        'os.shutdown()',
+      ].join('\n');
+      const pc = new CraftosComputer({ id: 11, startup: boot, program: false });
+      t.after(async () => {
+        pc.cleanup();
+        await bridge.close(100);
+      });
+      await pc.waitForOutput('usage-done');
+      await pc.waitForOutput(READY, 30000);
+      const lines = pc.lines();
+      const usageAt = lines.indexOf('usage-done');
+      const usage = lines.slice(0, usageAt);
+      assert.ok(usage.some((l) => l.startsWith('mcp-computer <ws-url> [options]')), usage.join('\n'));
+      assert.ok(!usage.some((l) => /^wget <ws-url>/.test(l)), usage.join('\n'));
+      assert.ok(!lines.includes('nil'), 'wget printed no "nil" after a usage error');
+      assert.ok(lines.includes('Saved the program as /mcp-computer.lua.'), lines.join('\n'));
+      assert.equal(readFileSync(path.join(pc.files, 'mcp-computer.lua'), 'utf8'), readFileSync(PROGRAM, 'utf8'));
+      const startupFile = readFileSync(path.join(pc.files, 'startup', 'mcp-computer.lua'), 'utf8');
+      assert.match(startupFile, /^shell\.run\("\/mcp-computer\.lua", "ws:\/\/127\.0\.0\.1:\d+"\)$/m, startupFile);
+      assert.doesNotMatch(startupFile, /wget/);
+      assert.equal(await probeText(bridge), 'pong from 11 (Label: null)');
     });
   });
 
