@@ -141,3 +141,14 @@ export async function until(fn, intervalMs = 5, giveUpMs = 30_000) {
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Initializes over HTTP and returns the headers that keep the session the bridge handed out
+ * (notifications/cancelled reaches only calls of the same session or connection).
+ */
+export async function session(url) {
+  const { headers } = await rpc(url, { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '0' } } });
+  const id = headers.get('mcp-session-id');
+  if (!id) throw new Error('initialize handed out no Mcp-Session-Id');
+  return { 'mcp-session-id': id };
+}

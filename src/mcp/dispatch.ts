@@ -35,6 +35,18 @@ export interface DispatcherOptions {
 /** JSON-RPC code of a call refused by MCP_MAX_CONCURRENT_CALLS (answered 503 with Retry-After when alone). */
 export const SERVER_BUSY = -32003;
 
+/**
+ * Who sent a message, as far as cancellation goes: notifications/cancelled reaches only calls with the
+ * same scope (HTTP: the TCP connection; stdio: the one pipe). `signal` aborts every call of the message
+ * (the HTTP request was closed before its answer).
+ */
+export interface Caller {
+  scope: string;
+  signal?: AbortSignal;
+}
+
+const LOCAL: Caller = { scope: 'local' };
+
 /** What the transport should send: a status and a JSON body, or nothing (202). */
 export interface Reply {
   status: number;
@@ -58,7 +70,8 @@ function instructions(config: Config): string {
   return parts.join(' ');
 }
 
-const idKey = (id: JsonRpcId) => `${typeof id}:${id}`;
+/** Calls are tracked per caller scope, so one client's notifications/cancelled never reaches another's call. */
+const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeof id}:${id}`;
 
 export class Dispatcher {
   /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them. */
@@ -101,7 +114,7 @@ export class Dispatcher {
   }
 
   /** Handles one parsed body: a single message, or a batch when the transport allows them. */
-  async handleBody(body: unknown, batchesAllowed: boolean): Promise<Reply> {
+  async handleBody(body: unknown, batchesAllowed: boolean, caller: Caller = LOCAL): Promise<Reply> {
     const tooDeep = this.tooDeep(body);
     if (tooDeep) return tooDeep;
     if (!Array.isArray(body)) {
@@ -109,7 +122,7 @@ export class Dispatcher {
       if (message.kind === 'invalid') {
         return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
       }
-      const response = await this.handleMessage(body);
+      const response = await this.handleMessage(body, caller);
       if (response && 'error' in response && response.error.code === SERVER_BUSY) {
         return { status: 503, body: response, headers: { 'retry-after': '1' } };
       }
@@ -126,14 +139,14 @@ export class Dispatcher {
       const message = `Invalid Request: the batch holds ${body.length} messages; at most ${this.options.config.maxBatch} are allowed (MCP_MAX_BATCH)`;
       return { status: 400, body: errorResponse(null, INVALID_REQUEST, message) };
     }
-    const responses = (await Promise.all(body.map((item) => this.handleMessage(item)))).filter(
+    const responses = (await Promise.all(body.map((item) => this.handleMessage(item, caller)))).filter(
       (r): r is Response => r !== null,
     );
     return responses.length ? { status: 200, body: responses } : { status: 202, body: null };
   }
 
   /** One message; null when it needs no answer (notifications, client responses). */
-  async handleMessage(value: unknown): Promise<Response | null> {
+  async handleMessage(value: unknown, caller: Caller = LOCAL): Promise<Response | null> {
     const message = classify(value);
     switch (message.kind) {
       case 'invalid':
@@ -141,11 +154,11 @@ export class Dispatcher {
       case 'response':
         return null;
       case 'notification':
-        this.onNotification(message.method, message.params);
+        this.onNotification(caller, message.method, message.params);
         return null;
       case 'request':
         try {
-          return resultResponse(message.id, await this.onRequest(message.id, message.method, message.params));
+          return resultResponse(message.id, await this.onRequest(caller, message.id, message.method, message.params));
         } catch (err) {
           if (err instanceof RpcError) return errorResponse(message.id, err.rpcCode, err.message, err.data);
           // this message alone fails, with its id; the rest of a batch is answered as usual
@@ -155,17 +168,17 @@ export class Dispatcher {
     }
   }
 
-  private onNotification(method: string, params: unknown): void {
+  private onNotification(caller: Caller, method: string, params: unknown): void {
     if (method !== 'notifications/cancelled' || !isRecord(params)) return;
     const requestId = params.requestId;
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-    const calls = this.inFlight.get(idKey(requestId));
+    const calls = this.inFlight.get(callKey(caller, requestId));
     if (!calls) return;
     this.options.log.info(`client cancelled request ${JSON.stringify(requestId)}${typeof params.reason === 'string' ? `: ${params.reason}` : ''}`);
     for (const controller of calls) controller.abort();
   }
 
-  private async onRequest(id: JsonRpcId, method: string, params: unknown): Promise<unknown> {
+  private async onRequest(caller: Caller, id: JsonRpcId, method: string, params: unknown): Promise<unknown> {
     if (params !== undefined && !isRecord(params)) throw new RpcError(INVALID_PARAMS, 'params must be an object');
     const p = (params ?? {}) as Record<string, unknown>;
     switch (method) {
@@ -188,17 +201,20 @@ export class Dispatcher {
           })),
         };
       case 'tools/call':
-        return this.callTool(id, p);
+        return this.callTool(caller, id, p);
       default:
         throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
     }
   }
 
-  private async callTool(id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
+  private async callTool(caller: Caller, id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
     const controller = new AbortController();
-    const key = idKey(id);
+    const key = callKey(caller, id);
+    const onAbort = () => controller.abort();
+    if (caller.signal?.aborted) controller.abort();
+    caller.signal?.addEventListener('abort', onAbort, { once: true });
     const calls = this.inFlight.get(key) ?? new Set<AbortController>();
     calls.add(controller);
     this.inFlight.set(key, calls);
@@ -208,6 +224,7 @@ export class Dispatcher {
       if (failure?.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
       return result;
     } finally {
+      caller.signal?.removeEventListener('abort', onAbort);
       calls.delete(controller);
       if (calls.size === 0) this.inFlight.delete(key);
     }

@@ -2,7 +2,7 @@
 // capabilities in every request's `_meta`, results marked complete. Tool work goes to the same
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
 import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
-import { SERVER_BUSY, type Dispatcher, type Reply } from './dispatch.js';
+import { SERVER_BUSY, type Caller, type Dispatcher, type Reply } from './dispatch.js';
 import { paramHeadersProblem } from './param-headers.js';
 import { MODERN_METHODS, headerMismatch, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
 import { MODERN_PROTOCOL_VERSION } from './protocol.js';
@@ -16,6 +16,8 @@ export async function handleModern(
   body: unknown,
   /** Streamable HTTP: every request header by lower-case name, for the Mcp-Param-* checks. */
   httpHeaders?: Readonly<Record<string, string | undefined>>,
+  /** Who sent it, for cancellation (see Caller in dispatch.ts). */
+  caller?: Caller,
 ): Promise<Reply> {
   const tooDeep = dispatcher.tooDeep(body);
   if (tooDeep) return tooDeep;
@@ -28,7 +30,7 @@ export async function handleModern(
   }
   if (message.kind !== 'request') {
     // notifications (notifications/cancelled on stdio) and stray responses: nothing to answer
-    await dispatcher.handleMessage(body);
+    await dispatcher.handleMessage(body, caller);
     return { status: 202, body: null };
   }
   const { id, method, params } = message;
@@ -52,7 +54,7 @@ export async function handleModern(
   if (method === 'server/discover') {
     return { status: 200, body: resultResponse(id, discoverResult(serverInfo, instructions, cache)) };
   }
-  const response = await dispatcher.handleMessage(body);
+  const response = await dispatcher.handleMessage(body, caller);
   /* c8 ignore next */
   if (!response) return { status: 202, body: null };
   if ('error' in response) {

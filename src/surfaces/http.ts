@@ -56,6 +56,11 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   return isLoopbackHost(url.hostname) || allowed.includes(url.origin);
 }
 
+/** CORS: what a browser page from an allowed Origin may send, and which answer headers it may read. */
+export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID';
+export const CORS_EXPOSE_HEADERS = 'MCP-Protocol-Version, Mcp-Session-Id, WWW-Authenticate, Retry-After';
+
 /** JSON-RPC code of the 401 body on the MCP endpoint (implementation-defined server error range). */
 export const UNAUTHORIZED = -32001;
 
@@ -99,6 +104,21 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
       return sendJson(res, 403, { error: 'forbidden', message: 'Host header must name a loopback address while MCP_HOST is loopback' });
     }
     const method = req.method ?? 'GET';
+    if (origin !== undefined) {
+      // the Origin passed the check: a browser page there may read the answer (whatever it is)
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+      res.setHeader('vary', 'Origin');
+      if (method === 'OPTIONS') {
+        res.writeHead(204, {
+          'access-control-allow-methods': CORS_ALLOW_METHODS,
+          'access-control-allow-headers': CORS_ALLOW_HEADERS,
+          'access-control-max-age': '600',
+        });
+        res.end();
+        return;
+      }
+    }
     const match = router.match(method, req.url ?? '/');
     let authenticated = true;
     if (options.auth?.enabled) {

@@ -4,13 +4,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
-import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, type Response } from '../jsonrpc/message.js';
+import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, type Response } from '../jsonrpc/message.js';
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { wantsEventStream } from './accept.js';
 import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
 import type { Handler, Methods } from './router.js';
+import { setMaxListeners } from 'node:events';
+import { callerScope, issueSessionId } from './caller-scope.js';
 
 export interface McpRouteOptions {
   maxBodyBytes: number;
@@ -57,18 +59,38 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       return;
     }
     const era = selectHttpEra(mcpHeaders(req.headers), body);
+    // the client closing the request before its answer cancels its calls; nothing is written then
+    const gone = new AbortController();
+    // every call of a batch listens to it
+    if (Array.isArray(body) && body.length > 10) setMaxListeners(0, gone.signal);
+    const onClose = () => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
+    const caller = { scope: callerScope(req.socket, req.headers['mcp-session-id']), signal: gone.signal };
     const reply =
       era.era === 'reject' ? era.reply
-      : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers))
-      : await dispatcher.handleBody(body, allowsBatches(era.version));
+      : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller)
+      : await dispatcher.handleBody(body, allowsBatches(era.version), caller);
+    res.off('close', onClose);
+    if (gone.signal.aborted || res.destroyed) {
+      log.debug('MCP request closed by the client before its answer; its calls were cancelled');
+      return;
+    }
     if (reply.body === null) {
       res.writeHead(202).end();
       return;
     }
+    // a session id is handed out at initialize only so the client's later notifications/cancelled
+    // can be matched to its calls on other connections (see caller-scope.ts); nothing else keys on it
+    let headers = reply.headers;
+    if (isRecord(body) && body.method === 'initialize' && reply.status === 200 && req.headers['mcp-session-id'] === undefined) {
+      headers = { ...headers, 'mcp-session-id': issueSessionId() };
+    }
     try {
       // a client that takes only an event stream gets its answer as one SSE event; errors stay JSON
       const send = reply.status === 200 && wantsEventStream(req.headers.accept) ? sendSseMessage : sendJson;
-      send(res, reply.status, reply.body, reply.headers);
+      send(res, reply.status, reply.body, headers);
     } catch (err) {
       // the answer could not be serialised: each request still hears about it, under its own id
       log.error(`MCP answer could not be serialised: ${(err as Error).message}`);

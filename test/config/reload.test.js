@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { writeConfig } from './write.js';
 import { fixtureServer } from '../upstream/fixture.js';
-import { callTool, rpc, until, withBridge } from '../helpers.js';
+import { callTool, rpc, session, until, withBridge } from '../helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'reload-test-token-0123456789';
@@ -87,7 +87,8 @@ test('a call in flight finishes on the server it started on when a reload replac
   await withBridge({ CC_CONFIG: file }, async (bridge) => {
     await until(() => bridge.hub.serverStatus()[0]?.state === 'up');
     // a slow upstream call is in flight while the file changes that server
-    const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'in-flight', method: 'tools/call', params: { name: 'fx__slow' } });
+    const s = await session(bridge.mcpUrl);
+    const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'in-flight', method: 'tools/call', params: { name: 'fx__slow' } }, s);
     await until(() => bridge.dispatcher.activeCalls === 1);
     writeConfig({ servers: [{ ...fixtureServer('fx'), env: { CHANGED: '1' } }] }, file);
     assert.deepEqual(bridge.hub.reload().servers, { added: [], removed: [], changed: ['fx'] });
@@ -95,7 +96,7 @@ test('a call in flight finishes on the server it started on when a reload replac
     // the new server answers new calls while the old one still holds the slow call
     assert.equal((await callTool(bridge, 'fx__echo', { a: 2 })).structuredContent.args.a, 2);
     assert.equal(bridge.dispatcher.activeCalls, 1);
-    await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'in-flight' } });
+    await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'in-flight' } }, s);
     const { json } = await pending;
     assert.match(json.result.content[0].text, /fx__slow was cancelled; upstream server "fx" was told to stop/);
   });

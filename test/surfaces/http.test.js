@@ -6,7 +6,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { FakeComputer, linkComputer, rpc, startTestBridge, until } from '../helpers.js';
+import { FakeComputer, linkComputer, rpc, session, startTestBridge, until } from '../helpers.js';
 import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { LinkRegistry } from '../../dist/link/registry.js';
@@ -584,16 +584,17 @@ test('notifications/cancelled for an in-flight exec-lua: the computer gets a can
   const own = await startTestBridge();
   try {
     const computer = await linkComputer(own, { computerId: 3, computerLabel: 'miner', onRequest: () => null });
-    const call = rpc(own.mcpUrl, req(0, 'tools/call', { name: 'exec-lua', arguments: { computer: 'miner', code: 'while true do sleep(1) end', timeoutMs: 300000 } }));
+    const s = await session(own.mcpUrl);
+    const call = rpc(own.mcpUrl, req(0, 'tools/call', { name: 'exec-lua', arguments: { computer: 'miner', code: 'while true do sleep(1) end', timeoutMs: 300000 } }), s);
     const request = await computer.next((f) => f.type === 'request' && f.method === 'exec-lua');
     assert.equal(own.dispatcher.activeCalls, 1);
 
     // a cancel for another id (the string "0" is not the number 0) leaves the call alone
-    const other = await rpc(own.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: '0' } });
+    const other = await rpc(own.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: '0' } }, s);
     assert.equal(other.status, 202);
     assert.equal(own.dispatcher.activeCalls, 1);
 
-    const cancel = await rpc(own.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user pressed Esc' } });
+    const cancel = await rpc(own.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user pressed Esc' } }, s);
     assert.equal(cancel.status, 202);
     assert.equal(cancel.text, '');
     assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
@@ -608,9 +609,9 @@ test('notifications/cancelled for an in-flight exec-lua: the computer gets a can
     assert.ok(own.logs.some((l) => l.includes('client cancelled request 0: user pressed Esc')));
 
     // a string id and no reason work the same way
-    const second = rpc(own.mcpUrl, req('run-2', 'tools/call', { name: 'exec-lua', arguments: { computerId: 3, code: 'sleep(60)', timeoutMs: 300000 } }));
+    const second = rpc(own.mcpUrl, req('run-2', 'tools/call', { name: 'exec-lua', arguments: { computerId: 3, code: 'sleep(60)', timeoutMs: 300000 } }), s);
     const request2 = await computer.next((f) => f.type === 'request' && f.id !== request.id);
-    assert.equal((await rpc(own.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'run-2' } })).status, 202);
+    assert.equal((await rpc(own.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'run-2' } }, s)).status, 202);
     assert.deepEqual(await computer.next((f) => f.type === 'cancel' && f.id === request2.id), { type: 'cancel', id: request2.id });
     const res2 = await second;
     assert.equal(res2.json.id, 'run-2');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callTool, linkComputer, rpc, withBridge } from '../helpers.js';
+import { callTool, linkComputer, rpc, session, withBridge } from '../helpers.js';
 import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
 
 // the safe tools (built-ins besides probe-computers and exec-lua): tools added later need no edit here
@@ -130,9 +130,10 @@ test('the default timeout is CC_EXEC_TIMEOUT_MS', () =>
 test('notifications/cancelled: cancel frame sent, call answers isError', () =>
   withBridge({}, async (bridge) => {
     const c = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
-    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code: 'sleep(60)', timeoutMs: 60000 } } });
+    const s = await session(bridge.mcpUrl);
+    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code: 'sleep(60)', timeoutMs: 60000 } } }, s);
     const request = await c.next((f) => f.type === 'request');
-    const note = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user stopped it' } });
+    const note = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 0, reason: 'user stopped it' } }, s);
     assert.equal(note.status, 202);
     assert.deepEqual(await c.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
     const { json } = await call;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeConfig } from '../config/write.js';
-import { callTool, linkComputer, rpc, startTestBridge, until } from '../helpers.js';
+import { callTool, linkComputer, rpc, session, startTestBridge, until } from '../helpers.js';
 
 const health = async (bridge) => (await (await fetch(new URL('/health', bridge.mcpUrl))).json());
 
@@ -40,9 +40,10 @@ test('a second bridge as an HTTP upstream: listing, calls, cancel, down and back
   assert.equal(exec.structuredContent.computerId, 21);
 
   // a cancel at the near bridge reaches the far computer as a cancel frame
-  const pending = rpc(near.mcpUrl, { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'nether__exec-lua', arguments: { computerId: 21, code: 'sleep(60)' } } });
+  const s = await session(near.mcpUrl);
+  const pending = rpc(near.mcpUrl, { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'nether__exec-lua', arguments: { computerId: 21, code: 'sleep(60)' } } }, s);
   await until(() => seen.some((f) => f.params?.code === 'sleep(60)'));
-  await rpc(near.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1' } });
+  await rpc(near.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1' } }, s);
   const cancelled = (await pending).json.result;
   assert.equal(cancelled.isError, true);
   assert.match(cancelled.content[0].text, /cancelled/);

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from './fixture.js';
-import { callTool, rpc, until, withBridge } from '../helpers.js';
+import { callTool, rpc, session, until, withBridge } from '../helpers.js';
 
 
 const listTools = async (bridge) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools;
@@ -84,9 +84,10 @@ test('list_changed makes the bridge list again', () =>
 test('a client cancel reaches the upstream as notifications/cancelled for its request', () =>
   withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx')] }) }, async (bridge) => {
     await up(bridge, 'fx');
-    const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'fx__slow' } });
+    const s = await session(bridge.mcpUrl);
+    const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'fx__slow' } }, s);
     await until(() => bridge.dispatcher.activeCalls === 1);
-    await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user' } });
+    await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user' } }, s);
     const { json } = await pending;
     assert.equal(json.result.isError, true);
     assert.match(json.result.content[0].text, /fx__slow was cancelled; upstream server "fx" was told to stop/);

@@ -1,0 +1,37 @@
+// Who "the same client" is over HTTP, for notifications/cancelled: a client that keeps the
+// Mcp-Session-Id this bridge handed out at initialize is one client across connections; any other
+// request belongs to its TCP connection alone. Session ids are signed (HMAC with a per-process key),
+// so only ids this bridge issued count and nothing needs storing; an unknown or forged id falls back
+// to the connection. Nobody can name another client's scope without holding its id.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Socket } from 'node:net';
+
+const key = randomBytes(32);
+const sign = (nonce: string) => createHmac('sha256', key).update(nonce).digest('hex').slice(0, 32);
+
+/** A fresh session id: 32 hex digits of nonce, a dot, 32 of signature. */
+export function issueSessionId(): string {
+  const nonce = randomBytes(16).toString('hex');
+  return `${nonce}.${sign(nonce)}`;
+}
+
+/** Whether `id` is one this process issued. */
+export function validSessionId(id: string): boolean {
+  const match = /^([0-9a-f]{32})\.([0-9a-f]{32})$/.exec(id);
+  if (!match) return false;
+  return timingSafeEqual(Buffer.from(sign(match[1]!)), Buffer.from(match[2]!));
+}
+
+const connections = new WeakMap<Socket, string>();
+let nextConnection = 1;
+
+/** The cancellation scope of a request: its valid session, else its connection. */
+export function callerScope(socket: Socket, sessionHeader: string | string[] | undefined): string {
+  if (typeof sessionHeader === 'string' && validSessionId(sessionHeader.trim())) return `session:${sessionHeader.trim()}`;
+  let scope = connections.get(socket);
+  if (scope === undefined) {
+    scope = `connection:${nextConnection++}`;
+    connections.set(socket, scope);
+  }
+  return scope;
+}

@@ -1,0 +1,95 @@
+// Cancellation that follows the caller (closing the request; notifications/cancelled scoped to the
+// same session or connection) and CORS for allowed Origins.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { linkComputer, rpc, session, until, withBridge } from '../helpers.js';
+import { issueSessionId, validSessionId, callerScope } from '../../dist/surfaces/caller-scope.js';
+
+const execCall = (id, code = 'sleep(60)') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code, timeoutMs: 300000 } } });
+const cancelNote = (requestId) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
+
+test('session ids: only ids this process signed are valid; others fall back to the connection', () => {
+  const id = issueSessionId();
+  assert.equal(validSessionId(id), true);
+  assert.equal(validSessionId(id.replace(/.$/, (c) => (c === '0' ? '1' : '0'))), false);
+  assert.equal(validSessionId('not-a-session'), false);
+  const socketA = {};
+  const socketB = {};
+  assert.equal(callerScope(socketA, id), `session:${id}`);
+  assert.equal(callerScope(socketA, 'forged'), callerScope(socketA, undefined));
+  assert.notEqual(callerScope(socketA, undefined), callerScope(socketB, undefined));
+});
+
+test('closing the HTTP request cancels its call: the computer gets the cancel frame, nothing is written back', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
+    const body = JSON.stringify(execCall(5));
+    const req = request(bridge.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('error', () => {});
+    req.end(body);
+    const sent = await computer.next((f) => f.type === 'request');
+    req.destroy();
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: sent.id });
+    await until(() => bridge.dispatcher.activeCalls === 0);
+    assert.equal(answered, false);
+    assert.ok(bridge.logs.some((l) => l.includes('closed by the client before its answer')));
+    await computer.close();
+  }));
+
+test("one client's notifications/cancelled never cancels another client's call, whatever the id", () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: (f) => (f.params.code === 'quick' ? { ok: true, result: { output: 'ok', returns: [], truncated: false } } : null) });
+    const victim = await session(bridge.mcpUrl);
+    const attacker = await session(bridge.mcpUrl);
+    assert.notEqual(victim['mcp-session-id'], attacker['mcp-session-id']);
+    const pending = rpc(bridge.mcpUrl, execCall(1), victim);
+    await computer.next((f) => f.type === 'request');
+    // another session, no session (a new connection), and a forged session id: none reaches the call
+    assert.equal((await rpc(bridge.mcpUrl, cancelNote(1), attacker)).status, 202);
+    assert.equal((await rpc(bridge.mcpUrl, cancelNote(1))).status, 202);
+    assert.equal((await rpc(bridge.mcpUrl, cancelNote(1), { 'mcp-session-id': `${'0'.repeat(32)}.${'0'.repeat(32)}` })).status, 202);
+    // a quick call after them proves they were all handled before we look
+    assert.equal((await rpc(bridge.mcpUrl, execCall(2, 'quick'))).json.result.structuredContent.output, 'ok');
+    assert.equal(computer.received.some((f) => f.type === 'cancel'), false);
+    assert.equal(bridge.dispatcher.activeCalls, 1);
+    assert.ok(!bridge.logs.some((l) => l.includes('client cancelled request')));
+    // the owner's cancel does reach it
+    assert.equal((await rpc(bridge.mcpUrl, cancelNote(1), victim)).status, 202);
+    await computer.next((f) => f.type === 'cancel');
+    const { json } = await pending;
+    assert.equal(json.result.isError, true);
+    await computer.close();
+  }));
+
+test('CORS: an allowed Origin gets a 204 preflight and Access-Control-Allow-Origin on answers; a foreign one 403 without CORS headers', () =>
+  withBridge({ MCP_ALLOWED_ORIGINS: 'https://app.example' }, async (bridge) => {
+    for (const origin of ['http://localhost:5173', 'https://app.example']) {
+      const pre = await fetch(bridge.mcpUrl, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' },
+      });
+      assert.equal(pre.status, 204);
+      assert.equal(pre.headers.get('access-control-allow-origin'), origin);
+      assert.match(pre.headers.get('access-control-allow-methods'), /POST/);
+      const allowed = pre.headers.get('access-control-allow-headers').toLowerCase();
+      for (const h of ['mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization', 'content-type']) assert.ok(allowed.includes(h), h);
+      assert.match(pre.headers.get('access-control-expose-headers'), /Mcp-Session-Id/);
+      const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { origin });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('access-control-allow-origin'), origin);
+      assert.ok(res.json.result.tools.length > 0);
+    }
+    const foreign = await fetch(bridge.mcpUrl, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    assert.equal(foreign.status, 403);
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+    const post = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { origin: 'https://evil.example' });
+    assert.equal(post.status, 403);
+    assert.equal(post.headers.get('access-control-allow-origin'), null);
+    // no Origin (not a browser): no CORS headers, OPTIONS is not a route
+    const plain = await fetch(bridge.mcpUrl, { method: 'OPTIONS' });
+    assert.equal(plain.status, 405);
+    assert.equal(plain.headers.get('access-control-allow-origin'), null);
+  }));
