@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callTool, linkComputer, pongText, rpc, withBridge } from '../helpers.js';
+import { callTool, linkComputer, pongText, rpc, session, withBridge } from '../helpers.js';
 
 test('empty registry: "No computers connected." and an empty list', () =>
   withBridge({}, async (bridge) => {
@@ -83,9 +83,10 @@ test('probe-computers rejects arguments with an isError result', () =>
 test('a client cancelling a probe ends it with disconnected lines (nothing waits for the timeout)', () =>
   withBridge({ CC_PROBE_TIMEOUT_MS: '60000' }, async (bridge) => {
     const silent = await linkComputer(bridge, { computerId: 7, onRequest: () => null });
-    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'probe-1', method: 'tools/call', params: { name: 'probe-computers' } });
+    const s = await session(bridge.mcpUrl);
+    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'probe-1', method: 'tools/call', params: { name: 'probe-computers' } }, s);
     await silent.next((f) => f.type === 'request');
-    const cancel = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'probe-1' } });
+    const cancel = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'probe-1' } }, s);
     assert.equal(cancel.status, 202);
     const { json } = await call;
     assert.equal(json.result.content[0].text, 'disconnected from 7 (Label: null)');
