@@ -119,7 +119,8 @@ async function overMcp(inv: Invocation, io: CliIo, version: string): Promise<num
   const client = async () => {
     if (connected) return connected;
     const transport = new HttpTransport({ url: inv.url, headers: headers(io.env), maxMessageBytes: MAX_ANSWER_BYTES, listen: false });
-    const c = new McpClient(transport, { timeoutMs: CALL_TIMEOUT_MS, clientInfo: { name: 'cc-mcp', version } });
+    // Ctrl-C: the notice (with the session id from initialize) goes first, then the request closes
+    const c = new McpClient(transport, { timeoutMs: CALL_TIMEOUT_MS, clientInfo: { name: 'cc-mcp', version }, noticeBeforeClose: true });
     await c.connect(io.signal);
     connected = c;
     return c;

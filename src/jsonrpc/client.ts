@@ -34,6 +34,9 @@ export interface Transport {
   setProtocolVersion?(version: string): void;
 }
 
+/** How long an abandoned request stays open while its notifications/cancelled is being delivered. */
+export const CANCEL_SEND_MS = 2000;
+
 export type RpcClientErrorCode = 'ERR_RPC_TIMEOUT' | 'ERR_RPC_CANCELLED' | 'ERR_RPC_CLOSED' | 'ERR_RPC_SEND' | 'ERR_RPC_REMOTE' | 'ERR_RPC_MALFORMED';
 
 export class RpcClientError extends Error {
@@ -55,6 +58,12 @@ export interface ClientOptions {
   log?: Logger;
   /** How this peer is named in log lines: `upstream files`. */
   name?: string;
+  /**
+   * On cancel, keep the request open until notifications/cancelled is delivered (at most
+   * CANCEL_SEND_MS), then close it; default: close it at once. cc-mcp sets it so its notice, not the
+   * closed request, is what cancels the call at the bridge.
+   */
+  noticeBeforeClose?: boolean;
 }
 
 export interface RequestOptions {
@@ -112,8 +121,9 @@ export class JsonRpcClient {
         if (!this.pending.has(id)) return;
         finish();
         reject(err);
-        this.cancelRemote(id, reason);
-        delivery.abort();
+        const notice = this.cancelRemote(id, reason);
+        if (this.options.noticeBeforeClose) void notice.finally(() => delivery.abort());
+        else delivery.abort();
       };
       const onAbort = () => giveUp(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled`), 'cancelled by the caller');
       const timer = setTimeout(
@@ -169,11 +179,15 @@ export class JsonRpcClient {
     await this.transport.close();
   }
 
-  private cancelRemote(id: JsonRpcId, reason: string): void {
+  /** Tells the other side a request is abandoned; settles once sent, failed, or after CANCEL_SEND_MS. */
+  private async cancelRemote(id: JsonRpcId, reason: string): Promise<void> {
     if (this.closedReason !== null) return;
-    this.notify('notifications/cancelled', { requestId: id, reason }).catch((err: Error) =>
-      this.options.log?.debug(`${this.label()}: cancel for request ${id} not sent: ${err.message}`),
-    );
+    const message = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } };
+    try {
+      await this.transport.send(message, AbortSignal.timeout(Math.min(CANCEL_SEND_MS, this.options.timeoutMs)));
+    } catch (err) {
+      this.options.log?.debug(`${this.label()}: cancel for request ${id} not sent: ${(err as Error).message}`);
+    }
   }
 
   private label(): string {

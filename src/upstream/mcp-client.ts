@@ -7,7 +7,7 @@
 //   const result = await client.callTool('name', { a: 1 }, { signal });
 //   await client.close();
 import type { Logger } from '../log.js';
-import { JsonRpcClient, RpcClientError, type RequestOptions, type Transport } from '../jsonrpc/client.js';
+import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions, type Transport } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 
@@ -30,6 +30,8 @@ export interface McpClientOptions {
   /** How this server is named in log lines and errors. */
   name?: string;
   clientInfo?: { name: string; version: string };
+  /** See ClientOptions.noticeBeforeClose. */
+  noticeBeforeClose?: boolean;
 }
 
 export class McpClient {
@@ -43,7 +45,7 @@ export class McpClient {
     private readonly transport: Transport,
     private readonly options: McpClientOptions,
   ) {
-    const rpcOptions: { timeoutMs: number; log?: Logger; name?: string } = { timeoutMs: options.timeoutMs };
+    const rpcOptions: ClientOptions = { timeoutMs: options.timeoutMs, noticeBeforeClose: options.noticeBeforeClose === true };
     if (options.log) rpcOptions.log = options.log;
     if (options.name) rpcOptions.name = options.name;
     this.rpc = new JsonRpcClient(transport, rpcOptions);

@@ -213,7 +213,10 @@ test('with MCP_AUTH_TOKEN set, cc-mcp sends CC_MCP_TOKEN (else the first MCP_AUT
   }));
 
 test('Ctrl-C during exec cancels the call at the bridge: the computer gets a cancel frame; exit 130', () =>
-  // a long exec timeout, so the only way the computer hears a cancel is the CLI's notifications/cancelled
+  // a long exec timeout, so the computer hears a cancel only because of the CLI. The CLI sends
+  // notifications/cancelled with the Mcp-Session-Id it got at initialize (the call's own connection is
+  // busy, so the notice travels on another one) before closing the request: the log line below is
+  // written only when the notice matched the call, i.e. the session made it the same client
   withBridge({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
     const c = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
     const child = start([...at(bridge), 'exec', '1', '-e', 'sleep(60)']);
