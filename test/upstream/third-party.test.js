@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { writeConfig } from '../config/write.js';
-import { callTool, rpc, until, withBridge } from '../helpers.js';
+import { callTool, rpc, session, until, withBridge } from '../helpers.js';
 
 const PACKAGE = '@modelcontextprotocol/server-everything';
 const NPX = process.platform === 'win32' ? 'npx.cmd' : 'npx';
@@ -97,10 +97,12 @@ async function exercise(bridge) {
   const links = await callTool(bridge, 'every__get-resource-links', { count: 2 });
   assert.equal(links.content.filter((c) => c.type === 'resource_link').length, 2);
 
-  // a long operation cancelled at the bridge ends there and upstream
-  const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'every__trigger-long-running-operation', arguments: { duration: 60, steps: 60 } } });
+  // a long operation cancelled at the bridge ends there and upstream (the notice comes on another
+  // connection, so it keeps the session: notifications/cancelled reaches only the same client's calls)
+  const s = await session(bridge.mcpUrl);
+  const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'every__trigger-long-running-operation', arguments: { duration: 60, steps: 60 } } }, s);
   await until(() => bridge.dispatcher.activeCalls === 1);
-  await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long' } });
+  await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long' } }, s);
   const cancelled = (await pending).json.result;
   assert.equal(cancelled.isError, true);
   assert.match(cancelled.content[0].text, /was cancelled; upstream server "every" was told to stop/);
