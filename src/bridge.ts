@@ -25,6 +25,7 @@ export function packageVersion(): string {
 }
 
 export interface Bridge {
+  /** '' when the HTTP listener is off (--stdio without MCP_PORT). */
   mcpUrl: string;
   linkUrl: string;
   links: LinkRegistry;
@@ -46,7 +47,12 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-export async function startBridge(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Bridge> {
+export interface BridgeOptions {
+  /** Serve MCP, REST and /health over HTTP (default true; --stdio turns it off unless MCP_PORT is set). */
+  http?: boolean;
+}
+
+export async function startBridge(config: Config, log: Logger = createLogger(config.logLevel), options: BridgeOptions = {}): Promise<Bridge> {
   const metrics = new Metrics();
   const links = new LinkRegistry();
   links.maxPendingPerLink = config.maxRequestsPerComputer;
@@ -113,7 +119,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     endpoints = routes.endpoints;
     // the file's REST aliases; a path taken by a built-in route is a config error (ConfigFileError)
     hub?.attachEndpoints(endpoints);
-    mcp = await startHttpServer(routes.router, log, {
+    mcp = options.http === false ? null : await startHttpServer(routes.router, log, {
       host: config.mcpHost,
       port: config.mcpPort,
       allowedOrigins: config.allowedOrigins,
@@ -127,7 +133,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   }
   let closing: Promise<void> | null = null;
   return {
-    mcpUrl: `http://${urlHost(config.mcpHost)}:${mcp.address.port}/mcp`,
+    mcpUrl: mcp ? `http://${urlHost(config.mcpHost)}:${mcp.address.port}/mcp` : '',
     linkUrl: `ws://${urlHost(config.linkHost)}:${link.address.port}`,
     links,
     tools,
@@ -136,7 +142,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     endpoints,
     metrics,
     close(graceMs = 4000) {
-      closing ??= Promise.all([mcp.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
+      closing ??= Promise.all([mcp?.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
       return closing;
     },
   };

@@ -249,10 +249,14 @@ export function loadConfig(
 export function helpText(program: string): string {
   const width = Math.max(...VARIABLES.map((v) => v.name.length));
   const lines = [
-    `Usage: ${program} [--help] [--version]`,
+    `Usage: ${program} [--stdio] [--help] [--version]`,
     '',
     'Bridge between MCP clients (HTTP JSON-RPC on MCP_HOST:MCP_PORT) and ComputerCraft',
     'computers running mcp-computer.lua (WebSocket on CC_LINK_HOST:CC_LINK_PORT).',
+    '',
+    '  --stdio  MCP over stdin/stdout, one JSON message per line (for hosts that spawn their',
+    '           servers); logs stay on stderr; EOF on stdin shuts down. The HTTP listener is',
+    '           off unless MCP_PORT is set; the link listener runs as usual.',
     '',
     'Environment variables (default in brackets):',
     ...VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [${v.default === '' ? 'empty' : v.default}]`),

@@ -6,6 +6,7 @@ import { ConfigError, helpText, loadConfig } from './config.js';
 import { ConfigFileError } from './config/file.js';
 import { createLogger } from './log.js';
 import { checkExposure } from './exposure.js';
+import { serveStdio } from './surfaces/stdio.js';
 
 const EXIT_CONFIG = 2;
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -38,8 +39,11 @@ async function main(argv: string[]): Promise<number | null> {
     process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
     return 0;
   }
-  const unknown = argv.find((a) => a.startsWith('-'));
-  if (unknown || argv.length > 0) {
+  // --stdio: MCP over stdin/stdout (one JSON message per line); stdout carries nothing else
+  const stdio = argv.includes('--stdio');
+  const rest = argv.filter((a) => a !== '--stdio');
+  const unknown = rest.find((a) => a.startsWith('-'));
+  if (unknown || rest.length > 0) {
     process.stderr.write(`cc-mcp-bridge: unknown argument ${JSON.stringify(unknown ?? argv[0])}; see --help\n`);
     return EXIT_CONFIG;
   }
@@ -60,10 +64,14 @@ async function main(argv: string[]): Promise<number | null> {
     return EXIT_CONFIG;
   }
   const log = createLogger(config.logLevel);
+  // whatever else might print (a stray console.log) must not corrupt the message stream
+  if (stdio) console.log = console.info = console.debug = console.error;
+  const say = (text: string) => (stdio ? process.stderr : process.stdout).write(text);
 
   let bridge;
   try {
-    bridge = await startBridge(config, log);
+    // in stdio mode the HTTP listener (MCP, REST, /health) runs only when MCP_PORT asks for it
+    bridge = await startBridge(config, log, { http: !stdio || process.env.MCP_PORT !== undefined });
   } catch (err) {
     if (err instanceof ConfigFileError) {
       process.stderr.write(`cc-mcp-bridge: invalid configuration file:\n${err.message}\n`);
@@ -78,11 +86,11 @@ async function main(argv: string[]): Promise<number | null> {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
-      log.info(`${signal} received; already shutting down (at most ${SHUTDOWN_DEADLINE_MS / 1000} s)`);
+      log.info(`${signal}; already shutting down (at most ${SHUTDOWN_DEADLINE_MS / 1000} s)`);
       return;
     }
     stopping = true;
-    log.info(`${signal} received; shutting down`);
+    log.info(`${signal}; shutting down`);
     const deadline = setTimeout(() => {
       log.warn('shutdown took too long; exiting');
       process.exit(0);
@@ -90,19 +98,31 @@ async function main(argv: string[]): Promise<number | null> {
     deadline.unref();
     bridge.close(SHUTDOWN_DEADLINE_MS - 1000).then(() => process.exit(0));
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT received'));
+  process.on('SIGTERM', () => stop('SIGTERM received'));
   process.on('SIGHUP', () => {
     // re-read CC_CONFIG; the hub logs what changed, or why the file was refused
     if (!bridge.hub) log.warn('SIGHUP received; the bridge runs without CC_CONFIG, so there is nothing to reload');
     else if (bridge.hub.reload().ok) log.info('SIGHUP received; config file reloaded');
   });
 
-  process.stdout.write(`cc-mcp-bridge ${packageVersion()}\n`);
-  process.stdout.write(`MCP endpoint: ${bridge.mcpUrl}\n`);
+  say(`cc-mcp-bridge ${packageVersion()}\n`);
+  if (stdio) say(`MCP over stdio (one JSON message per line)${bridge.mcpUrl ? `; also over HTTP at ${bridge.mcpUrl}` : ''}\n`);
+  else say(`MCP endpoint: ${bridge.mcpUrl}\n`);
   const linkPort = new URL(bridge.linkUrl).port;
   const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
-  process.stdout.write(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
+  say(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
+  if (stdio) {
+    const surface = serveStdio({
+      input: process.stdin,
+      output: process.stdout,
+      dispatcher: bridge.dispatcher,
+      log,
+      maxLineBytes: config.maxBodyBytes,
+      onToolsChanged: (listener) => bridge.tools.onChange(listener),
+    });
+    void surface.ended.then(() => stop('end of input on stdin'));
+  }
 
   // after the address lines, so they are the last thing an operator sees
   for (const warning of exposure.warnings) process.stderr.write(`cc-mcp-bridge: ${warning}\n`);

@@ -43,6 +43,8 @@ export const SERVER_BUSY = -32003;
 export interface Caller {
   scope: string;
   signal?: AbortSignal;
+  /** The transport can deliver notifications/tools/list_changed (stdio), so initialize declares it. */
+  listChanged?: boolean;
 }
 
 const LOCAL: Caller = { scope: 'local' };
@@ -184,7 +186,8 @@ export class Dispatcher {
     switch (method) {
       case 'initialize': {
         const { serverInfo, instructions } = this.describe();
-        return { protocolVersion: negotiate(p.protocolVersion), capabilities: { tools: {} }, serverInfo, instructions };
+        const tools = caller.listChanged ? { listChanged: true } : {};
+        return { protocolVersion: negotiate(p.protocolVersion), capabilities: { tools }, serverInfo, instructions };
       }
       case 'ping':
         return {};

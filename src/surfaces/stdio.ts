@@ -1,0 +1,124 @@
+// MCP over stdin/stdout (`--stdio`): one JSON message per line each way, as every MCP revision
+// defines stdio. The same Dispatcher as HTTP answers; only protocol messages are ever written to
+// `output` (logs go to the logger, on stderr). Both eras: a message that names a protocol version in
+// `_meta` (or is server/discover) is 2026-07-28, anything else is the 2025 revisions.
+import { randomUUID } from 'node:crypto';
+import type { Readable, Writable } from 'node:stream';
+import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
+import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
+import type { Logger } from '../log.js';
+import type { Caller, Dispatcher, Reply } from '../mcp/dispatch.js';
+import { handleModern } from '../mcp/modern-dispatch.js';
+import { declaredVersion } from '../mcp/modern.js';
+import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
+
+export interface StdioOptions {
+  input: Readable;
+  output: Writable;
+  dispatcher: Dispatcher;
+  log: Logger;
+  /** Largest line accepted (MCP_MAX_BODY_BYTES); a longer one is answered -32600 and skipped. */
+  maxLineBytes: number;
+  /** Subscribes to tool set changes (ToolRegistry.onChange); returns the unsubscribe function. */
+  onToolsChanged(listener: () => void): () => void;
+}
+
+export interface StdioSurface {
+  /** Resolves once input has ended (EOF) and every answer still due has been written. */
+  readonly ended: Promise<void>;
+}
+
+export const LIST_CHANGED = 'notifications/tools/list_changed';
+
+const isModern = (body: unknown): boolean =>
+  isRecord(body) && (body.method === 'server/discover' || declaredVersion(body) !== undefined);
+
+export function serveStdio(options: StdioOptions): StdioSurface {
+  const { input, output, dispatcher, log } = options;
+  // EOF: the client is gone, so its calls in flight are cancelled (their cancel frames go out)
+  const gone = new AbortController();
+  const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone.signal, listChanged: true };
+  /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
+  let negotiated: string | null = null;
+  /** Whether the client has spoken a valid request yet: list_changed is sent only after that. */
+  let ready = false;
+  let changePending = false;
+  const handling = new Set<Promise<void>>();
+
+  const write = (message: unknown) => {
+    if (output.destroyed || output.writableEnded) return;
+    output.write(encodeLine(message));
+  };
+  output.on('error', (err: Error) => log.warn(`stdout: ${err.message}; answers are no longer delivered`));
+
+  const afterReply = (body: unknown, reply: Reply) => {
+    if (!isRecord(body) || reply.status >= 300 || reply.body === null || Array.isArray(reply.body)) return;
+    const answer = reply.body as { result?: unknown };
+    if (!isRecord(answer.result)) return;
+    ready = true;
+    if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') negotiated = answer.result.protocolVersion;
+  };
+
+  const handle = async (body: unknown) => {
+    const reply = isModern(body)
+      ? await handleModern(dispatcher, body, undefined, caller)
+      : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller);
+    // the status is HTTP's business; on stdio only the JSON-RPC answer travels
+    if (reply.body !== null) write(reply.body);
+    afterReply(body, reply);
+  };
+
+  const reader = new LineReader({
+    maxLineBytes: options.maxLineBytes,
+    onLine(line) {
+      let body: unknown;
+      try {
+        body = JSON.parse(line);
+      } catch {
+        write(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON'));
+        return;
+      }
+      const done: Promise<void> = handle(body).catch((err: Error) => {
+        // Dispatcher answers its own failures; this is a last guard so the stream goes on
+        log.error(`stdio message failed: ${err.stack ?? err.message}`);
+      });
+      handling.add(done);
+      void done.finally(() => handling.delete(done));
+    },
+    onOversize(bytes) {
+      write(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${bytes} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`));
+    },
+  });
+
+  const unsubscribe = options.onToolsChanged(() => {
+    // one notice per burst of changes (a reload may swap several sources at once)
+    if (!ready || changePending) return;
+    changePending = true;
+    setImmediate(() => {
+      changePending = false;
+      if (!gone.signal.aborted) write({ jsonrpc: '2.0', method: LIST_CHANGED });
+    });
+  });
+
+  input.on('data', (chunk: Buffer | string) => reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+  const ended = new Promise<void>((resolve) => {
+    const finish = () => {
+      input.off('end', finish);
+      input.off('close', finish);
+      input.off('error', onError);
+      reader.end();
+      unsubscribe();
+      gone.abort();
+      // answers already due (a quick request on the last line, calls just cancelled) still go out
+      void Promise.allSettled([...handling]).then(() => resolve());
+    };
+    const onError = (err: Error) => {
+      log.warn(`stdin: ${err.message}; treated as the end of input`);
+      finish();
+    };
+    input.once('end', finish);
+    input.once('close', finish);
+    input.once('error', onError);
+  });
+  return { ended };
+}

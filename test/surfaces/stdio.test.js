@@ -1,0 +1,213 @@
+// `node dist/index.js --stdio` spawned for real: MCP as one JSON message per line on stdin/stdout,
+// logs on stderr, the link listener as usual (fake computers are real WebSocket clients).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { FakeComputer, rpc, until } from '../helpers.js';
+import { VARIABLES } from '../../dist/config.js';
+import { writeConfig } from '../config/write.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '0' } };
+
+/** Spawns the bridge with --stdio; our variables come only from `env`. */
+function spawnStdio(env = {}) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARIABLES.some((v) => v.name === k)));
+  const child = spawn(process.execPath, ['dist/index.js', '--stdio'], {
+    cwd: ROOT,
+    env: { ...base, CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const out = { stdout: '', stderr: '' };
+  const messages = [];
+  const waiters = new Set();
+  child.stdout.setEncoding('utf8').on('data', (c) => {
+    out.stdout += c;
+    const complete = out.stdout.split('\n').slice(0, -1);
+    for (const line of complete.slice(messages.length)) {
+      // every stdout line must be one JSON message: JSON.parse throws (failing the test) otherwise
+      const message = JSON.parse(line);
+      messages.push(message);
+      for (const w of [...waiters]) {
+        if (w.predicate(message)) {
+          waiters.delete(w);
+          w.resolve(message);
+        }
+      }
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (c) => (out.stderr += c));
+  child.stdin.on('error', () => {});
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal, ...out }));
+  return Object.assign(child, {
+    out,
+    messages,
+    exited,
+    /** Writes raw text to stdin. */
+    raw: (text) => child.stdin.write(text),
+    /** Writes one message as one line. */
+    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
+    /** The next message (already received or future) matching the predicate. */
+    next(predicate) {
+      const seen = messages.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => waiters.add({ predicate, resolve }));
+    },
+    answer: (id) => child.next((m) => m.id === id && ('result' in m || 'error' in m)),
+    async linkUrl() {
+      await until(() => /^Computer link: ws:\/\/\S+/m.test(out.stderr));
+      return /^Computer link: (ws:\/\/\S+) /m.exec(out.stderr)[1];
+    },
+  });
+}
+
+async function run(env, fn) {
+  const child = spawnStdio(env);
+  try {
+    return await fn(child);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await child.exited;
+    }
+  }
+}
+
+test('stdio: initialize, tools/list and ping answered as lines on stdout; logs and the address lines only on stderr; EOF exits 0', () =>
+  run({}, async (bridge) => {
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
+    const init = await bridge.answer(1);
+    assert.equal(init.result.protocolVersion, '2025-06-18');
+    // list_changed can be delivered on stdio, so it is declared here (and only here)
+    assert.deepEqual(init.result.capabilities, { tools: { listChanged: true } });
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    bridge.send({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
+    const names = (await bridge.answer('list')).result.tools.map((t) => t.name);
+    assert.ok(names.includes('probe-computers') && names.includes('exec-lua'), names.join(','));
+    bridge.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    assert.deepEqual(await bridge.answer(3), { jsonrpc: '2.0', id: 3, result: {} });
+    await bridge.linkUrl();
+    bridge.stdin.end();
+    const r = await bridge.exited;
+    assert.equal(r.code, 0);
+    // three answers, nothing else (the notification got none)
+    assert.equal(r.stdout.split('\n').filter(Boolean).length, 3);
+    assert.match(r.stderr, /^cc-mcp-bridge \d+\.\d+\.\d+\nMCP over stdio \(one JSON message per line\)\n/);
+    assert.match(r.stderr, /info end of input on stdin; shutting down/);
+    assert.doesNotMatch(r.stderr, /MCP endpoint:/, 'no HTTP listener without MCP_PORT');
+  }));
+
+test('stdio framing: many messages in one chunk, one message across chunks, CRLF and blank lines, bad JSON (-32700) and an over-long line (-32600) and the stream goes on', () =>
+  run({ MCP_MAX_BODY_BYTES: '2048' }, async (bridge) => {
+    const ping = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+    bridge.raw(`${ping(1)}\n${ping(2)}\r\n\n   \n${ping(3)}\n`);
+    for (const id of [1, 2, 3]) assert.deepEqual(await bridge.answer(id), { jsonrpc: '2.0', id, result: {} });
+
+    const split = ping('split');
+    bridge.raw(split.slice(0, 10));
+    // the first half is on its way before the second: answer 4 proves the bridge read past it
+    bridge.raw(`${split.slice(10, 20)}`);
+    await new Promise((r) => setTimeout(r, 20));
+    bridge.raw(`${split.slice(20)}\n`);
+    assert.deepEqual(await bridge.answer('split'), { jsonrpc: '2.0', id: 'split', result: {} });
+
+    bridge.raw('{"jsonrpc":"2.0","id":5,"method":\n');
+    const parse = await bridge.next((m) => m.error?.code === -32700);
+    assert.deepEqual(parse, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the line is not valid JSON' } });
+    bridge.send({ jsonrpc: '2.0', id: 6, method: 'ping' });
+    assert.deepEqual(await bridge.answer(6), { jsonrpc: '2.0', id: 6, result: {} });
+
+    // 5000 bytes in pieces, over MCP_MAX_BODY_BYTES=2048: refused whole, the next line answered
+    const long = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping', params: { pad: 'x'.repeat(5000) } });
+    bridge.raw(long.slice(0, 1500));
+    bridge.raw(long.slice(1500, 3000));
+    bridge.raw(`${long.slice(3000)}\n${ping(8)}\n`);
+    const tooLong = await bridge.next((m) => m.error?.code === -32600);
+    assert.equal(tooLong.id, null);
+    assert.match(tooLong.error.message, new RegExp(`a line of ${long.length} bytes is over the limit of 2048 \\(MCP_MAX_BODY_BYTES\\)`));
+    assert.deepEqual(await bridge.answer(8), { jsonrpc: '2.0', id: 8, result: {} });
+    assert.equal(bridge.messages.filter((m) => m.id === 7).length, 0, 'nothing of the over-long line was run');
+
+    // a request on the last line without a newline is still answered before the exit
+    bridge.stdin.end(ping('last'));
+    const r = await bridge.exited;
+    assert.equal(r.code, 0);
+    assert.ok(bridge.messages.some((m) => m.id === 'last' && 'result' in m));
+  }));
+
+test('stdio: EOF closes the links with 1001 and exits 0; a call in flight is cancelled at its computer', () =>
+  run({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
+    const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 4, onRequest: () => null });
+    assert.equal((await computer.link()).type, 'hello-ok');
+    bridge.send({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 4, code: 'sleep(60)' } } });
+    const request = await computer.next((f) => f.type === 'request');
+    bridge.stdin.end();
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
+    assert.equal((await computer.closed).code, 1001);
+    assert.equal((await bridge.exited).code, 0);
+  }));
+
+test('stdio: notifications/cancelled from the client cancels its call (the cancel frame reaches the computer); an unknown id cancels nothing', () =>
+  run({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
+    const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 2, onRequest: () => null });
+    await computer.link();
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
+    await bridge.answer(1);
+    bridge.send({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 2, code: 'sleep(60)' } } });
+    const request = await computer.next((f) => f.type === 'request');
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'other' } });
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'a', reason: 'user pressed Esc' } });
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
+    assert.equal(computer.received.filter((f) => f.type === 'cancel').length, 1);
+    await until(() => /client cancelled request "a": user pressed Esc/.test(bridge.out.stderr));
+    await computer.close();
+  }));
+
+test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONFIG reloaded by SIGHUP), once per change, never before the client spoke', () => {
+  const tool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
+  const file = writeConfig({ tools: [tool('one')] });
+  return run({ CC_CONFIG: file }, async (bridge) => {
+    await bridge.linkUrl();
+    // before any request: a change is not announced
+    writeConfig({ tools: [tool('one'), tool('early')] }, file);
+    bridge.kill('SIGHUP');
+    await until(() => /config file reloaded/.test(bridge.out.stderr));
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
+    await bridge.answer(1);
+    writeConfig({ tools: [tool('one'), tool('two')] }, file);
+    bridge.kill('SIGHUP');
+    assert.deepEqual(await bridge.next((m) => m.method === 'notifications/tools/list_changed'), { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const names = (await bridge.answer(2)).result.tools.map((t) => t.name);
+    assert.ok(names.includes('two') && !names.includes('early'), names.join(','));
+    bridge.stdin.end();
+    await bridge.exited;
+    assert.equal(bridge.messages.filter((m) => m.method === 'notifications/tools/list_changed').length, 1);
+  });
+});
+
+test('stdio: 2026-07-28 server/discover and tools/list with _meta beside 2025 initialize on the same stream; an unsupported version is -32022', () =>
+  run({}, async (bridge) => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    bridge.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: meta } });
+    const discover = await bridge.answer('d');
+    assert.ok(discover.result.supportedVersions.includes('2026-07-28'), JSON.stringify(discover));
+    bridge.send({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: meta } });
+    assert.ok((await bridge.answer('l')).result.tools.some((t) => t.name === 'probe-computers'));
+    bridge.send({ jsonrpc: '2.0', id: 'old', method: 'tools/list', params: { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2024-11-05' } } });
+    assert.equal((await bridge.answer('old')).error.code, -32022);
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
+    assert.equal((await bridge.answer(1)).result.protocolVersion, '2025-06-18');
+  }));
+
+test('stdio with MCP_PORT set also serves HTTP, where initialize does not declare listChanged (no way to deliver it)', () =>
+  run({ MCP_PORT: '0' }, async (bridge) => {
+    await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
+    const url = /also over HTTP at (http:\/\/\S+)/.exec(bridge.out.stderr)[1];
+    const { json } = await rpc(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
+    assert.deepEqual(json.result.capabilities, { tools: {} });
+    bridge.stdin.end();
+    assert.equal((await bridge.exited).code, 0);
+  }));
