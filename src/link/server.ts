@@ -116,13 +116,18 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
         return;
       }
       tickets.set(socket, ticket);
-      socket.once('close', () => admission.close(ticket));
+      socket.on('close', onRawClose);
       callback(true);
     },
+    // our `states` map is the one list of sockets (heartbeat, shutdown): no second set of them
+    clientTracking: false,
   });
   const states = new Map<WebSocket, SocketState>();
   metrics.addGauge({ name: 'cc_link_connections_pre_hello', help: 'Link sockets that have not said hello yet (each holds one hello timer).', read: () => admission.pending });
 
+  // The handlers below are shared by every socket (`this` is the socket) instead of closures made per
+  // connection: with 10,000 idle links the closures, their contexts and a kept hello timer were a
+  // third of what a link cost on the heap beyond ws itself.
   wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
     const state: SocketState = {
       link: null,
@@ -134,38 +139,57 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       throttle: new InboundThrottle(req.socket, options.maxBytesPerSecond ?? Infinity),
     };
     states.set(ws, state);
-    state.helloTimer = setTimeout(() => {
-      warn(`link from ${state.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
-      ws.close(CLOSE_POLICY, 'no hello');
-    }, helloTimeoutMs);
-
-    ws.on('pong', () => {
-      state.alive = true;
-      if (state.link) registry.touch(state.link);
-    });
-    ws.on('message', (data: RawData, isBinary: boolean) => {
-      // nothing a peer sends may throw out of here: ws would hand it to the process as uncaught
-      try {
-        onMessage(ws, state, data, isBinary);
-      } catch (err) {
-        metrics.framesRejected.inc('internal');
-        const line = budget.take(`link from ${state.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
-        if (line !== null) log.error(line);
-      }
-    });
-    ws.on('error', (err: Error & { code?: string }) => {
-      warn(`link from ${state.remoteAddress} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
-    });
-    ws.on('close', (code: number, reason: Buffer) => {
-      states.delete(ws);
-      state.throttle.dispose();
-      if (state.helloTimer) clearTimeout(state.helloTimer);
-      const link = state.link;
-      if (!link) return;
-      const why = `closed ${code}${reason.length ? ` ${reason.toString()}` : ''}`;
-      if (registry.unregister(link, why)) log.info(`unlinked ${describe(link.computerId, link.label)}: ${why}`);
-    });
+    state.helloTimer = setTimeout(onHelloTimeout, helloTimeoutMs, ws, state);
+    ws.on('pong', onPong);
+    ws.on('message', onFrame);
+    ws.on('error', onError);
+    ws.on('close', onClose);
   });
+
+  function onRawClose(this: object): void {
+    const ticket = tickets.get(this);
+    if (ticket) admission.close(ticket);
+  }
+
+  function onHelloTimeout(ws: WebSocket, state: SocketState): void {
+    state.helloTimer = null;
+    warn(`link from ${state.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
+    ws.close(CLOSE_POLICY, 'no hello');
+  }
+
+  function onPong(this: WebSocket): void {
+    const state = states.get(this) as SocketState;
+    state.alive = true;
+    if (state.link) registry.touch(state.link);
+  }
+
+  function onFrame(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const state = states.get(this) as SocketState;
+    // nothing a peer sends may throw out of here: ws would hand it to the process as uncaught
+    try {
+      onMessage(this, state, data, isBinary);
+    } catch (err) {
+      metrics.framesRejected.inc('internal');
+      const line = budget.take(`link from ${state.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
+      if (line !== null) log.error(line);
+    }
+  }
+
+  function onError(this: WebSocket, err: Error & { code?: string }): void {
+    const state = states.get(this);
+    warn(`link from ${state?.remoteAddress ?? '?'} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
+  }
+
+  function onClose(this: WebSocket, code: number, reason: Buffer): void {
+    const state = states.get(this) as SocketState;
+    states.delete(this);
+    state.throttle.dispose();
+    if (state.helloTimer) clearTimeout(state.helloTimer);
+    const link = state.link;
+    if (!link) return;
+    const why = `closed ${code}${reason.length ? ` ${reason.toString()}` : ''}`;
+    if (registry.unregister(link, why)) log.info(`unlinked ${describe(link.computerId, link.label)}: ${why}`);
+  }
 
   function onMessage(ws: WebSocket, state: SocketState, data: RawData, isBinary: boolean): void {
     metrics.framesIn++;
@@ -216,7 +240,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
         return;
       }
       if (state.helloTimer) clearTimeout(state.helloTimer);
-      const { link, replaced } = registry.register(counted(ws), frame, state.remoteAddress);
+      state.helloTimer = null;
+      const { link, replaced } = registry.register(new CountedSocket(ws), frame, state.remoteAddress);
       state.link = link;
       metrics.linksLinked++;
       send(ws, HELLO_OK);
@@ -255,12 +280,15 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     ws.send(text);
   }
 
-  /** What the registry sends through: the socket, with frames counted. One object per link. */
-  function counted(ws: WebSocket): LinkSocket {
-    return {
-      send: (text) => send(ws, text),
-      close: (code, reason) => ws.close(code, reason),
-    };
+  /** What the registry sends through: the socket, with frames counted. One small object per link. */
+  class CountedSocket implements LinkSocket {
+    constructor(private readonly ws: WebSocket) {}
+    send(text: string): void {
+      send(this.ws, text);
+    }
+    close(code: number, reason: string): void {
+      this.ws.close(code, reason);
+    }
   }
 
   const heartbeat = setInterval(() => {

@@ -271,3 +271,22 @@ test('list is kept in id order across registers, replacements and unregisters', 
   assert.equal(registry.unregister(newer, 'gone'), true);
   assert.deepEqual(registry.list().map((l) => l.computerId), [1, 2]);
 });
+
+test('a request on one link never shows up in the pending requests of another (idle links share no state)', async () => {
+  const registry = new LinkRegistry();
+  const a = recordingSocket();
+  const la = registry.register(a, hello(1), 'a').link;
+  const lb = registry.register(recordingSocket(), hello(2), 'b').link;
+  const lc = registry.register(recordingSocket(), hello(3), 'c').link;
+  const one = registry.request(la, 'ping', undefined, { timeoutMs: 60_000 });
+  const all = registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 60_000 });
+  assert.equal(la.pending.size, 2);
+  assert.equal(lb.pending.size, 1);
+  assert.equal(lc.pending.size, 0, 'the link that was sent nothing has nothing pending');
+  assert.equal(registry.resolve(lc, { type: 'response', id: a.sent[0].id, ok: true, result: 'x' }), false);
+  registry.unregister(la, 'gone');
+  registry.unregister(lb, 'gone');
+  assert.equal((await one).status, 'disconnected');
+  assert.deepEqual((await all).map((o) => o.status), ['disconnected', 'disconnected']);
+  assert.equal(lc.pending.size, 0);
+});
