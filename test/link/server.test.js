@@ -255,3 +255,21 @@ test('a listener whose port is taken fails to start with EADDRINUSE', async () =
     await first.close();
   }
 });
+
+test('frames sent to one computer in the same turn (one corked write) arrive whole, in order, and are all answered', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 7 });
+    const other = await linkComputer(bridge, { computerId: 8 });
+    const link = bridge.links.get(7);
+    // all in one synchronous turn
+    const outcomes = Array.from({ length: 50 }, (_, i) => bridge.links.request(link, 'ping', { n: i }, { timeoutMs: 30_000 }));
+    const both = bridge.links.requestAll(bridge.links.list(), 'ping', undefined, { timeoutMs: 30_000 });
+    assert.deepEqual((await Promise.all(outcomes)).map((o) => o.status), Array(50).fill('ok'));
+    assert.deepEqual((await both).map((o) => o.result), [pongText(7, null), pongText(8, null)]);
+    const requests = computer.received.filter((f) => f.type === 'request');
+    assert.deepEqual(requests.slice(0, 50).map((f) => f.params.n), Array.from({ length: 50 }, (_, i) => i));
+    assert.equal(requests.length, 51);
+    assert.equal(other.received.filter((f) => f.type === 'request').length, 1);
+    await computer.close();
+    await other.close();
+  }));
