@@ -45,6 +45,8 @@ function fail(code: FailureCode, text: string): CallOutcome {
 
 /** Classifies what a tool returned: its own tag wins; an untagged error result is a tool_error. */
 function outcomeOf(result: ToolResult): CallOutcome {
+  // most results carry no tag: no copy of the result then
+  if (!(FAILURE in result)) return { result, failure: result.isError ? { code: 'tool_error', message: textOf(result) } : null };
   const { [FAILURE]: tagged, ...plain } = result;
   const code = tagged ?? (result.isError ? 'tool_error' : undefined);
   return { result: plain, failure: code ? { code, message: textOf(result) } : null };

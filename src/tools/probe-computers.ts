@@ -1,6 +1,6 @@
 // probe-computers: ping every linked computer at once and report one line per computer.
 import { describe, type Outcome } from '../link/registry.js';
-import { textResult, type Tool } from './tool.js';
+import type { Tool } from './tool.js';
 import { boundsProblem, type JsonBounds } from '../jsonrpc/bounds.js';
 
 /** Largest non-string pong shown as JSON (mcp-computer always answers with a string). */
@@ -17,24 +17,25 @@ interface ProbeEntry {
   ms: number;
 }
 
+// entries are built as literals (no spread of a shared base): one object per computer per probe
 function entryFor(computerId: number, label: string | null, outcome: Outcome): ProbeEntry {
-  const base = { computerId, label, ms: outcome.ms };
+  const ms = outcome.ms;
   switch (outcome.status) {
     case 'ok': {
-      if (typeof outcome.result === 'string') return { ...base, status: 'pong', result: outcome.result };
+      if (typeof outcome.result === 'string') return { computerId, label, ms, status: 'pong', result: outcome.result };
       // a non-string pong is shown as JSON only when it is small: one computer's odd answer is its own line
       const problem = boundsProblem(outcome.result, MAX_PONG_BOUNDS);
-      if (problem) return { ...base, status: 'error', error: `protocol error: its pong ${problem}` };
-      return { ...base, status: 'pong', result: JSON.stringify(outcome.result) };
+      if (problem) return { computerId, label, ms, status: 'error', error: `protocol error: its pong ${problem}` };
+      return { computerId, label, ms, status: 'pong', result: JSON.stringify(outcome.result) };
     }
     case 'error':
-      return { ...base, status: 'error', error: outcome.error };
+      return { computerId, label, ms, status: 'error', error: outcome.error };
     case 'timeout':
-      return { ...base, status: 'timeout' };
+      return { computerId, label, ms, status: 'timeout' };
     // a probe is never cancelled on its own; an aborted call means the bridge stopped waiting
     case 'cancelled':
     case 'disconnected':
-      return { ...base, status: 'disconnected' };
+      return { computerId, label, ms, status: 'disconnected' };
   }
 }
 
@@ -81,10 +82,10 @@ export const probeComputers: Tool = {
 
   async call(_args, { links, config, signal }) {
     const linked = links.list();
-    if (linked.length === 0) return { ...textResult('No computers connected.'), structuredContent: { computers: [] } };
+    if (linked.length === 0) return { content: [{ type: 'text', text: 'No computers connected.' }], structuredContent: { computers: [] } };
     // one timer and one abort listener for the whole probe; each computer still gets its own id
     const outcomes = await links.requestAll(linked, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal });
     const computers = linked.map((link, i) => entryFor(link.computerId, link.label, outcomes[i] as Outcome));
-    return { ...textResult(computers.map(lineFor).join('\n')), structuredContent: { computers } };
+    return { content: [{ type: 'text', text: computers.map(lineFor).join('\n') }], structuredContent: { computers } };
   },
 };
