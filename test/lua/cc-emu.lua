@@ -17,6 +17,11 @@
 --   --ws-disabled       http.websocket throws "Websocket connections are disabled"
 --   --ws-missing        http has no websocket functions
 --   --no-async          http has no websocketAsync (older CC)
+--   --native-async      http.websocketAsync is the native function (CC 1.100):
+--                       an immediate failure returns false, message and
+--                       queues no websocket_failure
+--   --max-websockets N  open websockets allowed (http.max_websockets, 4)
+--   --websockets-in-use N  websockets other programs hold open (0)
 --   --ws-fail-hex HEX   every connect fails later with this websocket_failure message
 --   --ws-sync-fail-hex HEX  every connect fails at once with false, message
 --   --old-json          textutils.serializeJSON without options tables (CC < 1.106)
@@ -54,6 +59,7 @@ local function unhex(s) return (s:gsub("%x%x", UNHEX)) end
 local cfg = {
     id = 1, width = 51, height = 19, colour = true, http = true, ws = "enabled",
     async = true, unicodeJson = true, maxMessage = 131072, watchdog = 7, hardAbort = 1.5,
+    maxWebsockets = 4, websocketsInUse = 0,
 }
 local command, commandArgs
 do
@@ -84,6 +90,9 @@ do
         elseif a == "--ws-sync-fail-hex" then cfg.wsSyncFail = unhex(value())
         elseif a == "--old-json" then cfg.unicodeJson = false
         elseif a == "--max-message" then cfg.maxMessage = tonumber(value())
+        elseif a == "--native-async" then cfg.nativeAsync = true
+        elseif a == "--max-websockets" then cfg.maxWebsockets = tonumber(value())
+        elseif a == "--websockets-in-use" then cfg.websocketsInUse = tonumber(value())
         elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
         elseif a == "--hard-abort" then cfg.hardAbort = tonumber(value())
         else error("cc-emu: unknown option " .. a, 0) end
@@ -1112,6 +1121,14 @@ if cfg.http then
         scheme = scheme:lower()
         if scheme ~= "ws" and scheme ~= "wss" then return false, "Invalid scheme '" .. scheme .. "'" end
         if cfg.wsSyncFail then return false, cfg.wsSyncFail end
+        -- HTTPAPI.websocket: a Websocket queued on a full ResourceGroup
+        -- (CoreConfig.httpMaxWebsockets, 4 by default; pending and open
+        -- sockets count until closed) raises this LuaException.
+        local open = cfg.websocketsInUse
+        for _, w in pairs(websockets) do if not w.closed then open = open + 1 end end
+        if cfg.maxWebsockets > 0 and open >= cfg.maxWebsockets then
+            error("Too many websockets already open", 2)
+        end
         if cfg.wsFail then
             push(table.pack("websocket_failure", url, cfg.wsFail))
             return true
@@ -1124,7 +1141,13 @@ if cfg.http then
 
     http = {}
     if cfg.ws ~= "missing" then
-        if cfg.async then
+        if cfg.async and cfg.nativeAsync then
+            -- CC 1.100: http.websocketAsync is the native function itself
+            -- (rom/apis/http/http.lua wraps it only from 1.101).
+            http.websocketAsync = nativeHttp.websocket
+        elseif cfg.async then
+            -- rom/apis/http/http.lua (1.101+): queue websocket_failure for an
+            -- immediate failure too.
             function http.websocketAsync(url)
                 local ok, err = nativeHttp.websocket(url)
                 if not ok then os.queueEvent("websocket_failure", url, err) end

@@ -100,6 +100,9 @@ class Computer {
     if (o.websocket === 'disabled') flags.push('--ws-disabled');
     if (o.websocket === 'missing') flags.push('--ws-missing');
     if (o.noAsync) flags.push('--no-async');
+    if (o.nativeAsync) flags.push('--native-async');
+    if (o.maxWebsockets !== undefined) flags.push('--max-websockets', String(o.maxWebsockets));
+    if (o.websocketsInUse) flags.push('--websockets-in-use', String(o.websocketsInUse));
     if (o.failure) flags.push('--ws-fail-hex', hex(o.failure));
     if (o.syncFailure) flags.push('--ws-sync-fail-hex', hex(o.syncFailure));
     if (o.oldJson) flags.push('--old-json');
@@ -227,6 +230,7 @@ class Computer {
     const fail = (message) => {
       if (s.done || s.closedByLua) return;
       s.done = true;
+      this.send(`closed ${id}`); // gives its slot back (http.max_websockets)
       this.queueEvent('websocket_failure', url, message);
     };
     ws.on('open', () => {
@@ -243,11 +247,16 @@ class Computer {
     ws.on('message', (data, isBinary) => {
       if (s.closedByLua || s.done) return;
       if (this.maxMessage > 0 && data.length > this.maxMessage) {
-        // CC drops the connection when an incoming frame is over the limit.
+        // A frame over max_websocket_message: netty's WebSocket08FrameDecoder
+        // (maxFramePayloadLength) answers it with close 1009 and throws a
+        // CorruptedWebSocketFrameException; CC's WebsocketHandler.exceptionCaught
+        // closes the channel and, the handshake being done, queues
+        // websocket_closed with NetworkUtils.toFriendlyError's "Could not
+        // connect" (that exception is no TooLongFrameException) and no code.
         s.done = true;
-        ws.terminate();
+        ws.close(1009, `Max frame length of ${this.maxMessage} has been exceeded.`);
         this.send(`closed ${id}`);
-        this.queueEvent('websocket_closed', url, 'Message is too large');
+        this.queueEvent('websocket_closed', url, 'Could not connect');
         return;
       }
       this.queueEvent('websocket_message', url, Buffer.from(data), isBinary);
