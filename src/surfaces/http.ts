@@ -61,6 +61,15 @@ export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID';
 export const CORS_EXPOSE_HEADERS = 'MCP-Protocol-Version, Mcp-Session-Id, WWW-Authenticate, Retry-After';
 
+/**
+ * The preflight's allowed headers: the fixed list, plus the 2026-07-28 `Mcp-Param-{Name}` headers the
+ * browser asks for (their names come from tool schemas, so no fixed list can hold them).
+ */
+export function corsAllowHeaders(requested: string | undefined): string {
+  const params = (requested ?? '').split(',').map((h) => h.trim()).filter((h) => /^mcp-param-[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(h));
+  return params.length ? `${CORS_ALLOW_HEADERS}, ${params.join(', ')}` : CORS_ALLOW_HEADERS;
+}
+
 /** JSON-RPC code of the 401 body on the MCP endpoint (implementation-defined server error range). */
 export const UNAUTHORIZED = -32001;
 
@@ -112,7 +121,7 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
       if (method === 'OPTIONS') {
         res.writeHead(204, {
           'access-control-allow-methods': CORS_ALLOW_METHODS,
-          'access-control-allow-headers': CORS_ALLOW_HEADERS,
+          'access-control-allow-headers': corsAllowHeaders(req.headers['access-control-request-headers']),
           'access-control-max-age': '600',
         });
         res.end();

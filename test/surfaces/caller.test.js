@@ -82,6 +82,14 @@ test('CORS: an allowed Origin gets a 204 preflight and Access-Control-Allow-Orig
       assert.equal(res.headers.get('access-control-allow-origin'), origin);
       assert.ok(res.json.result.tools.length > 0);
     }
+    // 2026-07-28 Mcp-Param-{Name} headers are named by tool schemas: the ones asked for are allowed, nothing else
+    const params = await fetch(bridge.mcpUrl, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://127.0.0.1:9', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,mcp-param-region,x-other,mcp-param-bad name' },
+    });
+    const list = params.headers.get('access-control-allow-headers').split(', ');
+    assert.ok(list.includes('mcp-param-region'), list.join());
+    assert.ok(!list.some((h) => /x-other|bad name/.test(h)), list.join());
     const foreign = await fetch(bridge.mcpUrl, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
     assert.equal(foreign.status, 403);
     assert.equal(foreign.headers.get('access-control-allow-origin'), null);
