@@ -75,6 +75,5 @@ test('a server behind a wrapper process (sh -c, like npx): closing the bridge le
     await bridge.close();
     // the grandchild went with its process group (a survivor fails the test when until gives up)
     await until(() => !alive(pid));
-    assert.ok(bridge.logs.some((l) => /upstream wrapped stderr: ignoring SIGTERM/.test(l)), 'it had to be killed');
   });
 });
