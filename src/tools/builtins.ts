@@ -2,6 +2,7 @@
 import { execLua } from './exec-lua.js';
 import { probeComputers } from './probe-computers.js';
 import { deleteFileTool, listFilesTool, moveFileTool } from './files.js';
+import { PART_B_TOOLS } from './part-b.js';
 import type { ToolSource } from './registry.js';
 import type { Tool } from './tool.js';
 
@@ -10,6 +11,7 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   probeComputers,
   execLua,
   ...[listFilesTool, deleteFileTool, moveFileTool],
+  ...PART_B_TOOLS,
 ];
 
 export const builtinSource: ToolSource = { id: 'builtin', tools: () => BUILTIN_TOOLS };

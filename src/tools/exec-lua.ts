@@ -2,6 +2,7 @@
 import { FrameTooLargeError, Link, describe, type LinkRegistry } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
+import { startDetached } from './job-tools.js';
 import { classified, failedResult, textResult, type FailureCode, type Tool, type ToolResult } from './tool.js';
 
 export const MAX_CODE_BYTES = 64 * 1024;
@@ -94,7 +95,7 @@ export function luaByteLiteral(base64: string): string {
   return `${out}"`;
 }
 
-function renderValue(descriptor: unknown): string {
+export function renderValue(descriptor: unknown): string {
   if (!isRecord(descriptor)) return JSON.stringify(descriptor);
   if (typeof descriptor.repr === 'string') return descriptor.repr;
   if (typeof descriptor.base64 === 'string') return luaByteLiteral(descriptor.base64);
@@ -187,6 +188,7 @@ export const execLua: Tool = {
         maximum: MAX_TIMEOUT_MS,
         description: 'how long to wait before cancelling (default CC_EXEC_TIMEOUT_MS, 10000)',
       },
+      detach: { type: 'boolean', description: 'run as a job that outlives this call: answers at once with its id (see job-status)' },
     },
     required: ['code'],
     additionalProperties: false,
@@ -212,13 +214,14 @@ export const execLua: Tool = {
       },
       truncated: { type: 'boolean' },
       error: { type: 'string' },
+      job: { type: 'string' },
     },
     required: ['computerId', 'ok', 'output', 'returns', 'truncated'],
   },
   annotations: { destructiveHint: true, openWorldHint: true },
   enabled: (config) => config.execLua,
 
-  async call(args, { links, config, signal }) {
+  async call(args, { links, config, log, signal }) {
     const code = args.code as string;
     if (Buffer.byteLength(code) > MAX_CODE_BYTES) {
       return failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${MAX_CODE_BYTES} are allowed.`, 'invalid_arguments');
@@ -226,6 +229,7 @@ export const execLua: Tool = {
     const target = findComputer(links, args);
     if (typeof target === 'string') return failedResult(`${target} ${linkedList(links)}`, 'unknown_computer');
     if (!(target instanceof Link)) return target;
+    if (args.detach === true) return startDetached('exec-lua', target, { links, config, log, signal }, { code });
     return runLua(links, target, code, undefined, (args.timeoutMs as number | undefined) ?? config.execTimeoutMs, signal);
   },
 };

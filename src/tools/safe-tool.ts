@@ -38,6 +38,11 @@ export function frameLimit(link: Link): number {
 
 export type MethodResult = { ok: true; result: unknown } | { ok: false; error: ToolResult };
 
+export interface MethodOptions {
+  /** Tell the computer to stop when the bridge stops waiting (methods that run as a chunk there). */
+  cancelOnTimeout?: boolean;
+}
+
 /**
  * Sends one request for `method` to `link` and waits for its answer (CC_EXEC_TIMEOUT_MS, or
  * `timeoutMs`). Every way it can fail becomes a finished error result: the computer's own error
@@ -50,11 +55,17 @@ export async function callMethod(
   method: string,
   params: Record<string, unknown>,
   timeoutMs: number = ctx.config.execTimeoutMs,
+  options: MethodOptions = {},
 ): Promise<MethodResult> {
   const who = describe(link.computerId, link.label);
   let outcome;
   try {
-    outcome = await ctx.links.request(link, method, params, { timeoutMs, signal: ctx.signal, maxFrameBytes: frameLimit(link) });
+    outcome = await ctx.links.request(link, method, params, {
+      timeoutMs,
+      signal: ctx.signal,
+      maxFrameBytes: frameLimit(link),
+      cancelOnTimeout: options.cancelOnTimeout ?? false,
+    });
   } catch (err) {
     if (err instanceof FrameTooLargeError) return { ok: false, error: failedResult(`The request is too large to send: ${err.message}.`, 'invalid_arguments') };
     throw err;
@@ -69,9 +80,9 @@ export async function callMethod(
       }
       return { ok: false, error: failedResult(outcome.error, 'tool_error') };
     case 'timeout':
-      return { ok: false, error: failedResult(`computer ${who} did not answer ${method} within ${timeoutMs} ms (CC_EXEC_TIMEOUT_MS).`, 'timeout') };
+      return { ok: false, error: failedResult(`computer ${who} did not answer ${method} within ${timeoutMs} ms${options.cancelOnTimeout ? '; cancel sent' : ' (CC_EXEC_TIMEOUT_MS)'}.`, 'timeout') };
     case 'cancelled':
-      return { ok: false, error: failedResult(`cancelled while waiting for ${method} on computer ${who}.`, 'cancelled') };
+      return { ok: false, error: failedResult(`cancelled while waiting for ${method} on computer ${who}${options.cancelOnTimeout ? '; cancel sent to the computer' : ''}.`, 'cancelled') };
     case 'disconnected':
       return { ok: false, error: failedResult(`the link to computer ${who} dropped before it answered (${outcome.reason}).`, 'unavailable') };
   }

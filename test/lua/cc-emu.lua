@@ -28,11 +28,12 @@
 --   --max-message N     websocket message limit in bytes (default 131072)
 --   --watchdog S        seconds of running (per resume) before "Too long without yielding" (7)
 --   --hard-abort S      seconds more before the computer is hard-aborted (1.5)
+--   --peripheral N=KIND attach a peripheral named N: monitor, chest, barrel or modem
 --
 -- Line protocol on stdin/stdout (payloads are hex encoded):
 --   emu -> host:  w <hex> | nl | fg <n> | bg <n> | timer <id> <seconds>
 --                 | cancel-timer <id> | ws-open <id> <hex url> | ws-send <id> <hex> <0|1>
---                 | ws-close <id> | exit <code>
+--                 | ws-close <id> | modem <channel> <reply> <hex> | exit <code>
 --   host -> emu:  ev <token>...      queue an event; tokens are s:<hex> n:<number>
 --                                    b:<0|1> nil h:<websocket id>
 --                 closed <id>        the host saw websocket <id> close
@@ -60,6 +61,7 @@ local cfg = {
     id = 1, width = 51, height = 19, colour = true, http = true, ws = "enabled",
     async = true, unicodeJson = true, maxMessage = 131072, watchdog = 7, hardAbort = 1.5,
     maxWebsockets = 4, websocketsInUse = 0,
+    peripherals = {},
 }
 local command, commandArgs
 do
@@ -95,6 +97,7 @@ do
         elseif a == "--websockets-in-use" then cfg.websocketsInUse = tonumber(value())
         elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
         elseif a == "--hard-abort" then cfg.hardAbort = tonumber(value())
+        elseif a == "--peripheral" then cfg.peripherals[#cfg.peripherals + 1] = value()
         else error("cc-emu: unknown option " .. a, 0) end
         i = i + 1
     end
@@ -1231,6 +1234,280 @@ function shell.run(...)
     local words = {}
     for w in table.concat({ ... }, " "):gmatch("%S+") do words[#words + 1] = w end
     return shell.execute(table.unpack(words))
+end
+
+---------------------------------------------------------------------------
+-- Peripherals, keys and read() (lua-tools): a monitor, a chest-like
+-- inventory and a modem, attached with --peripheral NAME=KIND
+---------------------------------------------------------------------------
+
+-- keys: the GLFW key codes CC:Tweaked uses since Minecraft 1.13.
+keys = {
+    space = 32, apostrophe = 39, comma = 44, minus = 45, period = 46, slash = 47,
+    semicolon = 59, equals = 61, leftBracket = 91, backslash = 92, rightBracket = 93, grave = 96,
+    enter = 257, tab = 258, backspace = 259, insert = 260, delete = 261, right = 262, left = 263,
+    down = 264, up = 265, pageUp = 266, pageDown = 267, home = 268, ["end"] = 269, capsLock = 280,
+    leftShift = 340, leftCtrl = 341, leftAlt = 342, rightShift = 344, rightCtrl = 345, rightAlt = 346,
+}
+do
+    local digits = { "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine" }
+    for i, name in ipairs(digits) do keys[name] = 47 + i end
+    for i = 0, 25 do keys[string.char(97 + i)] = 65 + i end
+    for i = 1, 12 do keys["f" .. i] = 289 + i end
+    local names = {}
+    for k, v in pairs(keys) do names[v] = k end
+    function keys.getName(code) return names[code] end
+end
+
+-- read(): the line editing CC's read does for char, paste, enter,
+-- backspace, left and right (no history or completion); echoed on the
+-- terminal, the cursor blinking while it waits.
+function read(replaceChar, _, _, default)
+    local line = default or ""
+    local pos = #line
+    local sx, sy = term.getCursorPos()
+    local shown = 0
+    local function redraw()
+        term.setCursorPos(sx, sy)
+        local text = replaceChar and string.rep(replaceChar:sub(1, 1), #line) or line
+        term.write(text .. string.rep(" ", math.max(0, shown - #text)))
+        shown = #text
+        term.setCursorPos(sx + pos, sy)
+    end
+    term.setCursorBlink(true)
+    redraw()
+    while true do
+        local ev, p1 = os.pullEvent()
+        if ev == "char" or ev == "paste" then
+            line = line:sub(1, pos) .. p1 .. line:sub(pos + 1)
+            pos = pos + #p1
+            redraw()
+        elseif ev == "key" and p1 == keys.enter then
+            break
+        elseif ev == "key" and p1 == keys.backspace and pos > 0 then
+            line = line:sub(1, pos - 1) .. line:sub(pos + 1)
+            pos = pos - 1
+            redraw()
+        elseif ev == "key" and p1 == keys.left and pos > 0 then
+            pos = pos - 1
+            redraw()
+        elseif ev == "key" and p1 == keys.right and pos < #line then
+            pos = pos + 1
+            redraw()
+        end
+    end
+    term.setCursorBlink(false)
+    term.setCursorPos(sx + #line, sy)
+    print()
+    return line
+end
+
+-- A main-thread method, as CC runs inventory calls: the result comes back
+-- in a task_complete event, so the caller yields.
+local nextTask = 0
+local function onMainThread(fn, ...)
+    nextTask = nextTask + 1
+    local id = nextTask
+    local res = table.pack(pcall(fn, ...))
+    os.queueEvent("task_complete", id, res[1], table.unpack(res, 2, res.n))
+    while true do
+        local ev = table.pack(os.pullEvent("task_complete"))
+        if ev[2] == id then
+            if ev[3] then return table.unpack(ev, 4, ev.n) end
+            error(ev[4], 0)
+        end
+    end
+end
+
+local attached = {} -- name -> { types = {...}, methods = { name = fn } }
+local PERIPHERAL_KINDS = {}
+
+function PERIPHERAL_KINDS.monitor()
+    local w, h, x, y, scale, blink = 39, 19, 1, 1, 1, false
+    local fg, bg = colours.white, colours.black
+    local rows = {}
+    local function blank() for i = 1, h do rows[i] = string.rep(" ", w) end end
+    blank()
+    local m = {}
+    function m.write(text)
+        text = tostring(text)
+        if y >= 1 and y <= h then
+            local line = rows[y] .. string.rep(" ", math.max(0, x + #text - 1 - w))
+            rows[y] = (line:sub(1, x - 1) .. text .. line:sub(x + #text)):sub(1, w)
+        end
+        x = x + #text
+    end
+    function m.blit(text, a, b)
+        if #text ~= #a or #text ~= #b then error("Arguments must be the same length", 0) end
+        m.write(text)
+    end
+    function m.clear() blank() end
+    function m.clearLine() if rows[y] then rows[y] = string.rep(" ", w) end end
+    function m.setCursorPos(nx, ny) x, y = checkType(1, nx, "number"), checkType(2, ny, "number") end
+    function m.getCursorPos() return x, y end
+    function m.getSize() return w, h end
+    function m.scroll(n)
+        for _ = 1, n do table.remove(rows, 1) rows[h] = string.rep(" ", w) end
+    end
+    function m.setTextScale(s)
+        checkType(1, s, "number")
+        if s < 0.5 or s > 5 then error("Expected number in range 0.5-5", 0) end
+        scale = s
+    end
+    function m.getTextScale() return scale end
+    function m.isColour() return true end
+    function m.setTextColour(c) paletteIndex(c) fg = c end
+    function m.getTextColour() return fg end
+    function m.setBackgroundColour(c) paletteIndex(c) bg = c end
+    function m.getBackgroundColour() return bg end
+    function m.setCursorBlink(b) blink = checkType(1, b, "boolean") end
+    function m.getCursorBlink() return blink end
+    m.isColor, m.setTextColor, m.getTextColor = m.isColour, m.setTextColour, m.getTextColour
+    m.setBackgroundColor, m.getBackgroundColor = m.setBackgroundColour, m.getBackgroundColour
+    return { types = { "monitor" }, methods = m }
+end
+
+local function inventory(kind, slots)
+    local inv = {}
+    return {
+        types = { kind, "inventory" },
+        slots = slots,
+        methods = {
+            size = function() return onMainThread(function() return 27 end) end,
+            list = function()
+                return onMainThread(function()
+                    local out = {}
+                    for i, s in pairs(slots) do out[i] = { name = s.name, count = s.count } end
+                    return out
+                end)
+            end,
+            getItemDetail = function(slot)
+                checkType(1, slot, "number")
+                return onMainThread(function()
+                    if slot < 1 or slot > 27 then error("Slot out of range (expected between 1 and 27)", 0) end
+                    local s = slots[slot]
+                    if not s then return nil end
+                    return { name = s.name, count = s.count, maxCount = 64, displayName = s.displayName }
+                end)
+            end,
+            pushItems = function(toName, fromSlot, limit, toSlot)
+                checkType(1, toName, "string")
+                checkType(2, fromSlot, "number")
+                return onMainThread(function()
+                    local target = attached[toName]
+                    if not target or not target.slots then error("Target '" .. toName .. "' does not exist", 0) end
+                    local s = slots[fromSlot]
+                    if not s then return 0 end
+                    local n = math.min(s.count, limit or 64)
+                    local dest = toSlot
+                    if not dest then
+                        for i = 1, 27 do
+                            local d = target.slots[i]
+                            if not d or (d.name == s.name and d.count < 64) then dest = i break end
+                        end
+                    end
+                    if not dest then return 0 end
+                    local d = target.slots[dest]
+                    if d and d.name ~= s.name then return 0 end
+                    if d then n = math.min(n, 64 - d.count) end
+                    target.slots[dest] = { name = s.name, displayName = s.displayName, count = (d and d.count or 0) + n }
+                    s.count = s.count - n
+                    if s.count == 0 then slots[fromSlot] = nil end
+                    return n
+                end)
+            end,
+        },
+        inv = inv,
+    }
+end
+
+function PERIPHERAL_KINDS.chest()
+    return inventory("minecraft:chest", {
+        [1] = { name = "minecraft:cobblestone", displayName = "Cobblestone", count = 64 },
+        [5] = { name = "minecraft:torch", displayName = "Torch", count = 12 },
+    })
+end
+
+function PERIPHERAL_KINDS.barrel()
+    return inventory("minecraft:barrel", {})
+end
+
+function PERIPHERAL_KINDS.modem()
+    local open = {}
+    local function channel(n, c)
+        checkType(n, c, "number")
+        if c < 0 or c > 65535 then error("Channel out of range", 0) end
+        return c
+    end
+    return { types = { "modem" }, methods = {
+        isWireless = function() return true end,
+        open = function(c) open[channel(1, c)] = true end,
+        close = function(c) open[channel(1, c)] = nil end,
+        isOpen = function(c) return open[channel(1, c)] == true end,
+        closeAll = function() open = {} end,
+        transmit = function(c, reply, message)
+            channel(1, c)
+            channel(2, reply)
+            emit("modem " .. c .. " " .. reply .. " " .. hex(tostring(message)))
+        end,
+    } }
+end
+
+for _, spec in ipairs(cfg.peripherals) do
+    local name, kind = spec:match("^([^=]+)=(%w+)$")
+    if not name or not PERIPHERAL_KINDS[kind] then error("cc-emu: bad --peripheral " .. spec, 0) end
+    attached[name] = PERIPHERAL_KINDS[kind]()
+end
+
+peripheral = {}
+function peripheral.getNames()
+    local out = {}
+    for name in pairs(attached) do out[#out + 1] = name end
+    table.sort(out)
+    return out
+end
+function peripheral.isPresent(name) return attached[checkType(1, name, "string")] ~= nil end
+function peripheral.getType(p)
+    local a = type(p) == "table" and p.__peripheral or attached[checkType(1, p, "string", "table")]
+    if not a then return nil end
+    return table.unpack(a.types)
+end
+function peripheral.hasType(name, t)
+    local a = attached[checkType(1, name, "string")]
+    if not a then return nil end
+    for _, x in ipairs(a.types) do if x == t then return true end end
+    return false
+end
+function peripheral.getMethods(name)
+    local a = attached[checkType(1, name, "string")]
+    if not a then return nil end
+    local out = {}
+    for m in pairs(a.methods) do out[#out + 1] = m end
+    table.sort(out)
+    return out
+end
+function peripheral.call(name, method, ...)
+    checkType(1, name, "string")
+    checkType(2, method, "string")
+    local a = attached[name]
+    if not a then error("No peripheral attached", 2) end
+    local fn = a.methods[method]
+    if not fn then error("No such method " .. method, 2) end
+    return fn(...)
+end
+function peripheral.wrap(name)
+    local a = attached[checkType(1, name, "string")]
+    if not a then return nil end
+    local w = {}
+    for m, fn in pairs(a.methods) do w[m] = fn end
+    return w
+end
+function peripheral.find(t)
+    local out = {}
+    for _, name in ipairs(peripheral.getNames()) do
+        if peripheral.hasType(name, t) then out[#out + 1] = peripheral.wrap(name) end
+    end
+    return table.unpack(out)
 end
 
 _HOST = "ComputerCraft 1.109.0 (cc-emu)"

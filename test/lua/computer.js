@@ -55,6 +55,7 @@ class Computer {
     this.waiters = new Set();
     this.exitInfo = null;
     this.sent = [];
+    this.transmitted = [];
   }
 
   /** Everything written to the screen so far, newlines where the cursor moved to a new line. */
@@ -109,6 +110,7 @@ class Computer {
     if (o.maxMessage) flags.push('--max-message', String(o.maxMessage));
     if (o.watchdog !== undefined) flags.push('--watchdog', String(o.watchdog));
     if (o.hardAbort !== undefined) flags.push('--hard-abort', String(o.hardAbort));
+    for (const [name, kind] of Object.entries(o.peripherals ?? {})) flags.push('--peripheral', `${name}=${kind}`);
     const command = o.command ?? 'mcp-computer';
     const args = [...(o.args ?? [])];
     if (o.url) args.unshift(o.url);
@@ -203,6 +205,10 @@ class Computer {
         }
         break;
       }
+      case 'modem':
+        // a modem peripheral's transmit (lua-tools): channel, reply channel, message
+        this.transmitted.push({ channel: Number(rest[0]), replyChannel: Number(rest[1]), message: Buffer.from(rest[2] ?? '', 'hex').toString('utf8') });
+        break;
       case 'exit':
         break;
       default:
@@ -356,7 +362,7 @@ class Computer {
  * failure message, e.g. "Domain not permitted"), syncFailure, oldJson,
  * maxMessage, watchdog and hardAbort (seconds, CC: 7 and 1.5), size [w, h] (default 200x40),
  * colour (false for a basic computer), timeScale (emulated seconds -> real, default 0.01),
- * holdConnect (keep connects pending until releaseConnects()).
+ * holdConnect (keep connects pending until releaseConnects()), peripherals ({ name: "monitor" | "chest" | "barrel" | "modem" }).
  */
 export function startComputer(opts = {}) {
   return new Computer(opts).start();
