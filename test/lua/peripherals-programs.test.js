@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
+import { rpc, session } from '../helpers.js';
 import { useComputer } from './computer.js';
 import { describeLua } from './lua-env.js';
 
@@ -193,16 +194,14 @@ describeLua('programs (lua-tools)', () => {
     assert.match(text(timedOut), /did not answer run-program within 300 ms; cancel sent/);
     await c.waitForOutput(/cancelled exec-lua/);
 
-    // notifications/cancelled for the call: the bridge stops waiting and tells the computer.
+    // notifications/cancelled for the call (in its session): the bridge stops waiting and tells the computer.
     const mark = c.output.length;
+    const s = await session(bridge.mcpUrl);
     const body = { jsonrpc: '2.0', id: 'run-forever', method: 'tools/call', params: { name: 'run-program', arguments: { computerId: 5, command: 'forever', timeoutMs: 60000 } } };
-    const pending = fetch(bridge.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json());
+    const pending = rpc(bridge.mcpUrl, body, s).then((r) => r.json);
     await waitForFile(c, 'running');
-    await fetch(bridge.mcpUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'run-forever' } }),
-    });
+    const cancel = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'run-forever' } }, s);
+    assert.equal(cancel.status, 202);
     const cancelled = await pending;
     assert.match(JSON.stringify(cancelled), /cancel/);
     await c.waitForOutput(/cancelled exec-lua/, 10000, mark);
