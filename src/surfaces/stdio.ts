@@ -1,7 +1,8 @@
 // MCP over stdin/stdout (`--stdio`): one JSON message per line each way, as every MCP revision
 // defines stdio. The same Dispatcher as HTTP answers; only protocol messages are ever written to
 // `output` (logs go to the logger, on stderr). Both eras: a message that names a protocol version in
-// `_meta` (or is server/discover) is 2026-07-28, anything else is the 2025 revisions.
+// `_meta` is 2026-07-28 (an unserved one gets -32022), anything else is the 2025 revisions, so a
+// server/discover without `_meta` is -32601 as it is over HTTP without MCP-Protocol-Version.
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
@@ -30,8 +31,7 @@ export interface StdioSurface {
 
 export const LIST_CHANGED = 'notifications/tools/list_changed';
 
-const isModern = (body: unknown): boolean =>
-  isRecord(body) && (body.method === 'server/discover' || declaredVersion(body) !== undefined);
+const isModern = (body: unknown): boolean => isRecord(body) && declaredVersion(body) !== undefined;
 
 export function serveStdio(options: StdioOptions): StdioSurface {
   const { input, output, dispatcher, log } = options;

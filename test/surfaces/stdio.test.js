@@ -188,7 +188,7 @@ test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONF
   });
 });
 
-test('stdio: 2026-07-28 server/discover and tools/list with _meta beside 2025 initialize on the same stream; an unsupported version is -32022', () =>
+test('stdio: 2026-07-28 server/discover and tools/list with _meta beside 2025 initialize on the same stream; an unsupported version is -32022; a legacy probe without _meta is -32601', () =>
   run({}, async (bridge) => {
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
     bridge.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: meta } });
@@ -198,6 +198,9 @@ test('stdio: 2026-07-28 server/discover and tools/list with _meta beside 2025 in
     assert.ok((await bridge.answer('l')).result.tools.some((t) => t.name === 'probe-computers'));
     bridge.send({ jsonrpc: '2.0', id: 'old', method: 'tools/list', params: { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2024-11-05' } } });
     assert.equal((await bridge.answer('old')).error.code, -32022);
+    // a probe without _meta is not 2026-07-28: -32601 as over HTTP without the header, and the client falls back
+    bridge.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover' });
+    assert.equal((await bridge.answer('probe')).error.code, -32601);
     bridge.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
     assert.equal((await bridge.answer(1)).result.protocolVersion, '2025-06-18');
   }));
