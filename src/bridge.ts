@@ -65,6 +65,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       : new ConfigHub(config.configFile, tools, log, {
           timeoutMs: config.upstreamTimeoutMs,
           maxMessageBytes: config.upstreamMaxMessageBytes,
+          maxJsonDepth: config.upstreamMaxJsonDepth,
           version: packageVersion(),
         });
   if (hub) hub.apply(hub.read());

@@ -46,6 +46,8 @@ export interface Config {
   maxJsonDepth: number;
   /** Deepest nesting of a computer's frame (CC_MAX_JSON_DEPTH). */
   linkMaxJsonDepth: number;
+  /** Deepest nesting of a message from an upstream MCP server (CC_UPSTREAM_MAX_JSON_DEPTH). */
+  upstreamMaxJsonDepth: number;
   /** A client that takes none of its answer for this long is cut off (MCP_SEND_STALL_MS). */
   sendStallMs: number;
 }
@@ -101,6 +103,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting of arrays/objects in an MCP or REST body; deeper gets a 400 error' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'MCP_SEND_STALL_MS', default: '30000', meaning: 'a client that takes none of its answer (written 64 KiB at a time) for this long is cut off and the answer freed' },
+  { name: 'CC_UPSTREAM_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a message from an upstream MCP server; deeper fails the call it answers (or is dropped)' },
   { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
 ];
 
@@ -243,6 +246,7 @@ export function loadConfig(
     maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
     linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
     sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),
+    upstreamMaxJsonDepth: read(env, 'CC_UPSTREAM_MAX_JSON_DEPTH', integer(8, 1000)),
   };
 }
 

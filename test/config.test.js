@@ -57,6 +57,7 @@ test('every variable has its documented default', () => {
     maxJsonDepth: 64,
     linkMaxJsonDepth: 64,
     sendStallMs: 30000,
+    upstreamMaxJsonDepth: 64,
   });
 });
 
@@ -227,6 +228,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_MAX_JSON_DEPTH: '64',
     CC_MAX_JSON_DEPTH: '64',
     MCP_SEND_STALL_MS: '30000',
+    CC_UPSTREAM_MAX_JSON_DEPTH: '64',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

@@ -12,6 +12,8 @@ export interface UpstreamSettings {
   timeoutMs: number;
   maxMessageBytes: number;
   version: string;
+  /** Deepest nesting of an upstream message (CC_UPSTREAM_MAX_JSON_DEPTH); 64 when absent. */
+  maxJsonDepth?: number;
 }
 
 /** What POST /reload and SIGHUP report. */
@@ -74,6 +76,7 @@ export class ConfigHub {
       timeoutMs: this.upstream.timeoutMs,
       maxMessageBytes: this.upstream.maxMessageBytes,
       version: this.upstream.version,
+      ...(this.upstream.maxJsonDepth !== undefined ? { maxJsonDepth: this.upstream.maxJsonDepth } : {}),
       onChange: () => {
         // a server stopped by a reload may report after its successor took its slot
         if (this.servers.get(config.id) !== server) return;

@@ -11,6 +11,7 @@
 //   await client.close();
 import type { Logger } from '../log.js';
 import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
+import { DEFAULT_MAX_JSON_DEPTH, boundsProblem } from './bounds.js';
 
 /** What a transport tells its client. */
 export interface TransportHandlers {
@@ -18,6 +19,11 @@ export interface TransportHandlers {
   message(value: unknown): void;
   /** The transport ended by itself (process exited, session expired ...): no more messages. */
   close(reason: string): void;
+  /**
+   * A message was dropped unread (over a size limit). `id`: the request it answered, when known;
+   * that request fails now with `the answer <reason>` instead of waiting for its timeout.
+   */
+  dropped?(id: JsonRpcId | null, reason: string): void;
 }
 
 /** Moves JSON-RPC messages; knows nothing of ids or methods. */
@@ -64,6 +70,8 @@ export interface ClientOptions {
    * closed request, is what cancels the call at the bridge.
    */
   noticeBeforeClose?: boolean;
+  /** Deepest nesting a message may have (CC_UPSTREAM_MAX_JSON_DEPTH); 64 when absent. */
+  maxDepth?: number;
 }
 
 export interface RequestOptions {
@@ -101,7 +109,11 @@ export class JsonRpcClient {
   }
 
   start(): Promise<void> {
-    return this.transport.start({ message: (value) => this.receive(value), close: (reason) => this.ended(reason) });
+    return this.transport.start({
+      message: (value) => this.receive(value),
+      close: (reason) => this.ended(reason),
+      dropped: (id, reason) => this.fail(id, reason),
+    });
   }
 
   request<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}): Promise<T> {
@@ -203,9 +215,26 @@ export class JsonRpcClient {
     for (const handler of this.closeHandlers) handler(reason);
   }
 
-  private receive(value: unknown): void {
-    if (Array.isArray(value)) {
-      for (const item of value) this.receive(item);
+  /** Fails request `id` (when it is waiting) because its answer was unusable: `the answer <reason>`. */
+  private fail(id: JsonRpcId | null, reason: string): void {
+    const pending = id === null ? undefined : this.pending.get(id);
+    pending?.reject(new RpcClientError('ERR_RPC_MALFORMED', `${pending.method}: the answer ${reason}`));
+  }
+
+  private receive(value: unknown, inBatch = false): void {
+    if (Array.isArray(value) && !inBatch) {
+      for (const item of value) this.receive(item, true);
+      return;
+    }
+    // bounded before anything walks it (classify, the tools that copy a result, JSON.stringify)
+    const maxDepth = this.options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+    const tooDeep = boundsProblem(value, { maxDepth });
+    if (tooDeep) {
+      // the id sits at the top: reading it walks nothing; a request from the server has a method
+      const id = isRecord(value) && !('method' in value) && (typeof value.id === 'string' || typeof value.id === 'number') ? value.id : null;
+      const pending = id === null ? undefined : this.pending.get(id);
+      if (pending) this.fail(id, `${tooDeep} (CC_UPSTREAM_MAX_JSON_DEPTH)`);
+      else this.options.log?.warn(`${this.label()} sent a message that ${tooDeep}; dropped`);
       return;
     }
     const message = classify(value);

@@ -1,11 +1,16 @@
 // Newline-delimited JSON framing, as every MCP revision defines stdio: one message per line, no
 // embedded newlines. Splits a byte stream into lines with a bound on each line's size.
+import { TopLevelIdScanner } from './id-scan.js';
+import type { JsonRpcId } from './message.js';
 
 export interface LineReaderOptions {
   /** Largest line kept; a longer one is dropped whole and reported once through onOversize. */
   maxLineBytes: number;
   onLine(line: string): void;
-  onOversize(bytes: number): void;
+  /** With findIds, `id` is the dropped answer's top-level JSON-RPC id, found without parsing it; else null. */
+  onOversize(bytes: number, id: JsonRpcId | null): void;
+  /** Scan a line dropped for its size for its id (JSON-RPC streams, not stderr). */
+  findIds?: boolean;
 }
 
 export class LineReader {
@@ -13,6 +18,8 @@ export class LineReader {
   private size = 0;
   /** Bytes of the current line when it is being dropped for its size; -1 while keeping it. */
   private dropping = -1;
+  /** Reads the id of the line being dropped as it streams past. */
+  private scanner: TopLevelIdScanner | null = null;
 
   constructor(private readonly options: LineReaderOptions) {}
 
@@ -38,10 +45,16 @@ export class LineReader {
     if (piece.length === 0) return;
     if (this.dropping >= 0) {
       this.dropping += piece.length;
+      this.scanner?.push(piece);
       return;
     }
     if (this.size + piece.length > this.options.maxLineBytes) {
       this.dropping = this.size + piece.length;
+      if (this.options.findIds) {
+        this.scanner = new TopLevelIdScanner();
+        for (const kept of this.pieces) this.scanner.push(kept);
+        this.scanner.push(piece);
+      }
       this.pieces = [];
       this.size = 0;
       return;
@@ -53,8 +66,10 @@ export class LineReader {
   private finishLine(): void {
     if (this.dropping >= 0) {
       const bytes = this.dropping;
+      const id = this.scanner?.id ?? null;
       this.dropping = -1;
-      this.options.onOversize(bytes);
+      this.scanner = null;
+      this.options.onOversize(bytes, id);
       return;
     }
     const line = (this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(this.pieces)).toString('utf8').replace(/\r$/, '');

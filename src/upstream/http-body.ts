@@ -2,12 +2,15 @@
 // telling an answer from other messages.
 import { isRecord } from '../jsonrpc/message.js';
 
-/** Reads a body as text, refusing one past `maxBytes` (declared or counted). */
+/** A body over the size limit, refused unread. */
+export class OversizeError extends Error {}
+
+/** Reads a body as text, refusing one past `maxBytes` (declared or counted) with an OversizeError. */
 export async function readBounded(res: Response, maxBytes: number): Promise<string> {
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel();
-    throw new Error(`the answer is ${declared} bytes; at most ${maxBytes} are accepted`);
+    throw new OversizeError(`the answer is ${declared} bytes; at most ${maxBytes} are accepted`);
   }
   if (!res.body) return '';
   const chunks: Buffer[] = [];
@@ -16,7 +19,7 @@ export async function readBounded(res: Response, maxBytes: number): Promise<stri
     size += chunk.length;
     if (size > maxBytes) {
       await res.body.cancel().catch(() => {});
-      throw new Error(`the answer is over ${maxBytes} bytes; dropped`);
+      throw new OversizeError(`the answer is over ${maxBytes} bytes; dropped`);
     }
     chunks.push(Buffer.from(chunk));
   }

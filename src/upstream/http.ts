@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
 import { SseParser } from './sse.js';
-import { isAnswer, networkError, readBounded } from './http-body.js';
+import { OversizeError, isAnswer, networkError, readBounded } from './http-body.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -30,6 +30,8 @@ interface StreamEnd {
   answered: boolean;
   /** Messages it delivered. */
   events: number;
+  /** Events dropped for their size (CC_UPSTREAM_MAX_MESSAGE_BYTES). */
+  dropped: number;
   lastEventId?: string;
   retryMs?: number;
 }
@@ -106,7 +108,16 @@ export class HttpTransport implements Transport {
         if (waiting !== undefined && !stream.answered) await this.resume(waiting, stream, controller.signal);
         return;
       }
-      const text = await readBounded(res, this.options.maxMessageBytes);
+      let text: string;
+      try {
+        text = await readBounded(res, this.options.maxMessageBytes);
+      } catch (err) {
+        // the answer to this request, dropped for its size: the request fails now, not at its timeout
+        if (err instanceof OversizeError && isRecord(message) && typeof message.method === 'string' && isId(message.id)) {
+          this.handlers?.dropped?.(message.id, this.oversize());
+        }
+        throw err;
+      }
       let body: unknown = undefined;
       try {
         body = text === '' ? undefined : JSON.parse(text);
@@ -185,6 +196,8 @@ export class HttpTransport implements Transport {
     let stream = first;
     let idle = 0;
     for (;;) {
+      // its answer was among the events dropped for their size: it fails now, not at its timeout
+      if (stream.dropped > 0) return this.handlers?.dropped?.(id, this.oversize());
       if (stream.lastEventId === undefined) throw new Error('the server ended its event stream without answering and without an event id to resume from');
       const waitMs = Math.min(MAX_LISTEN_BACKOFF_MS, (stream.retryMs ?? 1000) * 2 ** idle);
       await new Promise<void>((resolve) => {
@@ -214,10 +227,15 @@ export class HttpTransport implements Transport {
     }
   }
 
+  private oversize(): string {
+    return `is over ${this.options.maxMessageBytes} bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped`;
+  }
+
   /** Delivers every message event of an SSE body until the server ends it; says whether `waiting` was answered. */
   private async readEvents(res: Response, waiting?: string | number): Promise<StreamEnd> {
     let answered = false;
     let events = 0;
+    let dropped = 0;
     const parser = new SseParser(
       this.options.maxMessageBytes,
       (event) => {
@@ -234,7 +252,10 @@ export class HttpTransport implements Transport {
         if (waiting !== undefined && isRecord(value) && value.id === waiting && !('method' in value)) answered = true;
         this.deliver(value);
       },
-      (bytes) => this.options.log?.warn(`${this.label()} sent an SSE event of ${bytes} bytes, over the ${this.options.maxMessageBytes}-byte limit; dropped`),
+      (bytes) => {
+        dropped++;
+        this.options.log?.warn(`${this.label()} sent an SSE event of ${bytes} bytes, over the ${this.options.maxMessageBytes}-byte limit; dropped`);
+      },
     );
     const decoder = new TextDecoder();
     if (res.body) {
@@ -242,7 +263,7 @@ export class HttpTransport implements Transport {
     }
     parser.push(decoder.decode());
     parser.end();
-    const end: StreamEnd = { answered, events };
+    const end: StreamEnd = { answered, events, dropped };
     if (parser.lastEventId !== undefined && parser.lastEventId !== '') end.lastEventId = parser.lastEventId;
     if (parser.retryMs !== undefined) end.retryMs = parser.retryMs;
     return end;

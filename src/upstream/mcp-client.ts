@@ -32,6 +32,8 @@ export interface McpClientOptions {
   clientInfo?: { name: string; version: string };
   /** See ClientOptions.noticeBeforeClose. */
   noticeBeforeClose?: boolean;
+  /** Deepest nesting of a message from the server; 64 when absent. */
+  maxDepth?: number;
 }
 
 export class McpClient {
@@ -46,6 +48,7 @@ export class McpClient {
     private readonly options: McpClientOptions,
   ) {
     const rpcOptions: ClientOptions = { timeoutMs: options.timeoutMs, noticeBeforeClose: options.noticeBeforeClose === true };
+    if (options.maxDepth !== undefined) rpcOptions.maxDepth = options.maxDepth;
     if (options.log) rpcOptions.log = options.log;
     if (options.name) rpcOptions.name = options.name;
     this.rpc = new JsonRpcClient(transport, rpcOptions);

@@ -35,6 +35,8 @@ export interface UpstreamDeps {
   timeoutMs: number;
   /** Largest message accepted from the server (CC_UPSTREAM_MAX_MESSAGE_BYTES). */
   maxMessageBytes: number;
+  /** Deepest nesting of a message from the server (CC_UPSTREAM_MAX_JSON_DEPTH); 64 when absent. */
+  maxJsonDepth?: number;
   version: string;
   /** Called whenever the tools this server offers change (it came up, went down, re-listed). */
   onChange(): void;
@@ -151,6 +153,7 @@ export class UpstreamServer {
         log,
         name: this.name,
         clientInfo: { name: 'cc-mcp-bridge', version: this.deps.version },
+        ...(this.deps.maxJsonDepth !== undefined ? { maxDepth: this.deps.maxJsonDepth } : {}),
       });
       this.client = client;
       const closed = new Promise<string>((resolve) => client.onClose(resolve));

@@ -82,8 +82,12 @@ export class StdioTransport implements Transport {
     const out = new LineReader({
       maxLineBytes: options.maxLineBytes,
       onLine: (line) => this.line(line),
-      onOversize: (bytes) =>
-        options.log.warn(`${options.name} sent a line of ${bytes} bytes, over the ${options.maxLineBytes}-byte limit; dropped`),
+      onOversize: (bytes, id) => {
+        options.log.warn(`${options.name} sent a line of ${bytes} bytes, over the ${options.maxLineBytes}-byte limit; dropped`);
+        // the request it answers fails now instead of at its timeout
+        this.handlers?.dropped?.(id, `is over ${options.maxLineBytes} bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped`);
+      },
+      findIds: true,
     });
     const err = new LineReader({
       maxLineBytes: options.maxLineBytes,

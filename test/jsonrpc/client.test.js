@@ -168,3 +168,25 @@ test('a broken answer that names a pending request fails it at once with ERR_RPC
   transport.deliver({ jsonrpc: '2.0', id: 4, result: 'fine' });
   assert.equal(await untouched, 'fine');
 });
+
+test('a message nested deeper than maxDepth fails the request it answers (ERR_RPC_MALFORMED); otherwise it is dropped with a log line', async () => {
+  const { client, transport, lines } = await started({ maxDepth: 8 });
+  const deepValue = JSON.parse('['.repeat(100000) + ']'.repeat(100000));
+  const a = client.request('tools/call');
+  const b = client.request('tools/list');
+  transport.deliver({ jsonrpc: '2.0', id: 1, result: { x: deepValue } });
+  await rejectsWith(a, 'ERR_RPC_MALFORMED', /^tools\/call: the answer nests deeper than 8 levels \(CC_UPSTREAM_MAX_JSON_DEPTH\)$/);
+  // a deep request from the server with the same id as one of ours, a deep notification, a deep batch item
+  transport.deliver({ jsonrpc: '2.0', id: 2, method: 'x', params: deepValue });
+  transport.deliver({ jsonrpc: '2.0', method: 'notifications/message', params: deepValue });
+  transport.deliver([deepValue, { jsonrpc: '2.0', id: 2, result: 'B' }]);
+  assert.equal(await b, 'B');
+  assert.equal(lines.filter((l) => /upstream test sent a message that nests deeper than 8 levels; dropped/.test(l)).length, 3);
+  // a transport that dropped an answer for its size fails that request; unknown ids are ignored
+  const c = client.request('tools/call');
+  transport.handlers.dropped(999, 'is too big');
+  transport.handlers.dropped(null, 'is too big');
+  transport.handlers.dropped(3, 'is over 10 bytes; dropped');
+  await rejectsWith(c, 'ERR_RPC_MALFORMED', /^tools\/call: the answer is over 10 bytes; dropped$/);
+  assert.equal(client.inFlight, 0);
+});

@@ -138,8 +138,9 @@ test('answers and events over maxMessageBytes are refused', async (t) => {
   t.after(() => srv.close());
   const { rpc, lines } = client(srv.url);
   await rpc.start();
-  await assert.rejects(rpc.request('declared'), /the answer is \d+ bytes; at most 4096 are accepted/);
-  await assert.rejects(rpc.request('chunked'), /the answer is over 4096 bytes; dropped/);
+  // each fails at once with the size named, as a malformed answer (not as a failure to send)
+  await assert.rejects(rpc.request('declared'), (e) => e.code === 'ERR_RPC_MALFORMED' && e.message === 'declared: the answer is over 4096 bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped');
+  await assert.rejects(rpc.request('chunked'), (e) => e.code === 'ERR_RPC_MALFORMED' && e.message === 'chunked: the answer is over 4096 bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped');
   assert.equal(await rpc.request('sse'), 'small');
   assert.ok(lines.some((l) => /SSE event of \d+ bytes, over the 4096-byte limit; dropped/.test(l)), lines.join('\n'));
 });

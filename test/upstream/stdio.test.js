@@ -104,14 +104,17 @@ test('a timeout cancels upstream too (CC_UPSTREAM_TIMEOUT_MS, or the server\'s t
     await until(() => bridge.logs.some((l) => /stderr: cancelled \d+ \(timed out after 5000 ms\)/.test(l)));
   }));
 
-test('garbage and oversize lines are dropped with a log line; the answer after them arrives', () =>
+test('garbage and oversize lines are dropped with a log line; an oversize answer fails its call at once, the duplicate after it is ignored', () =>
   withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--big', '5000')] }), CC_UPSTREAM_MAX_MESSAGE_BYTES: '4096' }, async (bridge) => {
     await up(bridge, 'fx');
     const result = await callTool(bridge, 'fx__garbage');
-    assert.equal(result.content[0].text, 'after garbage');
+    assert.equal(result.isError, true);
+    assert.equal(result.content[0].text, 'upstream server "fx" sent a malformed answer: tools/call: the answer is over 4096 bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped');
     assert.ok(bridge.logs.some((l) => / warn upstream fx wrote a line that is not JSON; ignored: this is not json/.test(l)));
     assert.ok(bridge.logs.some((l) => / warn upstream fx sent a line of \d+ bytes, over the 4096-byte limit; dropped/.test(l)));
-    assert.ok(bridge.logs.some((l) => /wrote a line that is not JSON; ignored: \[1,2/.test(l)));
+    await until(() => bridge.logs.some((l) => /wrote a line that is not JSON; ignored: \[1,2/.test(l)));
+    await until(() => bridge.logs.some((l) => /upstream fx answered an unknown or finished request \d+; ignored/.test(l)));
+    assert.equal((await callTool(bridge, 'fx__echo', { a: 1 })).content[0].text, '{"a":1}');
   }));
 
 test('a crash: tools leave, calls say why, the server restarts and comes back', () =>
