@@ -84,6 +84,7 @@ const HTTP_KEYS = ['id', 'url', 'headers', 'timeoutMs'];
 const key = (path: string, k: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
 
 function kind(value: unknown): string {
+  if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;

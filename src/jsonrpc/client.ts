@@ -156,7 +156,7 @@ export class JsonRpcClient {
       signal?.addEventListener('abort', onAbort, { once: true });
       const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
       this.transport.send(message, delivery.signal).catch((err: Error) => {
-        this.pending.get(id)?.reject(new RpcClientError('ERR_RPC_SEND', `${method} could not be sent: ${err.message}`));
+        this.pending.get(id)?.reject(new RpcClientError('ERR_RPC_SEND', `${method} did not get through: ${err.message}`));
       });
     });
   }

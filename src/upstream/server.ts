@@ -279,6 +279,9 @@ export class UpstreamServer {
           return failedResult(`upstream server "${this.id}" refused the call: ${err.message}`, 'tool_error');
         case 'ERR_RPC_MALFORMED':
           return failedResult(`upstream server "${this.id}" sent a malformed answer: ${err.message}`, 'tool_error');
+        case 'ERR_RPC_SEND':
+          // the call or its answer was lost on the way (a pipe, a cut connection, an answer that is not JSON)
+          return failedResult(`upstream server "${this.id}" failed on ${name}: ${err.message}`, 'unavailable');
         default:
           return failedResult(`upstream server "${this.id}" went down during the call: ${err.message}`, 'unavailable');
       }

@@ -100,7 +100,7 @@ test('tool problems, one at a time', () => {
   const tool = (patch) => ({ tools: [{ ...turtle, ...patch }] });
   rejects({ tools: [1] }, '$.tools[0]', /must be an object, got a number/);
   rejects(tool({ nmae: 'x' }), '$.tools[0].nmae', /unknown key/);
-  rejects(tool({ name: undefined }), '$.tools[0].name', /must be a string, got a undefined/);
+  rejects(tool({ name: undefined }), '$.tools[0].name', /must be a string, got nothing/);
   rejects(tool({ name: 'a.b' }), '$.tools[0].name', /1-64 characters of A-Z a-z 0-9 _ -/);
   rejects(tool({ name: 'x'.repeat(65) }), '$.tools[0].name', /1-64 characters/);
   rejects(tool({ title: '' }), '$.tools[0].title', /must not be empty/);

@@ -118,7 +118,7 @@ test('garbage and answers to nobody are logged and ignored', async () => {
 
 test('a send failure rejects the request with ERR_RPC_SEND; notify throws it', async () => {
   const { client } = await started({}, { failSend: (m) => m.method !== 'ok' });
-  await rejectsWith(client.request('x'), 'ERR_RPC_SEND', /x could not be sent: pipe broken/);
+  await rejectsWith(client.request('x'), 'ERR_RPC_SEND', /x did not get through: pipe broken/);
   await rejectsWith(client.notify('y'), 'ERR_RPC_SEND', /y could not be sent/);
   assert.equal(client.inFlight, 0);
 });

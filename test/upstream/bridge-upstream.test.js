@@ -73,5 +73,5 @@ test('a wrong token: the upstream is down with HTTP 401 in the reason', async (t
   const near = await startTestBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'nether', url: far.mcpUrl }] }) });
   t.after(() => near.close());
   const status = await until(async () => (await health(near)).servers.find((s) => s.state === 'down'));
-  assert.match(status.reason, /initialize (could not be sent: HTTP 401|failed: Unauthorized)/);
+  assert.match(status.reason, /initialize (did not get through: HTTP 401|failed: Unauthorized)/);
 });

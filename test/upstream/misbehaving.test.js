@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { writeConfig } from '../config/write.js';
 import { FIXTURE, fixtureServer } from './fixture.js';
 import { callTool, until, withBridge } from '../helpers.js';
@@ -75,5 +77,54 @@ test('a server behind a wrapper process (sh -c, like npx): closing the bridge le
     await bridge.close();
     // the grandchild went with its process group (a survivor fails the test when until gives up)
     await until(() => !alive(pid));
+  });
+});
+
+/** A small Streamable HTTP MCP server whose tools/call misbehaves as `behave[name]` says. */
+async function httpServer(behave) {
+  const srv = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(405).end();
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    if (msg.id === undefined) return res.writeHead(202).end();
+    const answer = (result) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    };
+    if (msg.method === 'initialize') return answer({ protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'odd', version: '1' } });
+    if (msg.method === 'tools/list') return answer({ tools: Object.keys(behave).map((name) => ({ name, inputSchema: { type: 'object' } })) });
+    return behave[msg.params.name](res, answer);
+  });
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  return { url: `http://127.0.0.1:${srv.address().port}/mcp`, close: () => (srv.closeAllConnections(), new Promise((r) => srv.close(r))) };
+}
+
+test('an HTTP upstream whose connection dies mid-call, or that answers HTML: that call fails saying so, the next one works', async (t) => {
+  const srv = await httpServer({
+    // the answer stream starts, then the connection is cut
+    cut: (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': working\n\n');
+      setTimeout(() => res.socket.destroy(), 20);
+    },
+    html: (res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>oops</html>');
+    },
+    ok: (res, answer) => answer({ content: [{ type: 'text', text: 'fine' }] }),
+  });
+  t.after(() => srv.close());
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'odd', url: srv.url }] }) }, async (bridge) => {
+    await until(async () => (await status(bridge, 'odd'))?.state === 'up');
+    const cut = await callTool(bridge, 'odd__cut');
+    assert.equal(cut.isError, true);
+    assert.match(cut.content[0].text, /^upstream server "odd" failed on odd__cut: tools\/call did not get through: /);
+    const html = await callTool(bridge, 'odd__html');
+    assert.equal(html.isError, true);
+    assert.equal(html.content[0].text, 'upstream server "odd" failed on odd__html: tools/call did not get through: the answer is not JSON (content-type text/html)');
+    assert.equal((await status(bridge, 'odd')).state, 'up');
+    assert.deepEqual(await callTool(bridge, 'odd__ok'), { content: [{ type: 'text', text: 'fine' }] });
   });
 });
