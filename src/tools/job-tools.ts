@@ -5,9 +5,9 @@ import { describe, type Link } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { renderValue } from './exec-lua.js';
 import { malformed } from './files.js';
-import { callMethod, safeTool } from './safe-tool.js';
+import { callMethod, safeTool, updateHint } from './safe-tool.js';
 import type { Schema } from './schema.js';
-import { textResult, type ToolContext, type ToolResult } from './tool.js';
+import { failedResult, textResult, type ToolContext, type ToolResult } from './tool.js';
 
 export const TIMEOUT_PROPERTY: Schema = {
   type: 'integer',
@@ -27,8 +27,12 @@ export async function startDetached(method: 'exec-lua' | 'run-program', link: Li
   const answer = await callMethod(ctx, link, method, { ...params, detach: true });
   if (!answer.ok) return answer.error;
   const r = answer.result;
-  if (!isRecord(r) || typeof r.job !== 'string' || r.job === '') return malformed(link, method, 'expected {job: "<id>"} for a detached start');
   const who = describe(link.computerId, link.label);
+  if (isRecord(r) && r.job === undefined && ('output' in r || 'returns' in r)) {
+    // a program from before detach ran it to the end instead
+    return failedResult(`computer ${who} ran the ${method} without detaching: its mcp-computer predates detach:true; ${updateHint(ctx.config.linkPort)}.`, 'tool_error');
+  }
+  if (!isRecord(r) || typeof r.job !== 'string' || r.job === '') return malformed(link, method, 'expected {job: "<id>"} for a detached start');
   const text =
     `Started job ${r.job} on computer ${who} (${method}, detached). It keeps running there; ` +
     `follow it with job-status {"computerId": ${link.computerId}, "job": "${r.job}", "cursor": 0} and stop it with job-cancel.`;
