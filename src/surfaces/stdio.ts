@@ -51,21 +51,24 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   };
   output.on('error', (err: Error) => log.warn(`stdout: ${err.message}; answers are no longer delivered`));
 
-  const afterReply = (body: unknown, reply: Reply) => {
+  const afterReply = (body: unknown, reply: Reply, modern: boolean) => {
     if (!isRecord(body) || reply.status >= 300 || reply.body === null || Array.isArray(reply.body)) return;
     const answer = reply.body as { result?: unknown };
     if (!isRecord(answer.result)) return;
-    ready = true;
+    // 2026-07-28 sends change notices only on a subscriptions/listen stream (not served here), so a
+    // client speaking only that revision never gets an unsolicited list_changed
+    if (!modern) ready = true;
     if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') negotiated = answer.result.protocolVersion;
   };
 
   const handle = async (body: unknown) => {
-    const reply = isModern(body)
+    const modern = isModern(body);
+    const reply = modern
       ? await handleModern(dispatcher, body, undefined, caller)
       : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels
     if (reply.body !== null) write(reply.body);
-    afterReply(body, reply);
+    afterReply(body, reply, modern);
   };
 
   const reader = new LineReader({
