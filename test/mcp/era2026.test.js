@@ -401,3 +401,21 @@ test('x-mcp-header parameters: Mcp-Param-* headers are required when the argumen
     }
   });
 });
+
+test('2026-07-28 on HTTP: closing the request cancels the call (the revision\'s cancellation); the computer gets the cancel frame', () =>
+  withBridge({}, async (b) => {
+    const computer = await linkComputer(b, { computerId: 1, onRequest: () => null });
+    const { body, headers } = modern(95, 'tools/call', { name: 'exec-lua', arguments: { computerId: 1, code: 'sleep(60)', timeoutMs: 300000 } });
+    const text = JSON.stringify(body);
+    const req = http.request(b.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } });
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('error', () => {});
+    req.end(text);
+    const sent = await computer.next((f) => f.type === 'request');
+    req.destroy();
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: sent.id });
+    await until(() => b.dispatcher.activeCalls === 0);
+    assert.equal(answered, false);
+    await computer.close();
+  }));
