@@ -59,7 +59,7 @@ async function withStdio(env, fn) {
 
 test('stdio 2026-07-28 errors: missing _meta fields -32602, unknown methods (initialize, ping with _meta) -32601, unsupported version -32022 with its id', () =>
   withStdio({}, async (io) => {
-    const bare = await io.request('server/discover');
+    const bare = await io.request('server/discover', { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } });
     assert.equal(bare.error.code, -32602);
     const noCaps = await io.request('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } });
     assert.equal(noCaps.error.code, -32602);
@@ -120,7 +120,7 @@ test('stdio fall-back paths: 2026-07-28 offered -> modern at once; a newer one f
 test('stdio: a legacy client probing server/discover without _meta gets an error that is not a modern one and goes on with initialize', () =>
   withStdio({}, async (io) => {
     const probe = await io.request('server/discover', {});
-    assert.ok(probe.error, JSON.stringify(probe));
+    assert.equal(probe.error.code, -32601, JSON.stringify(probe));
     assert.ok(![-32020, -32021, -32022].includes(probe.error.code), JSON.stringify(probe.error));
     const init = await io.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } });
     assert.equal(init.result.protocolVersion, '2025-11-25');
