@@ -20,6 +20,8 @@
 --   --native-async      http.websocketAsync is the native function (CC 1.100):
 --                       an immediate failure returns false, message and
 --                       queues no websocket_failure
+--   --multishell        an advanced computer: the command runs in tab 1 of
+--                       multishell (each tab in a window)
 --   --max-websockets N  open websockets allowed (http.max_websockets, 4)
 --   --websockets-in-use N  websockets other programs hold open (0)
 --   --ws-fail-hex HEX   every connect fails later with this websocket_failure message
@@ -93,6 +95,7 @@ do
         elseif a == "--old-json" then cfg.unicodeJson = false
         elseif a == "--max-message" then cfg.maxMessage = tonumber(value())
         elseif a == "--native-async" then cfg.nativeAsync = true
+        elseif a == "--multishell" then cfg.multishell = true
         elseif a == "--max-websockets" then cfg.maxWebsockets = tonumber(value())
         elseif a == "--websockets-in-use" then cfg.websocketsInUse = tonumber(value())
         elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
@@ -514,6 +517,184 @@ do
     end
     function parallel.waitForAll(...)
         run({ ... }, 0)
+    end
+end
+
+---------------------------------------------------------------------------
+-- window: CC's rom/apis/window.lua, on every computer. The buffer, cursor,
+-- colours, getLine, visibility and reposition behave as CC documents them.
+-- Only the drawing differs: the native screen here is a stream, so a
+-- visible window passes on what is written (at its place on the parent)
+-- instead of redrawing whole lines as CC's does.
+---------------------------------------------------------------------------
+
+window = {}
+do
+    local HEXES = "0123456789abcdef"
+    local function hexOf(c)
+        for i = 0, 15 do
+            if 2 ^ i == c then return HEXES:sub(i + 1, i + 1) end
+        end
+        return "0"
+    end
+
+    function window.create(parent, nx, ny, width, height, startVisible)
+        checkType(1, parent, "table")
+        checkType(2, nx, "number")
+        checkType(3, ny, "number")
+        checkType(4, width, "number")
+        checkType(5, height, "number")
+        checkType(6, startVisible, "boolean", "nil")
+        if parent == term then
+            error("term is not a recommended window parent, try term.current() instead", 2)
+        end
+        local visible = startVisible ~= false
+        local cx, cy, blink = 1, 1, false
+        local fg, bg = colours.white, colours.black
+        local lines = {}
+        local function blank(y)
+            lines[y] = { (" "):rep(width), hexOf(fg):rep(width), hexOf(bg):rep(width) }
+        end
+        for y = 1, height do blank(y) end
+
+        local w = {}
+        local function place()
+            if cx >= 1 and cy >= 1 and cx <= width and cy <= height then
+                parent.setCursorPos(nx + cx - 1, ny + cy - 1)
+            else
+                parent.setCursorPos(0, 0)
+            end
+        end
+        local function blitAt(text, tfg, tbg)
+            local from, to = cx, cx + #text - 1
+            if cy >= 1 and cy <= height and from <= width and to >= 1 then
+                local a, b = math.max(1, from), math.min(width, to)
+                local i, j = a - from + 1, b - from + 1
+                local line = lines[cy]
+                for k, part in ipairs({ text, tfg, tbg }) do
+                    line[k] = line[k]:sub(1, a - 1) .. part:sub(i, j) .. line[k]:sub(b + 1)
+                end
+                if visible then
+                    parent.setCursorPos(nx + a - 1, ny + cy - 1)
+                    parent.blit(text:sub(i, j), tfg:sub(i, j), tbg:sub(i, j))
+                end
+            end
+            cx = to + 1
+            if visible then place() end
+        end
+        function w.write(text)
+            text = tostring(text)
+            blitAt(text, hexOf(fg):rep(#text), hexOf(bg):rep(#text))
+        end
+        function w.blit(text, tfg, tbg)
+            checkType(1, text, "string")
+            checkType(2, tfg, "string")
+            checkType(3, tbg, "string")
+            if #tfg ~= #text or #tbg ~= #text then error("Arguments must be the same length", 2) end
+            blitAt(text, tfg:lower(), tbg:lower())
+        end
+        function w.clear()
+            for y = 1, height do blank(y) end
+            if visible then parent.clear() place() end
+        end
+        function w.clearLine()
+            if cy >= 1 and cy <= height then
+                blank(cy)
+                if visible then place() end
+            end
+        end
+        function w.getCursorPos() return cx, cy end
+        function w.setCursorPos(x, y)
+            checkType(1, x, "number")
+            checkType(2, y, "number")
+            cx, cy = math.floor(x), math.floor(y)
+            if visible then place() end
+        end
+        function w.setCursorBlink(b)
+            blink = checkType(1, b, "boolean")
+            if visible then parent.setCursorBlink(b) end
+        end
+        function w.getCursorBlink() return blink end
+        function w.isColour() return parent.isColour() end
+        function w.getSize() return width, height end
+        function w.scroll(n)
+            checkType(1, n, "number")
+            n = math.floor(n)
+            if n == 0 then return end
+            local moved = {}
+            for y = 1, height do moved[y] = lines[y + n] end
+            lines = moved
+            for y = 1, height do if not lines[y] then blank(y) end end
+            if visible then parent.scroll(n) end
+        end
+        function w.setTextColour(c)
+            checkType(1, c, "number")
+            paletteIndex(c)
+            fg = c
+            if visible then parent.setTextColour(c) end
+        end
+        function w.getTextColour() return fg end
+        function w.setBackgroundColour(c)
+            checkType(1, c, "number")
+            paletteIndex(c)
+            bg = c
+            if visible then parent.setBackgroundColour(c) end
+        end
+        function w.getBackgroundColour() return bg end
+        function w.setPaletteColour(...) return parent.setPaletteColour(...) end
+        function w.getPaletteColour(...) return parent.getPaletteColour(...) end
+        -- The window's own methods, beyond what a terminal has:
+        function w.getLine(y)
+            checkType(1, y, "number")
+            local line = lines[y]
+            if not line then error("Line is out of range.", 2) end
+            return line[1], line[2], line[3]
+        end
+        function w.setVisible(v)
+            checkType(1, v, "boolean")
+            visible = v
+            if v then place() end
+        end
+        function w.isVisible() return visible end
+        function w.redraw() if visible then place() end end
+        function w.restoreCursor()
+            if visible then
+                parent.setCursorBlink(blink)
+                parent.setTextColour(fg)
+                place()
+            end
+        end
+        function w.getPosition() return nx, ny end
+        function w.reposition(x, y, newWidth, newHeight, newParent)
+            checkType(1, x, "number")
+            checkType(2, y, "number")
+            checkType(3, newWidth, "number", "nil")
+            checkType(4, newHeight, "number", "nil")
+            checkType(5, newParent, "table", "nil")
+            nx, ny = x, y
+            if newParent then parent = newParent end
+            if newWidth and newHeight then
+                local old = lines
+                lines = {}
+                for row = 1, newHeight do
+                    local line = old[row]
+                    if line then
+                        local pad = newWidth - #line[1]
+                        if pad >= 0 then
+                            lines[row] = { line[1] .. (" "):rep(pad), line[2] .. hexOf(fg):rep(pad), line[3] .. hexOf(bg):rep(pad) }
+                        else
+                            lines[row] = { line[1]:sub(1, newWidth), line[2]:sub(1, newWidth), line[3]:sub(1, newWidth) }
+                        end
+                    end
+                end
+                width, height = newWidth, newHeight
+                for row = 1, height do if not lines[row] then blank(row) end end
+            end
+        end
+        w.isColor, w.setTextColor, w.getTextColor = w.isColour, w.setTextColour, w.getTextColour
+        w.setBackgroundColor, w.getBackgroundColor = w.setBackgroundColour, w.getBackgroundColour
+        w.setPaletteColor, w.getPaletteColor = w.setPaletteColour, w.getPaletteColour
+        return w
     end
 end
 
@@ -1510,6 +1691,143 @@ function peripheral.find(t)
     return table.unpack(out)
 end
 
+---------------------------------------------------------------------------
+-- multishell (--multishell): an advanced computer's shell runs in CC's
+-- rom/programs/advanced/multishell.lua. Each tab is a process with its own
+-- window on the screen; its programs see only the plain terminal methods of
+-- that window (multishell copies the keys of term.native(): no getLine).
+-- Keyboard events and terminate go to the focused tab, the rest to every
+-- tab (with its filter); a second tab shows the tab bar, so the windows
+-- move down one row. Here tab 1 runs the command where CC runs the shell,
+-- and the computer's run ends when the last tab ends.
+---------------------------------------------------------------------------
+
+local function runMultishell(command, args)
+    local parentTerm = term.current()
+    local w, h = parentTerm.getSize()
+    local procs, current, runningProc, menu = {}, nil, nil, false
+    local USER = { char = true, key = true, key_up = true, paste = true, terminate = true, file_transfer = true,
+        mouse_click = true, mouse_drag = true, mouse_up = true, mouse_scroll = true }
+
+    local function select(n)
+        if current == n then return end
+        if current and procs[current] then procs[current].window.setVisible(false) end
+        current = n
+        if n then
+            procs[n].window.setVisible(true)
+            procs[n].interacted = true
+        end
+    end
+
+    local function resumeProc(n, ev, ...)
+        local p = procs[n]
+        if not p or not (p.filter == nil or p.filter == ev or ev == "terminate") then return end
+        local previous, saved = runningProc, running
+        runningProc, running = n, p.running
+        term.redirect(p.terminal)
+        local ok, res = coroutine.resume(p.co, ev, ...)
+        p.terminal = term.current()
+        p.running, running, runningProc = running, saved, previous
+        if ok then p.filter = res else printError(res) end
+    end
+
+    local function cull(n)
+        local p = procs[n]
+        if p and coroutine.status(p.co) == "dead" then
+            if current == n then select(nil) end
+            table.remove(procs, n)
+            if current == nil then
+                if n > 1 then select(n - 1) elseif #procs > 0 then select(1) end
+            end
+            return true
+        end
+        return false
+    end
+
+    local function launch(focus, title, fn)
+        local n = #procs + 1
+        if n == 2 and not menu then
+            menu = true
+            for _, p in ipairs(procs) do p.window.reposition(1, 2, w, h - 1) end
+        end
+        local p = { title = title, running = {}, interacted = false }
+        p.window = menu and window.create(parentTerm, 1, 2, w, h - 1, false) or window.create(parentTerm, 1, 1, w, h, false)
+        p.terminal = {}
+        for k in pairs(native) do p.terminal[k] = p.window[k] end
+        p.co = coroutine.create(function()
+            fn()
+            if not p.interacted then
+                term.setCursorBlink(false)
+                print("Press any key to continue")
+                os.pullEvent("char")
+            end
+        end)
+        procs[n] = p
+        if focus then select(n) end
+        resumeProc(n)
+        return n
+    end
+
+    multishell = {}
+    function multishell.getFocus() return current end
+    function multishell.setFocus(n)
+        checkType(1, n, "number")
+        if procs[n] then select(n) return true end
+        return false
+    end
+    function multishell.getTitle(n)
+        checkType(1, n, "number")
+        return procs[n] and procs[n].title or nil
+    end
+    function multishell.setTitle(n, title)
+        checkType(1, n, "number")
+        checkType(2, title, "string")
+        if procs[n] then procs[n].title = title end
+    end
+    function multishell.getCurrent() return runningProc end
+    function multishell.getCount() return #procs end
+    function multishell.launch(env, path, ...)
+        checkType(1, env, "table")
+        checkType(2, path, "string")
+        local a = table.pack(...)
+        local previous = term.current()
+        local n = launch(false, fs.getName(path), function() shell.execute(path, table.unpack(a, 1, a.n)) end)
+        term.redirect(previous)
+        return n
+    end
+    -- rom/programs/shell.lua defines openTab when multishell exists: a new
+    -- shell running the words given.
+    function shell.openTab(...)
+        local words = table.pack(...)
+        local previous = term.current()
+        local line = table.concat(words, " ")
+        local n = launch(false, fs.getName(line:match("^%S*")), function() shell.run(line) end)
+        term.redirect(previous)
+        return n
+    end
+    function shell.switchTab(n)
+        checkType(1, n, "number")
+        multishell.setFocus(n)
+    end
+
+    launch(true, fs.getName(command), function() shell.execute(command, table.unpack(args)) end)
+    while #procs > 0 do
+        local ev = table.pack(os.pullEventRaw())
+        if USER[ev[1]] then
+            local n = current
+            if n then
+                resumeProc(n, table.unpack(ev, 1, ev.n))
+                cull(n)
+            end
+        else
+            for n = 1, #procs do resumeProc(n, table.unpack(ev, 1, ev.n)) end
+            for n = #procs, 1, -1 do cull(n) end
+        end
+    end
+    term.redirect(parentTerm)
+    return true
+end
+
 _HOST = "ComputerCraft 1.109.0 (cc-emu)"
 -- What CC does not offer (require and package are per program, see shell.execute).
 require, package, module, collectgarbage = nil, nil, nil, nil
@@ -1578,6 +1896,7 @@ utf8 = {
 settings.load("/.settings")
 
 local program = coroutine.create(function()
+    if cfg.multishell then return runMultishell(command, commandArgs) end
     return shell.execute(command, table.unpack(commandArgs))
 end)
 real.sethook(program, tlwyHook, "", 1000)

@@ -102,6 +102,7 @@ class Computer {
     if (o.websocket === 'missing') flags.push('--ws-missing');
     if (o.noAsync) flags.push('--no-async');
     if (o.nativeAsync) flags.push('--native-async');
+    if (o.multishell) flags.push('--multishell');
     if (o.maxWebsockets !== undefined) flags.push('--max-websockets', String(o.maxWebsockets));
     if (o.websocketsInUse) flags.push('--websockets-in-use', String(o.websocketsInUse));
     if (o.failure) flags.push('--ws-fail-hex', hex(o.failure));

@@ -1,0 +1,131 @@
+// Issue 14, harness: the window API every CC computer has, and an advanced
+// computer's multishell (--multishell), checked against CraftOS-PC (CC's own
+// ROM) where both can run the same code.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startBridge } from '../../dist/bridge.js';
+import { loadConfig } from '../../dist/config.js';
+import { useComputer } from './computer.js';
+import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { startFakeBridge } from './fake-bridge.js';
+import { describeLua } from './lua-env.js';
+
+const T = { timeout: 30000 };
+
+async function linked(t, opts = {}) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
+  const c = useComputer(t, { url: bridge.url, ...opts });
+  await c.waitForOutput(/waiting\s+for\s+requests/);
+  return { bridge, c, link: await bridge.link(0) };
+}
+
+// The same chunk runs on the harness and on CraftOS-PC: the answers must match.
+const WINDOW_CODE = `
+  local w = window.create(term.current(), 2, 3, 8, 3, false)
+  w.setTextColour(colours.red) w.write("hi") w.setCursorPos(3, 2) w.blit("aB", "12", "3F")
+  local a, b, c = w.getLine(1)
+  local d, e, f = w.getLine(2)
+  local ok, err = pcall(w.getLine, 4)
+  w.scroll(1)
+  local g = w.getLine(1)
+  local cx, cy = w.getCursorPos()
+  local px, py = w.getPosition()
+  w.reposition(1, 1, 4, 2)
+  local h = w.getLine(1)
+  local ok2, err2 = pcall(window.create, term, 1, 1, 2, 2)
+  return a, b, c, d, e, f, ok, err, g, cx, cy, px, py, w.isVisible(), h, select("#", w.getSize()), ok2, err2`;
+const WINDOW_RESULT = [
+  'hi      ', 'ee000000', 'ffffffff', '  aB    ', '00120000', 'ff3fffff', false, 'Line is out of range.',
+  '  aB    ', 5, 2, 2, 3, false, '  aB', 2, false,
+];
+
+// A program launched in a new tab sees only the plain terminal methods of
+// its window (multishell copies the keys of term.native(): no getLine).
+const TAB_CODE = `
+  local f = fs.open("/probe.lua", "w")
+  f.write('local f = fs.open("/seen.txt", "w") f.write(type(term.current().getLine) .. " " .. type(term.current().write)) f.close()')
+  f.close()
+  local count, current, title = multishell.getCount(), multishell.getCurrent(), multishell.getTitle(multishell.getCurrent())
+  local tab = multishell.launch({}, "/probe.lua")
+  local r = fs.open("/seen.txt", "r")
+  local seen = r.readAll()
+  r.close()
+  return count, current, title, type(window.create), tab, multishell.getCount(), seen`;
+const TAB_RESULT = [1, 1, 'mcp-computer', 'function', 2, 2, 'nil function'];
+
+const values = (returns) => returns.map((d) => (d.type === 'nil' ? null : d.value));
+
+describeLua('harness: the window API (CC: rom/apis/window.lua)', () => {
+  test('window.create: buffer, colours, getLine, scroll, reposition, errors', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec(WINDOW_CODE);
+    assert.equal(res.ok, true, JSON.stringify(res));
+    const got = values(res.result.returns);
+    assert.deepEqual(got.slice(0, -1), WINDOW_RESULT);
+    assert.match(got.at(-1), /term is not a recommended window parent, try term\.current\(\) instead$/);
+  });
+});
+
+describeLua('harness: an advanced computer under multishell (--multishell)', () => {
+  test('the program runs in tab 1; a program in a new tab sees the plain terminal view of its window', T, async (t) => {
+    const { link } = await linked(t, { multishell: true });
+    const res = await link.exec(TAB_CODE);
+    assert.deepEqual(values(ok(res).returns), TAB_RESULT);
+  });
+
+  test('--background opens the link in a tab titled "mcp" and the link works there', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url, multishell: true, args: ['--background'] });
+    await c.waitForOutput(/in tab 2/);
+    const link = await bridge.link(0);
+    await link.hello;
+    const res = await link.exec('return multishell.getTitle(multishell.getCurrent()), multishell.getCurrent()');
+    const [title] = values(ok(res).returns);
+    assert.equal(title, 'mcp');
+    assert.equal((await link.request('ping')).ok, true);
+  });
+});
+
+function ok(res) {
+  assert.equal(res.ok, true, JSON.stringify(res));
+  return res.result;
+}
+
+if (CRAFTOS_DIR) {
+  describe('CraftOS-PC: the same window and multishell answers as the harness', () => {
+    let bridge;
+    let pc;
+    before(async () => {
+      bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error' }));
+      pc = new CraftosComputer({ id: 21, startup: `shell.run("mcp-computer", ${JSON.stringify(bridge.linkUrl)})\nos.shutdown()\n` });
+      await pc.waitForOutput('waiting for requests... Press Ctrl+T to stop.');
+    });
+    after(async () => {
+      pc?.cleanup();
+      await bridge?.close(100);
+    });
+    const exec = async (code) => {
+      const res = await fetch(bridge.mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 21, code } } }),
+      });
+      return (await res.json()).result.structuredContent;
+    };
+
+    test('window.create gives the same answers', T, async () => {
+      const sc = await exec(WINDOW_CODE);
+      assert.equal(sc.ok, true, JSON.stringify(sc));
+      const got = values(sc.returns);
+      assert.deepEqual(got.slice(0, -1), WINDOW_RESULT);
+      assert.match(got.at(-1), /term is not a recommended window parent, try term\.current\(\) instead$/);
+    });
+
+    test('the program started from startup runs in multishell tab 1; a new tab sees the plain terminal view', T, async () => {
+      const sc = await exec(TAB_CODE);
+      assert.deepEqual(values(sc.returns), TAB_RESULT);
+    });
+  });
+}
