@@ -756,6 +756,77 @@ local function respond(link, id, ok, result, err)
     return sendJson(link, encode(frame))
 end
 
+---------------------------------------------------------------------------
+-- Identity (lua-files): what this computer is, in the hello; a change of
+-- its label or peripherals is sent as an "info" frame (no new hello).
+---------------------------------------------------------------------------
+
+local identity = {}
+identity.MAX_PERIPHERALS = 256 -- more are left out of the frames
+identity.CHECK_EVERY = 2 -- seconds between label checks when idle
+
+function identity.kind()
+    if turtle then return "turtle" end
+    if pocket then return "pocket" end
+    if commands then return "command" end
+    return "computer"
+end
+
+function identity.advanced()
+    local ok, colour = pcall(function()
+        local t = term.native and term.native() or term
+        return t.isColour()
+    end)
+    return ok and colour == true
+end
+
+function identity.ccVersion()
+    local v = type(_HOST) == "string" and _HOST:match("ComputerCraft ([%w%.%-]+)")
+    if v then return v end
+    if type(_CC_VERSION) == "string" then return _CC_VERSION end
+    return nil
+end
+
+function identity.peripherals()
+    local list = {}
+    if not (peripheral and peripheral.getNames) then return array(list) end
+    local names = peripheral.getNames()
+    table.sort(names)
+    for _, name in ipairs(names) do
+        if #list >= identity.MAX_PERIPHERALS then break end
+        local types = { peripheral.getType(name) }
+        for i = #types, 1, -1 do if type(types[i]) ~= "string" then table.remove(types, i) end end
+        list[#list + 1] = { name = name, types = array(types) }
+    end
+    return array(list)
+end
+
+-- The hello's identity fields, added to `frame`.
+function identity.fill(frame)
+    frame.kind = identity.kind()
+    frame.advanced = identity.advanced()
+    if type(_HOST) == "string" then frame.host = _HOST end
+    frame.ccVersion = identity.ccVersion()
+    frame.peripherals = identity.peripherals()
+    return frame
+end
+
+-- Sends an info frame when the label or peripherals changed since the
+-- last one (or the hello); called for every event while linked.
+function identity.watch(link, ev)
+    local now = os.clock()
+    local name = ev[1]
+    local due = name == "peripheral" or name == "peripheral_detach" or (name == "timer" and ev[2] == link.identityTimer)
+    if name == "timer" and ev[2] == link.identityTimer then link.identityTimer = os.startTimer(identity.CHECK_EVERY) end
+    if not due and now - (link.identityChecked or 0) < 1 then return end
+    link.identityChecked = now
+    local label = labelOf()
+    local peripherals = (due and name ~= "timer") and encode(identity.peripherals()) or link.sentPeripherals
+    if label == link.sentLabel and peripherals == link.sentPeripherals then return end
+    link.sentLabel, link.sentPeripherals = label, peripherals
+    sendJson(link, '{"type":"info","computerLabel":' .. encode(label == nil and NULL or label) .. ',"peripherals":' .. peripherals .. '}')
+end
+
 local function cutError(err)
     if #err > MAX_ERROR_BYTES then return cutToEncoded(err, MAX_ERROR_BYTES) .. "..." end
     return err
@@ -1814,8 +1885,9 @@ end
 -- Says hello and waits for hello-ok. Returns true when linked, or false and
 -- what went wrong.
 local function hello(link)
-    local frame = { type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
-        maxFrame = link.maxFrame }
+    local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
+        maxFrame = link.maxFrame })
+    link.sentLabel, link.sentPeripherals = frame.computerLabel, encode(frame.peripherals)
     if not sendJson(link, encode(frame)) then return false, link.lost end
     local timer = os.startTimer(HELLO_TIMEOUT)
     while true do
@@ -1852,8 +1924,10 @@ end
 local function serve(link)
     print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
     print("waiting for requests... Press Ctrl+T to stop.")
+    link.identityTimer = os.startTimer(identity.CHECK_EVERY)
     while true do
         local ev = nextEvent(link)
+        identity.watch(link, ev)
         if ev[2] == link.url and ev[1] == "websocket_message" then
             local ok, err = pcall(handleFrame, link, ev[3])
             if not ok then

@@ -1,5 +1,6 @@
 // Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
 import { DEFAULT_MAX_JSON_DEPTH, aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
+import { parseIdentity, parsePeripherals, type Identity, type Peripheral } from './identity.js';
 
 export interface HelloFrame {
   type: 'hello';
@@ -10,6 +11,15 @@ export interface HelloFrame {
   token: string | null;
   /** Largest frame the computer sends and takes (its --max-frame), when it says. */
   maxFrame?: number;
+  /** What the computer is (kind, advanced, _HOST, CC version, peripherals); null where not said. */
+  identity: Identity;
+}
+
+/** A change of label or peripherals after the hello: the computer's whole current set of both. */
+export interface InfoFrame {
+  type: 'info';
+  computerLabel: string | null;
+  peripherals: Peripheral[];
 }
 
 export interface ResponseFrame {
@@ -20,7 +30,7 @@ export interface ResponseFrame {
   error?: string;
 }
 
-export type ComputerFrame = HelloFrame | ResponseFrame;
+export type ComputerFrame = HelloFrame | ResponseFrame | InfoFrame;
 
 /**
  * A failed parse of a response frame whose `id` is still usable carries it, so the request it answers
@@ -56,10 +66,12 @@ export function parseComputerFrame(text: string, maxDepth: number = DEFAULT_MAX_
       return parseHello(value);
     case 'response':
       return withId(parseResponse(value), value);
+    case 'info':
+      return parseInfo(value);
     default:
       return {
         ok: false,
-        error: value.type === undefined ? 'frame has no type ("hello" or "response")' : `unknown frame type (${aJsonType(value.type)} other than "hello" or "response")`,
+        error: value.type === undefined ? 'frame has no type ("hello", "response" or "info")' : `unknown frame type (${aJsonType(value.type)} other than "hello", "response" or "info")`,
       };
   }
 }
@@ -82,7 +94,9 @@ function parseHello(value: Record<string, unknown>): FrameParse {
   const label = typeof value.computerLabel === 'string' && value.computerLabel !== '' ? value.computerLabel : null;
   const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
   const token = typeof value.token === 'string' ? value.token : null;
-  const frame: HelloFrame = { type: 'hello', computerId: id, computerLabel: label, version, token };
+  const identity = parseIdentity(value);
+  if (!identity.ok) return { ok: false, error: identity.error };
+  const frame: HelloFrame = { type: 'hello', computerId: id, computerLabel: label, version, token, identity: identity.value };
   const maxFrame = value.maxFrame;
   if (maxFrame !== undefined) {
     if (typeof maxFrame !== 'number' || !Number.isSafeInteger(maxFrame) || maxFrame < MIN_MAX_FRAME) {
@@ -91,6 +105,14 @@ function parseHello(value: Record<string, unknown>): FrameParse {
     frame.maxFrame = maxFrame;
   }
   return { ok: true, frame };
+}
+
+function parseInfo(value: Record<string, unknown>): FrameParse {
+  const label = value.computerLabel;
+  if (label !== null && (typeof label !== 'string' || label.length > 1024)) return { ok: false, error: 'info.computerLabel must be a string or null' };
+  const peripherals = parsePeripherals(value.peripherals, 'info.peripherals');
+  if (!peripherals.ok) return { ok: false, error: peripherals.error };
+  return { ok: true, frame: { type: 'info', computerLabel: label === '' ? null : label, peripherals: peripherals.value } };
 }
 
 function parseResponse(value: Record<string, unknown>): FrameParse {

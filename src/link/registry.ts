@@ -1,7 +1,8 @@
 // Linked computers and the requests in flight on each link. Knows nothing about sockets beyond
 // send/close, so every rule here is testable with plain values.
 import { randomUUID } from 'node:crypto';
-import { encodeCancel, encodeRequest, requestEncoder, type HelloFrame, type ResponseFrame } from './frames.js';
+import { encodeCancel, encodeRequest, requestEncoder, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
+import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
 
 /** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
 export function describe(computerId: number, label: string | null): string {
@@ -48,11 +49,14 @@ export class Link {
   closed = false;
   /** Largest frame the computer takes (hello.maxFrame), when it said. */
   maxFrame: number | null = null;
+  /** What the computer said it is (hello), its peripherals kept current by info frames. */
+  identity: Identity = UNKNOWN_IDENTITY;
 
   constructor(
     readonly socket: LinkSocket,
     readonly computerId: number,
-    readonly label: string | null,
+    /** Changed by an info frame (the player relabelled the computer). */
+    public label: string | null,
     readonly version: string | null,
     readonly remoteAddress: string,
     readonly connectedAt: number,
@@ -96,6 +100,7 @@ export class LinkRegistry {
   register(socket: LinkSocket, hello: HelloFrame, remoteAddress: string): { link: Link; replaced: Link | null } {
     const link = new Link(socket, hello.computerId, hello.computerLabel, hello.version, remoteAddress, this.now());
     if (hello.maxFrame !== undefined) link.maxFrame = hello.maxFrame;
+    link.identity = hello.identity;
     const replaced = this.links.get(hello.computerId) ?? null;
     this.links.set(hello.computerId, link);
     this.ordered = null;
@@ -132,6 +137,21 @@ export class LinkRegistry {
     let n = 0;
     for (const link of this.links.values()) n += link.pending.size;
     return n;
+  }
+
+  /** An info frame: the computer's label and peripherals now. Returns what changed, for the log. */
+  updateInfo(link: Link, info: InfoFrame): string[] {
+    const changes: string[] = [];
+    if (info.computerLabel !== link.label) {
+      changes.push(`label ${JSON.stringify(link.label)} -> ${JSON.stringify(info.computerLabel)}`);
+      link.label = info.computerLabel;
+    }
+    const before = new Set((link.identity.peripherals ?? []).map((p) => p.name));
+    const after = new Set(info.peripherals.map((p) => p.name));
+    for (const name of after) if (!before.has(name)) changes.push(`peripheral ${name} attached`);
+    for (const name of before) if (!after.has(name)) changes.push(`peripheral ${name} detached`);
+    link.identity = { ...link.identity, peripherals: info.peripherals };
+    return changes;
   }
 
   touch(link: Link): void {

@@ -258,6 +258,11 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       rejectHello(ws, state, 'the first frame must be a hello');
       return;
     }
+    if (frame.type === 'info') {
+      const changes = registry.updateInfo(state.link, frame);
+      if (changes.length > 0) log.info(`computer ${describe(state.link.computerId, state.link.label)}: ${changes.join(', ')}`);
+      return;
+    }
     if (!registry.resolve(state.link, frame)) {
       metrics.framesRejected.inc('unknown_id');
       log.debug(`link ${describe(state.link.computerId, state.link.label)}: response ${frame.id} matches no request in flight on this link; dropped`);

@@ -1,6 +1,7 @@
 // The tools built into the bridge. Add a built-in tool here and every surface offers it.
 import { execLua } from './exec-lua.js';
 import { probeComputers } from './probe-computers.js';
+import { listComputers } from './list-computers.js';
 import { deleteFileTool, listFilesTool, moveFileTool } from './files.js';
 import { PART_B_TOOLS } from './part-b.js';
 import type { ToolSource } from './registry.js';
@@ -10,6 +11,7 @@ import type { Tool } from './tool.js';
 export const BUILTIN_TOOLS: readonly Tool[] = [
   probeComputers,
   execLua,
+  listComputers,
   ...[listFilesTool, deleteFileTool, moveFileTool],
   ...PART_B_TOOLS,
 ];

@@ -7,7 +7,14 @@ const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : 
 test('valid hello: integer id, label kept', () => {
   assert.deepEqual(parse({ type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0' }), {
     ok: true,
-    frame: { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: '0.1.0', token: null },
+    frame: {
+      type: 'hello',
+      computerId: 12,
+      computerLabel: 'base-turtle',
+      version: '0.1.0',
+      token: null,
+      identity: { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null },
+    },
   });
 });
 
@@ -43,9 +50,9 @@ test('malformed JSON, non-objects and unknown types are rejected', () => {
     assert.deepEqual(parse(text), { ok: false, error: `frame is not a JSON object (it is ${kind})` });
   }
   // the value is never quoted back: only its JSON type
-  assert.deepEqual(parse({ type: 'bogus' }), { ok: false, error: 'unknown frame type (a string other than "hello" or "response")' });
-  assert.deepEqual(parse({ type: [[1]] }), { ok: false, error: 'unknown frame type (an array other than "hello" or "response")' });
-  assert.deepEqual(parse({}), { ok: false, error: 'frame has no type ("hello" or "response")' });
+  assert.deepEqual(parse({ type: 'bogus' }), { ok: false, error: 'unknown frame type (a string other than "hello", "response" or "info")' });
+  assert.deepEqual(parse({ type: [[1]] }), { ok: false, error: 'unknown frame type (an array other than "hello", "response" or "info")' });
+  assert.deepEqual(parse({}), { ok: false, error: 'frame has no type ("hello", "response" or "info")' });
 });
 
 test('responses: ok with result, failure with error, result kept on failure', () => {

@@ -105,7 +105,7 @@ test('malformed JSON and binary frames are dropped without disturbing the link',
     assert.equal(result.content[0].text, pongText(2, null));
     assert.ok(bridge.logs.some((l) => /binary frame dropped/.test(l)));
     assert.ok(bridge.logs.some((l) => /frame is not valid JSON; frame dropped/.test(l)));
-    assert.ok(bridge.logs.some((l) => /unknown frame type \(a string other than "hello" or "response"\)/.test(l)));
+    assert.ok(bridge.logs.some((l) => /unknown frame type \(a string other than "hello", "response" or "info"\)/.test(l)));
     assert.equal(bridge.links.size, 1);
     await computer.close();
   }));

@@ -131,7 +131,7 @@ local function push(ev)
 end
 
 local websockets = {} -- id -> handle state
-local decodeToken
+local decodeToken, hostAttach
 
 local function readHost()
     real.stdout:flush()
@@ -148,6 +148,10 @@ local function readHost()
     elseif cmd == "closed" then
         local ws = websockets[tonumber(rest)]
         if ws then ws.closed = true end
+    elseif cmd == "attach" or cmd == "detach" then
+        -- (lua-files) the host attaches "NAME=KIND" or detaches "NAME", with
+        -- the event CC queues for it
+        push({ cmd == "attach" and "peripheral" or "peripheral_detach", hostAttach(cmd == "attach", rest), n = 2 })
     end
 end
 
@@ -1638,6 +1642,17 @@ for _, spec in ipairs(cfg.peripherals) do
     local name, kind = spec:match("^([^=]+)=(%w+)$")
     if not name or not PERIPHERAL_KINDS[kind] then error("cc-emu: bad --peripheral " .. spec, 0) end
     attached[name] = PERIPHERAL_KINDS[kind]()
+end
+
+function hostAttach(on, spec)
+    if not on then
+        attached[spec] = nil
+        return spec
+    end
+    local name, kind = spec:match("^([^=]+)=(%w+)$")
+    if not name or not PERIPHERAL_KINDS[kind] then error("cc-emu: bad attach " .. spec, 0) end
+    attached[name] = PERIPHERAL_KINDS[kind]()
+    return name
 end
 
 peripheral = {}

@@ -147,6 +147,16 @@ class Computer {
     this.send(['ev', token(name), ...args.map(token)].join(' '));
   }
 
+  /** Attaches a peripheral of a harness kind (monitor, chest, barrel, modem) and queues CC's "peripheral" event. */
+  attachPeripheral(name, kind) {
+    this.send(`attach ${name}=${kind}`);
+  }
+
+  /** Detaches a peripheral and queues "peripheral_detach". */
+  detachPeripheral(name) {
+    this.send(`detach ${name}`);
+  }
+
   /** Ctrl+T. */
   terminate() {
     this.queueEvent('terminate');

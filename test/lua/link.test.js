@@ -37,7 +37,18 @@ for (const mode of MODES) {
       const c = useComputer(t, { ...mode.opts, id: 12, label: 'base-turtle', url: bridge.url });
       await c.waitForOutput('waiting for requests... Press Ctrl+T to stop.\n');
       const link = await bridge.link(0);
-      assert.deepEqual(link.frames[0], { type: 'hello', computerId: 12, computerLabel: 'base-turtle', version: VERSION, maxFrame: 131072 });
+      assert.deepEqual(link.frames[0], {
+        type: 'hello',
+        computerId: 12,
+        computerLabel: 'base-turtle',
+        version: VERSION,
+        maxFrame: 131072,
+        kind: 'computer',
+        advanced: true,
+        host: 'ComputerCraft 1.109.0 (cc-emu)',
+        ccVersion: '1.109.0',
+        peripherals: [],
+      });
       assert.equal(c.output, [
         `mcp-computer v${VERSION} connecting to ${bridge.url}`,
         'linked as 12 (Label: base-turtle)',

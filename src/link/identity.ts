@@ -1,0 +1,96 @@
+// What a computer says it is (hello fields) and what it says when that changes (info frame): pure
+// validation. A program older than these fields sends none of them: each is then null.
+
+export const KINDS = ['computer', 'turtle', 'pocket', 'command'] as const;
+export type ComputerKind = (typeof KINDS)[number];
+
+export interface Peripheral {
+  name: string;
+  types: string[];
+}
+
+export interface Identity {
+  kind: ComputerKind | null;
+  advanced: boolean | null;
+  /** _HOST, e.g. "ComputerCraft 1.109.0 (Minecraft 1.20.1)". */
+  host: string | null;
+  ccVersion: string | null;
+  peripherals: Peripheral[] | null;
+}
+
+export const UNKNOWN_IDENTITY: Identity = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null };
+
+/** Most peripherals a frame may list (mcp-computer sends at most 256). */
+export const MAX_PERIPHERALS = 1024;
+const MAX_NAME = 256;
+const MAX_TYPES = 32;
+const MAX_TEXT = 256;
+
+type Parse<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function text(value: unknown, where: string): Parse<string | null> {
+  if (value === undefined || value === null) return { ok: true, value: null };
+  if (typeof value !== 'string' || value.length > MAX_TEXT) return { ok: false, error: `${where} must be a string of at most ${MAX_TEXT} characters` };
+  return { ok: true, value };
+}
+
+/** A peripheral list: [{name, types: [string]}], names unique; errors name the field only. */
+export function parsePeripherals(value: unknown, where: string): Parse<Peripheral[]> {
+  if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
+  if (value.length > MAX_PERIPHERALS) return { ok: false, error: `${where} lists more than ${MAX_PERIPHERALS} peripherals` };
+  const seen = new Set<string>();
+  const list: Peripheral[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const p: unknown = value[i];
+    const at = `${where}[${i}]`;
+    if (typeof p !== 'object' || p === null || Array.isArray(p)) return { ok: false, error: `${at} must be an object {name, types}` };
+    const { name, types } = p as Record<string, unknown>;
+    if (typeof name !== 'string' || name === '' || name.length > MAX_NAME) return { ok: false, error: `${at}.name must be a non-empty string of at most ${MAX_NAME} characters` };
+    if (seen.has(name)) return { ok: false, error: `${at}.name repeats an earlier peripheral's name` };
+    seen.add(name);
+    if (!Array.isArray(types) || types.length > MAX_TYPES || types.some((t) => typeof t !== 'string' || t === '' || t.length > MAX_NAME)) {
+      return { ok: false, error: `${at}.types must be an array of at most ${MAX_TYPES} non-empty strings` };
+    }
+    list.push({ name, types: [...(types as string[])] });
+  }
+  return { ok: true, value: list };
+}
+
+/** The identity fields of a hello (each optional). */
+export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
+  const { kind, advanced } = hello;
+  if (kind !== undefined && kind !== null && !KINDS.includes(kind as ComputerKind)) {
+    return { ok: false, error: `hello.kind must be one of ${KINDS.join(', ')}` };
+  }
+  if (advanced !== undefined && advanced !== null && typeof advanced !== 'boolean') return { ok: false, error: 'hello.advanced must be a boolean' };
+  const host = text(hello.host, 'hello.host');
+  if (!host.ok) return host;
+  const ccVersion = text(hello.ccVersion, 'hello.ccVersion');
+  if (!ccVersion.ok) return ccVersion;
+  let peripherals: Peripheral[] | null = null;
+  if (hello.peripherals !== undefined && hello.peripherals !== null) {
+    const parsed = parsePeripherals(hello.peripherals, 'hello.peripherals');
+    if (!parsed.ok) return parsed;
+    peripherals = parsed.value;
+  }
+  return {
+    ok: true,
+    value: { kind: (kind as ComputerKind | undefined) ?? null, advanced: (advanced as boolean | undefined) ?? null, host: host.value, ccVersion: ccVersion.value, peripherals },
+  };
+}
+
+/** One line about a computer's identity: `advanced turtle, CC 1.109.0, mcp-computer 0.1.0`. */
+export function identityLine(identity: Identity, version: string | null): string {
+  const what = identity.kind === null ? 'computer (kind not said)' : `${identity.advanced === true ? 'advanced ' : identity.advanced === false ? 'basic ' : ''}${identity.kind}`;
+  const parts = [what];
+  if (identity.ccVersion !== null) parts.push(`CC ${identity.ccVersion}`);
+  if (identity.host !== null) parts.push(`_HOST "${identity.host}"`);
+  parts.push(version === null ? 'mcp-computer version not said' : `mcp-computer ${version}`);
+  return parts.join(', ');
+}
+
+export function peripheralsLine(peripherals: Peripheral[] | null): string {
+  if (peripherals === null) return 'peripherals not said';
+  if (peripherals.length === 0) return 'no peripherals';
+  return `peripherals: ${peripherals.map((p) => `${p.name} (${p.types.join(', ') || 'no type'})`).join(', ')}`;
+}

@@ -1,0 +1,77 @@
+// list-computers: every linked computer with what it said it is (hello, kept current by info frames),
+// from the bridge's own records: no request is sent, so it answers even for a busy computer.
+import { identityLine, peripheralsLine, KINDS } from '../link/identity.js';
+import { describe, type Link } from '../link/registry.js';
+import { textResult, type Tool } from './tool.js';
+
+function entry(link: Link): Record<string, unknown> {
+  const { kind, advanced, host, ccVersion, peripherals } = link.identity;
+  return {
+    computerId: link.computerId,
+    label: link.label,
+    kind,
+    advanced,
+    host,
+    ccVersion,
+    version: link.version,
+    peripherals: peripherals === null ? null : peripherals.map((p) => ({ name: p.name, types: [...p.types] })),
+    connectedAt: new Date(link.connectedAt).toISOString(),
+    lastSeenAt: new Date(link.lastSeenAt).toISOString(),
+  };
+}
+
+function line(link: Link): string {
+  return (
+    `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}; ` +
+    `connected ${new Date(link.connectedAt).toISOString()}, last seen ${new Date(link.lastSeenAt).toISOString()}`
+  );
+}
+
+export const listComputers: Tool = {
+  name: 'list-computers',
+  title: 'List linked computers',
+  description:
+    'List every ComputerCraft computer linked to the bridge, one line each: id and label, kind (computer, turtle, pocket, command), ' +
+    'advanced or basic, CC version and _HOST, mcp-computer version, attached peripherals (name and types), when it linked and was last heard from. ' +
+    'Answers from what the computers reported (no request is sent). Takes no arguments.',
+  inputSchema: { type: 'object', additionalProperties: false },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      computers: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            computerId: { type: 'integer' },
+            label: { type: ['string', 'null'] },
+            kind: { type: ['string', 'null'], enum: [...KINDS, null] },
+            advanced: { type: ['boolean', 'null'] },
+            host: { type: ['string', 'null'] },
+            ccVersion: { type: ['string', 'null'] },
+            version: { type: ['string', 'null'] },
+            peripherals: {
+              type: ['array', 'null'],
+              items: {
+                type: 'object',
+                properties: { name: { type: 'string' }, types: { type: 'array', items: { type: 'string' } } },
+                required: ['name', 'types'],
+              },
+            },
+            connectedAt: { type: 'string' },
+            lastSeenAt: { type: 'string' },
+          },
+          required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'connectedAt', 'lastSeenAt'],
+        },
+      },
+    },
+    required: ['computers'],
+  },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+
+  async call(_args, { links }) {
+    const linked = links.list();
+    if (linked.length === 0) return { ...textResult('No computers are linked.'), structuredContent: { computers: [] } };
+    return { ...textResult(linked.map(line).join('\n')), structuredContent: { computers: linked.map(entry) } };
+  },
+};

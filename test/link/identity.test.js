@@ -1,0 +1,68 @@
+// Identity fields of the hello and info frames: validated like every frame, errors name the field.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseComputerFrame } from '../../dist/link/frames.js';
+import { identityLine, peripheralsLine } from '../../dist/link/identity.js';
+import { callTool, linkComputer, until, withBridge, FakeComputer } from '../helpers.js';
+
+const parse = (value) => parseComputerFrame(JSON.stringify(value));
+const hello = (extra) => parse({ type: 'hello', computerId: 1, ...extra });
+
+test('a hello with every identity field keeps them; a hello without them has nulls', () => {
+  const full = hello({ kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }] });
+  assert.deepEqual(full.frame.identity, { kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }] });
+  assert.deepEqual(hello({ kind: null, advanced: null, peripherals: null }).frame.identity, { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null });
+});
+
+test('bad identity fields refuse the hello, naming the field', () => {
+  const bad = (extra, error) => assert.deepEqual(hello(extra), { ok: false, error });
+  bad({ kind: 'fridge' }, 'hello.kind must be one of computer, turtle, pocket, command');
+  bad({ advanced: 'yes' }, 'hello.advanced must be a boolean');
+  bad({ host: 5 }, 'hello.host must be a string of at most 256 characters');
+  bad({ ccVersion: 'x'.repeat(300) }, 'hello.ccVersion must be a string of at most 256 characters');
+  bad({ peripherals: {} }, 'hello.peripherals must be an array');
+  bad({ peripherals: [1] }, 'hello.peripherals[0] must be an object {name, types}');
+  bad({ peripherals: [{ name: '', types: [] }] }, 'hello.peripherals[0].name must be a non-empty string of at most 256 characters');
+  bad({ peripherals: [{ name: 'a', types: [] }, { name: 'a', types: [] }] }, "hello.peripherals[1].name repeats an earlier peripheral's name");
+  bad({ peripherals: [{ name: 'a', types: [3] }] }, 'hello.peripherals[0].types must be an array of at most 32 non-empty strings');
+  bad({ peripherals: Array.from({ length: 1025 }, (_, i) => ({ name: `p${i}`, types: [] })) }, 'hello.peripherals lists more than 1024 peripherals');
+});
+
+test('info frames: label (string or null) and the whole peripheral list', () => {
+  assert.deepEqual(parse({ type: 'info', computerLabel: 'x', peripherals: [] }), { ok: true, frame: { type: 'info', computerLabel: 'x', peripherals: [] } });
+  assert.equal(parse({ type: 'info', computerLabel: '', peripherals: [] }).frame.computerLabel, null);
+  assert.deepEqual(parse({ type: 'info', computerLabel: 3, peripherals: [] }), { ok: false, error: 'info.computerLabel must be a string or null' });
+  assert.deepEqual(parse({ type: 'info', peripherals: [] }), { ok: false, error: 'info.computerLabel must be a string or null' });
+  assert.deepEqual(parse({ type: 'info', computerLabel: null }), { ok: false, error: 'info.peripherals must be an array' });
+});
+
+test('identity lines say what was not said', () => {
+  const none = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null };
+  assert.equal(identityLine(none, null), 'computer (kind not said), mcp-computer version not said');
+  assert.equal(peripheralsLine(null), 'peripherals not said');
+  assert.equal(peripheralsLine([{ name: 'x', types: [] }]), 'peripherals: x (no type)');
+  assert.equal(identityLine({ ...none, kind: 'pocket' }, '0.1.0'), 'pocket, mcp-computer 0.1.0');
+});
+
+test('the bridge: info before hello refuses the socket; a malformed info is dropped, the link stays; a good one updates label and peripherals', () =>
+  withBridge({}, async (bridge) => {
+    const early = new FakeComputer(bridge.linkUrl, { computerId: 1 });
+    const answer = await early.link({ type: 'info', computerLabel: null, peripherals: [] });
+    assert.equal(answer.type, 'hello-error');
+    const old = await linkComputer(bridge, { computerId: 2, computerLabel: 'a' });
+    const listed = await callTool(bridge, 'list-computers');
+    assert.match(listed.content[0].text, /^2 \(Label: a\): computer \(kind not said\), mcp-computer version not said; peripherals not said; connected /);
+    assert.equal(listed.structuredContent.computers[0].peripherals, null);
+    old.send({ type: 'info', computerLabel: 'b', peripherals: 'none' });
+    old.send({ type: 'info', computerLabel: 'b', peripherals: [{ name: 'top', types: ['monitor'] }] });
+    await until(() => bridge.links.get(2).label === 'b');
+    assert.ok(bridge.logs.some((l) => /info\.peripherals must be an array; frame dropped/.test(l)));
+    assert.ok(bridge.logs.some((l) => /computer 2 \(Label: b\): label "a" -> "b", peripheral top attached/.test(l)));
+    old.send({ type: 'info', computerLabel: 'b', peripherals: [] });
+    await until(() => bridge.links.get(2).identity.peripherals.length === 0);
+    assert.ok(bridge.logs.some((l) => /peripheral top detached/.test(l)));
+    old.send({ type: 'info', computerLabel: 'b', peripherals: [] }); // nothing changed: nothing logged
+    assert.equal((await callTool(bridge, 'list-computers')).structuredContent.computers[0].label, 'b');
+    await old.close();
+    assert.equal((await callTool(bridge, 'list-computers')).content[0].text, 'No computers are linked.');
+  }));
