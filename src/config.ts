@@ -48,6 +48,8 @@ export interface Config {
   linkMaxJsonDepth: number;
   /** Deepest nesting of a message from an upstream MCP server (CC_UPSTREAM_MAX_JSON_DEPTH). */
   upstreamMaxJsonDepth: number;
+  /** Largest file read-file / write-file move (CC_MAX_FILE_BYTES). */
+  maxFileBytes: number;
   /** A client that takes none of its answer for this long is cut off (MCP_SEND_STALL_MS). */
   sendStallMs: number;
 }
@@ -94,6 +96,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy' },
   { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '256', meaning: 'most requests in flight to one computer; more fail at once' },
   { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames count at least 256); more pauses its reading until the second is over' },
+  { name: 'CC_MAX_FILE_BYTES', default: String(16 * MiB), meaning: 'largest file read-file and write-file move (in pieces that fit the frame limit); larger is refused' },
   { name: 'MCP_MAX_BATCH', default: '100', meaning: 'most messages in one JSON-RPC batch (2025-03-26 clients); more get 400' },
   { name: 'MCP_MAX_CONCURRENT_CALLS', default: '1024', meaning: 'most tool calls running at once; more get HTTP 503 with Retry-After' },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN' },
@@ -245,6 +248,7 @@ export function loadConfig(
     listTtlMs: read(env, 'MCP_LIST_TTL_MS', integer(0, 86_400_000)),
     maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
     linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
+    maxFileBytes: read(env, 'CC_MAX_FILE_BYTES', bytes),
     sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),
     upstreamMaxJsonDepth: read(env, 'CC_UPSTREAM_MAX_JSON_DEPTH', integer(8, 1000)),
   };

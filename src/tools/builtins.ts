@@ -4,6 +4,7 @@ import { probeComputers } from './probe-computers.js';
 import { listComputers } from './list-computers.js';
 import { deleteFileTool, listFilesTool, moveFileTool } from './files.js';
 import { PART_B_TOOLS } from './part-b.js';
+import { readFileTool, writeFileTool } from './file-transfer.js';
 import type { ToolSource } from './registry.js';
 import type { Tool } from './tool.js';
 
@@ -12,7 +13,7 @@ export const BUILTIN_TOOLS: readonly Tool[] = [
   probeComputers,
   execLua,
   listComputers,
-  ...[listFilesTool, deleteFileTool, moveFileTool],
+  ...[listFilesTool, readFileTool, writeFileTool, deleteFileTool, moveFileTool],
   ...PART_B_TOOLS,
 ];
 
