@@ -737,7 +737,9 @@ function fs.getName(path)
     return name or "root"
 end
 function fs.getDir(path)
-    local p = clean(checkType(1, path, "string"))
+    -- CC keeps the ".." of a path above the root: getDir("../x") is ".."
+    local inside, p = pcall(clean, checkType(1, path, "string"))
+    if not inside then p = path:gsub("\\", "/"):gsub("^/+", "") end
     if p == "" then return ".." end
     return p:match("^(.*)/[^/]+$") or ""
 end
@@ -797,8 +799,11 @@ end
 function fs.open(path, mode)
     checkType(1, path, "string")
     checkType(2, mode, "string")
-    local p = clean(path)
-    if fs.isDir(p) then return nil, "/" .. p .. ": Cannot open a directory" end
+    -- CC's answers (checked on CraftOS-PC): a path above the root is a file
+    -- that does not exist, and a folder is "Not a file".
+    local inside, p = pcall(clean, path)
+    if not inside then return nil, "/" .. path:gsub("^[/\\]+", "") .. ": No such file" end
+    if fs.isDir(p) then return nil, "/" .. p .. ": Not a file" end
     if mode:sub(1, 1) ~= "r" and (p == "rom" or p:match("^rom/")) then return nil, "/" .. p .. ": Access denied" end
     if mode:sub(1, 1) ~= "r" then
         local dir = fs.getDir(p)

@@ -22,6 +22,9 @@ const CC_GLOBALS = new Set([
   'arg', 'colors', 'colours', 'fs', 'http', 'os', 'printError', 'write', 'read', 'sleep',
   'settings', 'shell', 'multishell', 'term', 'textutils', 'parallel', 'peripheral', 'keys',
   'require', 'package', 'window', 'vector', 'rednet', 'turtle', 'io',
+  // what the computer is (identity): pocket and commands exist only on those kinds; _HOST and
+  // _CC_VERSION are CC's version strings
+  'pocket', 'commands', '_HOST', '_CC_VERSION',
 ]);
 
 describeLua('mcp-computer.lua as CC Lua', () => {
