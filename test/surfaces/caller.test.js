@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { linkComputer, rpc, session, until, withBridge } from '../helpers.js';
 import { issueSessionId, validSessionId, callerScope } from '../../dist/surfaces/caller-scope.js';
+import { writeConfig } from '../config/write.js';
+import { fixtureServer } from '../upstream/fixture.js';
 
 const execCall = (id, code = 'sleep(60)') => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code, timeoutMs: 300000 } } });
 const cancelNote = (requestId) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
@@ -100,4 +102,57 @@ test('CORS: an allowed Origin gets a 204 preflight and Access-Control-Allow-Orig
     const plain = await fetch(bridge.mcpUrl, { method: 'OPTIONS' });
     assert.equal(plain.status, 405);
     assert.equal(plain.headers.get('access-control-allow-origin'), null);
+  }));
+
+/** POSTs a body and returns a function that closes the request before its answer. */
+function openCall(url, message) {
+  const body = JSON.stringify(message);
+  const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+  const state = { answered: false };
+  req.on('response', () => (state.answered = true));
+  req.on('error', () => {});
+  req.end(body);
+  return Object.assign(state, { close: () => req.destroy() });
+}
+
+test('closing the HTTP request cancels a config Lua tool call (cancel frame) and an upstream call (notifications/cancelled upstream)', () => {
+  const file = writeConfig({ tools: [{ name: 'wait', target: { computerId: 1 }, lua: 'sleep(60)', timeoutMs: 300000 }], servers: [fixtureServer('fx')] });
+  return withBridge({ CC_CONFIG: file }, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
+    const lua = openCall(bridge.mcpUrl, { jsonrpc: '2.0', id: 'lua', method: 'tools/call', params: { name: 'wait', arguments: {} } });
+    const sent = await computer.next((f) => f.type === 'request');
+    lua.close();
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: sent.id });
+    await until(() => bridge.dispatcher.activeCalls === 0);
+
+    await until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers.some((s) => s.id === 'fx' && s.state === 'up'));
+    const upstream = openCall(bridge.mcpUrl, { jsonrpc: '2.0', id: 'up', method: 'tools/call', params: { name: 'fx__slow', arguments: {} } });
+    await until(() => bridge.dispatcher.activeCalls === 1);
+    upstream.close();
+    await until(() => bridge.logs.some((l) => /upstream fx stderr: cancelled \d+ \(cancelled by the caller\)/.test(l)));
+    await until(() => bridge.dispatcher.activeCalls === 0);
+    assert.equal(lua.answered || upstream.answered, false);
+    await computer.close();
+  });
+});
+
+test('2026-07-28 (no session): closing the request cancels its call as well', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code: 'sleep(60)', timeoutMs: 300000 }, _meta: meta } });
+    const req = request(bridge.mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'exec-lua' },
+    });
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('error', () => {});
+    req.end(body);
+    const sent = await computer.next((f) => f.type === 'request');
+    req.destroy();
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: sent.id });
+    await until(() => bridge.dispatcher.activeCalls === 0);
+    assert.equal(answered, false);
+    await computer.close();
   }));
