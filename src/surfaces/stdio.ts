@@ -40,7 +40,10 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone.signal, listChanged: true };
   /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
   let negotiated: string | null = null;
-  /** Whether the client has spoken a valid request yet: list_changed is sent only after that. */
+  /**
+   * Whether initialize succeeded: list_changed is sent only after that, to a client that was told
+   * listChanged (2026-07-28's server/discover declares no listChanged, so its clients get none).
+   */
   let ready = false;
   let changePending = false;
   const handling = new Set<Promise<void>>();
@@ -51,14 +54,16 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   };
   output.on('error', (err: Error) => log.warn(`stdout: ${err.message}; answers are no longer delivered`));
 
-  const afterReply = (body: unknown, reply: Reply, modern: boolean) => {
+  const afterReply = (body: unknown, reply: Reply) => {
     if (!isRecord(body) || reply.status >= 300 || reply.body === null || Array.isArray(reply.body)) return;
     const answer = reply.body as { result?: unknown };
     if (!isRecord(answer.result)) return;
-    // 2026-07-28 sends change notices only on a subscriptions/listen stream (not served here), so a
-    // client speaking only that revision never gets an unsolicited list_changed
-    if (!modern) ready = true;
-    if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') negotiated = answer.result.protocolVersion;
+    // only after initialize, whose answer declared listChanged: 2026-07-28 sends change notices only on
+    // a subscriptions/listen stream (not served here), so a client speaking only that revision gets none
+    if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') {
+      negotiated = answer.result.protocolVersion;
+      ready = true;
+    }
   };
 
   const handle = async (body: unknown) => {
@@ -68,7 +73,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels
     if (reply.body !== null) write(reply.body);
-    afterReply(body, reply, modern);
+    afterReply(body, reply);
   };
 
   const reader = new LineReader({

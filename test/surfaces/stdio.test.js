@@ -165,7 +165,7 @@ test('stdio: notifications/cancelled from the client cancels its call (the cance
     await computer.close();
   }));
 
-test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONFIG reloaded by SIGHUP), once per change, never before the client spoke', () => {
+test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONFIG reloaded by SIGHUP), once per change, only after initialize (where listChanged was declared)', () => {
   const tool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
   const file = writeConfig({ tools: [tool('one')] });
   return run({ CC_CONFIG: file }, async (bridge) => {
@@ -174,6 +174,13 @@ test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONF
     writeConfig({ tools: [tool('one'), tool('early')] }, file);
     bridge.kill('SIGHUP');
     await until(() => /config file reloaded/.test(bridge.out.stderr));
+    // a 2026-07-28 request is not enough either: server/discover declares no listChanged
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    bridge.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: meta } });
+    assert.deepEqual((await bridge.answer('d')).result.capabilities.tools, {});
+    writeConfig({ tools: [tool('one'), tool('early'), tool('modern')] }, file);
+    bridge.kill('SIGHUP');
+    await until(() => (bridge.out.stderr.match(/config file reloaded/g) ?? []).length === 2);
     bridge.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
     await bridge.answer(1);
     writeConfig({ tools: [tool('one'), tool('two')] }, file);
@@ -181,7 +188,7 @@ test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONF
     assert.deepEqual(await bridge.next((m) => m.method === 'notifications/tools/list_changed'), { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     const names = (await bridge.answer(2)).result.tools.map((t) => t.name);
-    assert.ok(names.includes('two') && !names.includes('early'), names.join(','));
+    assert.ok(names.includes('two') && !names.includes('early') && !names.includes('modern'), names.join(','));
     bridge.stdin.end();
     await bridge.exited;
     assert.equal(bridge.messages.filter((m) => m.method === 'notifications/tools/list_changed').length, 1);
