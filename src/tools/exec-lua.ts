@@ -5,7 +5,10 @@ import { aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
 import { startDetached } from './job-tools.js';
 import { classified, failedResult, textResult, type FailureCode, type Tool, type ToolResult } from './tool.js';
 
+/** Default of CC_EXEC_MAX_CODE_BYTES (also check-lua's bound). */
 export const MAX_CODE_BYTES = 64 * 1024;
+/** The most CC_EXEC_MAX_CODE_BYTES may be: the schema's bound, the variable's is checked in the call. */
+export const MAX_CODE_CEILING = 1024 * 1024;
 export const MAX_TIMEOUT_MS = 300_000;
 /** CC:Tweaked's default max_websocket_message: the largest frame a computer can receive. */
 export const CC_MAX_MESSAGE_BYTES = 131_072;
@@ -181,7 +184,12 @@ export const execLua: Tool = {
     properties: {
       computerId: { type: 'integer', minimum: 0, description: 'id of the target computer (os.getComputerID())' },
       computer: { type: 'string', minLength: 1, description: 'label of the target computer; must match exactly one linked computer' },
-      code: { type: 'string', minLength: 1, maxLength: MAX_CODE_BYTES, description: 'Lua source to run; `return` values come back described' },
+      code: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_CODE_CEILING,
+        description: 'Lua source to run, at most CC_EXEC_MAX_CODE_BYTES bytes (65536 unless the bridge sets it); `return` values come back described',
+      },
       timeoutMs: {
         type: 'integer',
         minimum: 1,
@@ -223,8 +231,8 @@ export const execLua: Tool = {
 
   async call(args, { links, config, log, signal }) {
     const code = args.code as string;
-    if (Buffer.byteLength(code) > MAX_CODE_BYTES) {
-      return failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${MAX_CODE_BYTES} are allowed.`, 'invalid_arguments');
+    if (Buffer.byteLength(code) > config.execMaxCodeBytes) {
+      return failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${config.execMaxCodeBytes} are allowed (CC_EXEC_MAX_CODE_BYTES).`, 'invalid_arguments');
     }
     const target = findComputer(links, args);
     if (typeof target === 'string') return failedResult(`${target} ${linkedList(links)}`, 'unknown_computer');

@@ -84,7 +84,7 @@ test('bad argument types, empty code and oversized code are isError results nami
       [{ computerId: 1, code: 5 }, /argument "code" must be a string/],
       [{ computerId: 1, code: 'x', timeoutMs: 0 }, /argument "timeoutMs" must be at least 1/],
       [{ computerId: 1, code: 'x', timeoutMs: 300001 }, /argument "timeoutMs" must be at most 300000/],
-      [{ computerId: 1, code: 'x'.repeat(65537) }, /argument "code" must be at most 65536 characters/],
+      [{ computerId: 1, code: 'x'.repeat(65537) }, /argument "code" is 65537 bytes; at most 65536 are allowed \(CC_EXEC_MAX_CODE_BYTES\)/],
       [{ computerId: 1, code: 'é'.repeat(40000) }, /"code" is 80000 bytes; at most 65536 are allowed/],
       [{ computerId: 1, code: 'x', extra: 1 }, /unknown argument "extra"/],
     ];
@@ -96,6 +96,27 @@ test('bad argument types, empty code and oversized code are isError results nami
     assert.equal(c.received.filter((f) => f.type === 'request').length, 0);
     await c.close();
   }));
+
+test('CC_EXEC_MAX_CODE_BYTES sets the code limit both ways; above what the computer can receive, the frame limit still refuses before sending', async () => {
+  await withBridge({ CC_EXEC_MAX_CODE_BYTES: '2048' }, async (bridge) => {
+    const c = await linkComputer(bridge, { computerId: 1, onRequest: () => ({ ok: true, result: { output: 'ran\n', returns: [] } }) });
+    const big = await callTool(bridge, 'exec-lua', { computerId: 1, code: '-'.repeat(2049) });
+    assert.equal(big.isError, true);
+    assert.equal(big.content[0].text, 'argument "code" is 2049 bytes; at most 2048 are allowed (CC_EXEC_MAX_CODE_BYTES).');
+    assert.equal(c.received.filter((f) => f.type === 'request').length, 0);
+    assert.equal((await callTool(bridge, 'exec-lua', { computerId: 1, code: '-'.repeat(2048) })).structuredContent.output, 'ran\n');
+    await c.close();
+  });
+  await withBridge({ CC_EXEC_MAX_CODE_BYTES: '300000' }, async (bridge) => {
+    const c = await linkComputer(bridge, { computerId: 1, onRequest: () => ({ ok: true, result: { output: 'ran\n', returns: [] } }) });
+    assert.equal((await callTool(bridge, 'exec-lua', { computerId: 1, code: '-'.repeat(100_000) })).structuredContent.output, 'ran\n');
+    const tooBig = await callTool(bridge, 'exec-lua', { computerId: 1, code: '-'.repeat(200_000) });
+    assert.equal(tooBig.isError, true);
+    assert.match(tooBig.content[0].text, /too large to send: request is \d+ bytes encoded; the computer accepts at most 131072/);
+    assert.equal(c.received.filter((f) => f.type === 'request').length, 1);
+    await c.close();
+  });
+});
 
 test('code that escapes to more than CC can receive is refused before sending', () =>
   withBridge({}, async (bridge) => {
