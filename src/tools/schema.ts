@@ -30,6 +30,32 @@ function matchesType(value: unknown, type: string): boolean {
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
 
+/** JSON equality (an upstream tool's enum may list objects or arrays): same value, keys in any order. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => k in b && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/**
+ * The schema of the first `patternProperties` entry whose pattern matches `key` (an upstream tool
+ * may declare them): such a key is not an unknown one. A pattern that is not a valid RegExp matches nothing.
+ */
+function patternSchema(schema: Schema, key: string): Schema | undefined {
+  const patterns = schema.patternProperties;
+  if (typeof patterns !== 'object' || patterns === null) return undefined;
+  for (const [pattern, sub] of Object.entries(patterns as Record<string, Schema>)) {
+    try {
+      if (new RegExp(pattern, 'u').test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
+    } catch {
+      // not a pattern this engine understands
+    }
+  }
+  return undefined;
+}
+
 /** Returns null when valid, else a sentence naming the argument and what is wrong. */
 export function validate(value: unknown, schema: Schema, path = 'arguments'): string | null {
   if (schema.type !== undefined) {
@@ -38,7 +64,7 @@ export function validate(value: unknown, schema: Schema, path = 'arguments'): st
       return `${path} must be ${types.map(article).join(' or ')}, got ${article(typeOf(value))}`;
     }
   }
-  if (schema.enum && !schema.enum.some((e) => e === value)) {
+  if (schema.enum && !schema.enum.some((e) => sameJson(e, value))) {
     return `${path} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   }
   if (typeof value === 'number') {
@@ -67,14 +93,14 @@ export function validate(value: unknown, schema: Schema, path = 'arguments'): st
     }
     for (const [key, item] of Object.entries(record)) {
       const name = nameOf(key);
-      const propertySchema = schema.properties?.[key];
+      const propertySchema = schema.properties?.[key] ?? patternSchema(schema, key);
       if (propertySchema) {
         const error = validate(item, propertySchema, name);
         if (error) return error;
       } else if (schema.additionalProperties === false) {
         const known = Object.keys(schema.properties ?? {});
         return `unknown ${name}${known.length ? `; expected ${known.map((k) => `"${k}"`).join(', ')}` : '; this tool takes no arguments'}`;
-      } else if (typeof schema.additionalProperties === 'object') {
+      } else if (typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null) {
         const error = validate(item, schema.additionalProperties, name);
         if (error) return error;
       }

@@ -51,3 +51,27 @@ test('a tool without arguments says so for any argument given', () => {
   assert.equal(validate({}, none), null);
   assert.equal(validate({ x: 1 }, none), 'unknown argument "x"; this tool takes no arguments');
 });
+
+test('schemas of upstream tools: enum members compared as JSON values, patternProperties keys are known and checked', () => {
+  const upstream = {
+    type: 'object',
+    properties: {
+      point: { enum: [{ x: 1, y: [2] }, [1, 2], 'a'] },
+    },
+    patternProperties: { '^x-': { type: 'string' }, '(': { type: 'number' } },
+    additionalProperties: false,
+  };
+  assert.equal(validate({ point: { y: [2], x: 1 } }, upstream), null);
+  assert.equal(validate({ point: [1, 2] }, upstream), null);
+  assert.equal(validate({ point: 'a' }, upstream), null);
+  assert.equal(validate({ point: { x: 1, y: [3] } }, upstream), 'argument "point" must be one of {"x":1,"y":[2]}, [1,2], "a"');
+  assert.equal(validate({ point: [1] }, upstream), 'argument "point" must be one of {"x":1,"y":[2]}, [1,2], "a"');
+  assert.equal(validate({ point: { x: 1, y: [2], z: 0 } }, upstream), 'argument "point" must be one of {"x":1,"y":[2]}, [1,2], "a"');
+  assert.equal(validate({ point: null }, upstream), 'argument "point" must be one of {"x":1,"y":[2]}, [1,2], "a"');
+  assert.equal(validate({ 'x-trace': 'on' }, upstream), null);
+  assert.equal(validate({ 'x-trace': 1 }, upstream), 'argument "x-trace" must be a string, got an integer');
+  assert.equal(validate({ other: 1 }, upstream), 'unknown argument "other"; expected "point"');
+  // sub-schemas that are not objects (true, null) check nothing instead of throwing
+  assert.equal(validate({ 'y-a': 1, b: 2 }, { type: 'object', patternProperties: { '^y-': null }, additionalProperties: null }), null);
+  assert.equal(validate({ 'y-a': 1 }, { type: 'object', patternProperties: { '^y-': true }, additionalProperties: false }), null);
+});
