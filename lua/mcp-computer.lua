@@ -1481,6 +1481,15 @@ function B.jobCancel(link, params)
     return B.jobSummary(job)
 end
 
+-- After a relink: the jobs that kept running meanwhile (job-status lists them).
+function B.reportJobs(link)
+    local n = 0
+    for _, job in pairs(link.jobs) do
+        if job.state == "running" then n = n + 1 end
+    end
+    if n > 0 then print(("%d detached job(s) still running; job-status lists them"):format(n)) end
+end
+
 -- Job chunks outlive the link: kept when it drops.
 function B.jobChunks(link)
     local keep = {}
@@ -2055,6 +2064,7 @@ end
 -- whether reconnecting makes sense.
 local function serve(link)
     print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
+    B.reportJobs(link)
     print("waiting for requests... Press Ctrl+T to stop.")
     link.identityTimer = os.startTimer(identity.CHECK_EVERY)
     while true do

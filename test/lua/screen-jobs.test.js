@@ -245,6 +245,7 @@ describeLua('detached jobs (lua-tools)', () => {
 
     const second = await bridgeFor(t, { CC_LINK_PORT: port });
     await c.waitForOutput('waiting for requests', 30000, mark);
+    assert.match(c.output.slice(mark), /linked as 4 \(Label: null\)\n1 detached job\(s\) still running; job-status lists them\n/);
     const list = await callTool(second, 'job-status', { computerId: 4 });
     assert.deepEqual(list.structuredContent.jobs.map((j) => [j.job, j.state]), [[job, 'running']]);
     const now = await until(async () => {
