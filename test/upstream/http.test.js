@@ -284,5 +284,9 @@ test('a resumption in progress stops when the request is cancelled', async (t) =
   const after = gets;
   // the cancel notification is a POST; no GET follows it
   await until(() => srv.requests.some((r) => r.body?.method === 'notifications/cancelled'));
-  assert.equal(gets, after);
+  // a GET already on the wire when the call was cancelled may still reach the server (it failed a
+  // landing under load as 3 !== 2), but no new one may start: with retry 1 ms a resumption loop that
+  // kept going would send many in the settle time below
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(gets <= after + 1, `${gets - after} GETs after the cancel`);
 });
