@@ -128,6 +128,21 @@ describeLua('screen and keyboard (lua-tools)', () => {
     assert.equal((await c.waitForExit()).code, 0);
   });
 
+  test('advanced computer (multishell): the shell tab is read and typed into while the link runs in its own tab', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    const files = { 'shell.lua': SHELL, 'ask.lua': ASK, 'boot.lua': `shell.run("mcp-computer", ${JSON.stringify(bridge.linkUrl)}, "--background")\nshell.run("shell")\n` };
+    const c = useComputer(t, { id: 10, command: 'boot', multishell: true, size: [40, 10], files });
+    await c.waitForOutput(/in tab 2/);
+    await until(async () => /pong/.test(text(await callTool(bridge, 'probe-computers'))), 'the link answers');
+    let s = await screenWith(bridge, 10, /^> /);
+    assert.ok(s.lines.some((l) => /^mcp-computer: linking to/.test(l)), s.lines.join('\n'));
+    await callTool(bridge, 'send-input', { computerId: 10, text: 'ask\n' });
+    await screenWith(bridge, 10, /^Name\? +$/);
+    await callTool(bridge, 'send-input', { computerId: 10, text: 'Tab One\n' });
+    s = await screenWith(bridge, 10, /^hi Tab One!/);
+    assert.equal(s.foreground[s.lines.findIndex((l) => l.startsWith('hi Tab One!')) + 1].slice(0, 2), '44');
+  });
+
   test('foreground mode: read-screen and send-input answer that there is no shell', T, async (t) => {
     const bridge = await bridgeFor(t);
     const c = useComputer(t, { id: 2, url: bridge.linkUrl, timeScale: 0.01 });
