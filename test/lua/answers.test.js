@@ -9,7 +9,7 @@ import { useComputer } from './computer.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 
-const T = { timeout: 60000 };
+const T = { timeout: 180000 }; // wall time on a loaded machine; the watchdog counts CPU time
 
 async function linked(t, opts = {}) {
   const bridge = await startFakeBridge();
@@ -20,9 +20,9 @@ async function linked(t, opts = {}) {
   return { bridge, c, link };
 }
 
-/** The answer to `code` and the bytes of its frame; fails if none comes within 30 s. */
-async function answer(link, code) {
-  const res = await link.exec(code, 30000);
+/** The answer to `code` and the bytes of its frame; fails if none comes within `waitMs`. */
+async function answer(link, code, waitMs = 90000) {
+  const res = await link.exec(code, waitMs);
   const raw = link.raw.find((r) => r.includes(`"id":"${res.id}"`) && r.includes('"type":"response"'));
   return { res, size: Buffer.byteLength(raw ?? '') };
 }
@@ -81,12 +81,14 @@ describeLua('exec-lua: big answers are capped before encoding (issue 14, finding
     assert.deepEqual(res.result.returns.slice(0, 3).map((d) => d.value), [1, 2, 3]);
   });
 
-  test('a large --max-frame: the encoder yields between slices instead of tripping the watchdog', T, async (t) => {
+  // About 7 s of CPU on an idle machine; the wait is wall time, so it is long enough for a loaded one
+  // (the watchdog and the pacing count CPU time, so load does not change what is tested).
+  test('a large --max-frame: the encoder yields between slices instead of tripping the watchdog', { timeout: 240000 }, async (t) => {
     // 2 MiB of control characters is 12 MiB of JSON escapes: far more than
     // one 0.3 s slice of encoding, so only a paced encoder answers.
     const max = 4 * 1024 * 1024;
     const { link } = await linked(t, { watchdog: 0.3, hardAbort: 0.3, maxMessage: max, args: ['--max-frame', String(max)] });
-    const { res, size } = await answer(link, 'print(("\\1"):rep(300000)) return ("\\2"):rep(2 * 1024 * 1024)');
+    const { res, size } = await answer(link, 'print(("\\1"):rep(300000)) return ("\\2"):rep(2 * 1024 * 1024)', 180000);
     assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
     assert.ok(size <= max - 4096, `frame is ${size} bytes`);
     assert.ok(size > max / 2, 'the room is used');
