@@ -85,9 +85,11 @@ describeLua('exec-lua: big answers are capped before encoding (issue 14, finding
   // (the watchdog and the pacing count CPU time, so load does not change what is tested).
   test('a large --max-frame: the encoder yields between slices instead of tripping the watchdog', { timeout: 240000 }, async (t) => {
     // 2 MiB of control characters is 12 MiB of JSON escapes: far more than
-    // one 0.3 s slice of encoding, so only a paced encoder answers.
+    // one 1 s slice of encoding, so only a paced encoder answers (the old one fails here).
+    // Not 0.3 s: with pacing every 0.25 s that left 50 ms for the unpaced steps and failed a
+    // loaded full run with "Too long without yielding".
     const max = 4 * 1024 * 1024;
-    const { link } = await linked(t, { watchdog: 0.3, hardAbort: 0.3, maxMessage: max, args: ['--max-frame', String(max)] });
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1, maxMessage: max, args: ['--max-frame', String(max)] });
     const { res, size } = await answer(link, 'print(("\\1"):rep(300000)) return ("\\2"):rep(2 * 1024 * 1024)', 180000);
     assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
     assert.ok(size <= max - 4096, `frame is ${size} bytes`);
