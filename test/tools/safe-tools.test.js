@@ -1,6 +1,7 @@
 // The safe-tool framework on the bridge side, against fake computers (real WebSocket clients): every
 // way a method call can end, malformed answers, hello.maxFrame, and the update hint.
 import { test } from 'node:test';
+import { request } from 'node:http';
 import assert from 'node:assert/strict';
 import { callTool, linkComputer, withBridge, FakeComputer } from '../helpers.js';
 import { updateHint } from '../../dist/tools/safe-tool.js';
@@ -110,3 +111,17 @@ test('the update hint names the link port when it is fixed', () => {
   assert.match(updateHint(3001), /"wget http:\/\/<bridge-host>:3001\/mcp-computer\.lua mcp-computer\.lua"/);
   assert.match(updateHint(0), /<link port>/);
 });
+
+test('a client that goes away mid-transfer cancels it: the computer gets a cancel and no further piece', () =>
+  withBridge({}, async (bridge) => {
+    const c = await linkComputer(bridge, { computerId: 7, onRequest: () => null });
+    const req = request(new URL(bridge.mcpUrl.replace(/\/mcp$/, '/tools/read-file')), { method: 'POST', headers: { 'content-type': 'application/json' } });
+    req.on('error', () => {});
+    req.end(JSON.stringify({ computerId: 7, path: 'big.bin' }));
+    const sent = await c.next((f) => f.type === 'request');
+    assert.equal(sent.method, 'read-file');
+    req.destroy();
+    assert.deepEqual(await c.next((f) => f.type === 'cancel'), { type: 'cancel', id: sent.id });
+    assert.equal(c.received.filter((f) => f.type === 'request').length, 1);
+    await c.close();
+  }));
