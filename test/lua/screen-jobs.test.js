@@ -8,26 +8,9 @@ import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { useComputer } from './computer.js';
 import { describeLua } from './lua-env.js';
+import { bridgeFor, callTool } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
-
-async function bridgeFor(t, env = {}) {
-  const bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error', ...env }));
-  t.after(() => bridge.close(100));
-  return bridge;
-}
-
-let rpcId = 1;
-async function callTool(bridge, name, args = {}) {
-  const res = await fetch(bridge.mcpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  const json = await res.json();
-  assert.equal(json.error, undefined, JSON.stringify(json.error));
-  return json.result;
-}
 
 const text = (r) => r.content.map((c) => c.text).join('\n');
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
