@@ -1,12 +1,18 @@
-// `npm run bench -- --compare [--quick] [--seconds S] [--rounds R] [--links K] [--json]` (issue 16).
+// `npm run bench -- --compare [--quick] [--seconds S] [--rounds R] [--links K] [--cells LIST]
+// [--baseline PATH] [--cpu-prof DIR] [--json]` (issue 16).
 // Runs our bridge (dist/index.js) and the minimal reference bridge (scripts/minimal-bridge.js)
 // interleaved in rounds, the bridge pinned to core 0 and this process (load generator and fake
 // computers) to core 1 where taskset exists, and prints each goal of issue 16 as a ratio to the
-// minimal bridge measured in the same run. Reported, never asserted. Loopback only, bounded.
+// minimal bridge measured in the same run. It also measures calls only our bridge can make
+// (exec-lua, REST probe, an upstream echo) and prints their CPU per call as a ratio to our own probe
+// at N=1 C=100 in the same run. `--baseline PATH` runs another build of ours (its dist/index.js, with
+// lua/ and package.json beside dist/) in place of the minimal bridge, with every cell, to measure a
+// change against the commit before it. Reported, never asserted. Loopback only, bounded.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,10 +20,7 @@ import WebSocket from 'ws';
 
 const OURS = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 const MINIMAL = fileURLToPath(new URL('./minimal-bridge.js', import.meta.url));
-const BRIDGES = [
-  { name: 'ours', script: OURS },
-  { name: 'minimal', script: MINIMAL },
-];
+const FIXTURE = fileURLToPath(new URL('../test/fixtures/mcp-stdio-server.js', import.meta.url));
 const PROBE_TIMEOUT_MS = 20_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const PRELOAD = `if (process.send) { process.on('message', (m) => { if (!m || !m.gcNow) return; globalThis.gc && (globalThis.gc(), globalThis.gc()); process.send({ gcDone: m.gcNow }); }); process.channel && process.channel.unref(); }`;
@@ -25,9 +28,10 @@ const PRELOAD = `if (process.send) { process.on('message', (m) => { if (!m || !m
 const hasTaskset = process.platform === 'linux' && spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
 const children = new Set();
 
-function startBridge(kind) {
+function startBridge(kind, extraEnv = {}) {
   const t0 = performance.now();
-  const args = ['--expose-gc', `--import=data:text/javascript,${encodeURIComponent(PRELOAD)}`, kind.script];
+  const prof = kind.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${kind.cpuProfDir}`] : [];
+  const args = ['--expose-gc', ...prof, `--import=data:text/javascript,${encodeURIComponent(PRELOAD)}`, kind.script];
   const cmd = hasTaskset ? 'taskset' : process.execPath;
   const argv = hasTaskset ? ['-c', '0', process.execPath, ...args] : args;
   const child = spawn(cmd, argv, {
@@ -50,6 +54,7 @@ function startBridge(kind) {
       // frames (each counts at least 256 B); the throttle then pauses its reading and p99 goes to
       // hundreds of ms. The comparison is about per-call cost, so the rate limit is lifted here.
       CC_LINK_MAX_BYTES_PER_S: String(1024 ** 3),
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
@@ -103,6 +108,8 @@ async function rssAfterGc(b) {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${b.child.pid}/status`, 'utf8'))[1]) * 1024;
 }
 
+const EXEC_RESULT = { returns: [], output: '', truncated: false };
+
 function linkFake(url, computerId) {
   return new Promise((resolve, reject) => {
     const pong = `pong from ${computerId} (Label: bench-${computerId})`;
@@ -111,7 +118,7 @@ function linkFake(url, computerId) {
     ws.on('error', reject);
     ws.on('message', (data) => {
       const f = JSON.parse(data.toString());
-      if (f.type === 'request') ws.send(JSON.stringify({ type: 'response', id: f.id, ok: true, result: pong }));
+      if (f.type === 'request') ws.send(JSON.stringify({ type: 'response', id: f.id, ok: true, result: f.method === 'exec-lua' ? EXEC_RESULT : pong }));
       else if (f.type === 'hello-ok') resolve(ws);
       else if (f.type === 'hello-error') reject(new Error(`hello-error ${f.error}`));
     });
@@ -128,10 +135,12 @@ async function linkFakes(url, n) {
   return sockets;
 }
 
-function post(agent, port, body) {
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+
+function post(agent, port, body, urlPath = '/mcp', headers = MCP_HEADERS) {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: '/mcp', method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', 'content-length': Buffer.byteLength(body) } },
+      { host: '127.0.0.1', port, path: urlPath, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
       (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
@@ -144,10 +153,20 @@ function post(agent, port, body) {
   });
 }
 
+/** The tool result of an MCP (or, `rest`, a REST) answer, or a string saying what is wrong. */
+function resultOf(res, rest = false) {
+  if (res.error || res.status !== 200) return res.error ?? `HTTP ${res.status}: ${res.text.slice(0, 200)}`;
+  const json = JSON.parse(res.text);
+  const result = rest ? json : json.result;
+  if (!result) return `no result: ${res.text.slice(0, 200)}`;
+  if (result.isError) return `tool error: ${result.content?.[0]?.text}`;
+  return result;
+}
+
 /** null when a probe answer lists n pongs, else what is wrong. */
-function problem(res, n) {
-  if (res.error || res.status !== 200) return res.error ?? `HTTP ${res.status}`;
-  const list = JSON.parse(res.text).result?.structuredContent?.computers;
+function probeProblem(result, n) {
+  if (typeof result === 'string') return result;
+  const list = result.structuredContent?.computers;
   if (!Array.isArray(list) || list.length !== n) return `expected ${n} computers, got ${list?.length}`;
   const bad = list.find((c) => c.status !== 'pong');
   return bad ? `${bad.status} from ${bad.computerId}` : null;
@@ -155,11 +174,46 @@ function problem(res, n) {
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
 const PROBE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'probe-computers', arguments: {} } });
+const EXEC = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code: 'return' } } });
+const ECHO = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fx__echo', arguments: { n: 1 } } });
+
+// The cells. `both`: measured on our bridge and the other one (the minimal bridge does only
+// probe-computers); the rest on ours only (and on a --baseline build of ours), each as a ratio to our
+// probe at N=1 C=100 in the same run (issue 16: no more CPU per call than that probe).
+const CELLS = [
+  { id: 'probe1', key: 'N=1 C=100', n: 1, c: 100, both: true, call: (a, port) => post(a, port, PROBE), check: (res) => probeProblem(resultOf(res), 1) },
+  { id: 'probe100', key: 'N=100 C=10', n: 100, c: 10, both: true, call: (a, port) => post(a, port, PROBE), check: (res) => probeProblem(resultOf(res), 100) },
+  {
+    id: 'exec',
+    key: 'exec-lua N=1 C=100',
+    n: 1,
+    c: 100,
+    call: (a, port) => post(a, port, EXEC),
+    check: (res) => {
+      const r = resultOf(res);
+      return typeof r === 'string' ? r : r.structuredContent?.ok === true ? null : `not ok: ${r.content?.[0]?.text}`;
+    },
+  },
+  { id: 'rest', key: 'REST probe N=1 C=100', n: 1, c: 100, rest: true, call: (a, port) => post(a, port, '', '/tools/probe-computers', {}), check: (res) => probeProblem(resultOf(res, true), 1) },
+  {
+    id: 'upstream',
+    key: 'upstream echo C=100',
+    n: 0,
+    c: 100,
+    upstream: true,
+    call: (a, port) => post(a, port, ECHO),
+    check: (res) => {
+      const r = resultOf(res);
+      return typeof r === 'string' ? r : r.structuredContent?.args?.n === 1 ? null : `unexpected echo: ${JSON.stringify(r).slice(0, 200)}`;
+    },
+  },
+];
+const EXTRA = ['links', 'start'];
 
 /** C closed-loop clients; returns the latencies, call count and bridge CPU inside the window. */
-async function load(b, n, clients, seconds, warmup) {
-  const agents = Array.from({ length: clients }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
-  await Promise.all(agents.map((a) => post(a, b.port, INIT)));
+async function load(b, cell, seconds, warmup) {
+  const agents = Array.from({ length: cell.c }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+  if (!cell.rest) await Promise.all(agents.map((a) => post(a, b.port, INIT)));
   let window = null;
   let stop = false;
   const lat = [];
@@ -168,11 +222,16 @@ async function load(b, n, clients, seconds, warmup) {
   const loop = async (agent) => {
     while (!stop) {
       const t0 = performance.now();
-      const res = await post(agent, b.port, PROBE);
+      const res = await cell.call(agent, b.port);
       const t1 = performance.now();
       if (!window || t1 < window[0] || t1 > window[1]) continue;
       lat.push(t1 - t0);
-      const p = problem(res, n);
+      let p;
+      try {
+        p = cell.check(res);
+      } catch (err) {
+        p = `unreadable answer: ${err.message}`;
+      }
       if (p) {
         errors++;
         firstError ??= p;
@@ -193,11 +252,30 @@ async function load(b, n, clients, seconds, warmup) {
   return { lat, elapsed, cpu: cpu1 - cpu0, errors, firstError };
 }
 
+/** A bridge config with one stdio upstream server (the test fixture), pinned to the load core. */
+function upstreamConfig(dir) {
+  const file = path.join(dir, 'bridge.json');
+  const command = hasTaskset ? 'taskset' : process.execPath;
+  const args = hasTaskset ? ['-c', '1', process.execPath, FIXTURE] : [FIXTURE];
+  writeFileSync(file, JSON.stringify({ servers: [{ id: 'fx', command, args }] }));
+  return file;
+}
+
+async function upstreamUp(b) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const health = await (await fetch(`http://127.0.0.1:${b.port}/health`)).json();
+    if (health.servers?.[0]?.state === 'up') return;
+    if (Date.now() > deadline) throw new Error(`upstream not up: ${JSON.stringify(health)}`);
+    await sleep(50);
+  }
+}
+
 const pct = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 const r1 = (x) => (x === null || x === undefined || Number.isNaN(x) ? null : Number(x.toFixed(x >= 100 ? 0 : 2)));
 
-async function withBridge(kind, fn) {
-  const b = await startBridge(kind);
+async function withBridge(kind, fn, extraEnv) {
+  const b = await startBridge(kind, extraEnv);
   try {
     return await fn(b);
   } finally {
@@ -216,128 +294,188 @@ export async function runCompare(argv) {
   const { values } = parseArgs({
     args: argv,
     strict: false,
-    options: { quick: { type: 'boolean' }, seconds: { type: 'string' }, rounds: { type: 'string' }, links: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      quick: { type: 'boolean' },
+      seconds: { type: 'string' },
+      rounds: { type: 'string' },
+      links: { type: 'string' },
+      cells: { type: 'string' },
+      baseline: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   const quick = !!values.quick;
   const seconds = Number(values.seconds ?? (quick ? 1 : 3));
   const rounds = Number(values.rounds ?? (quick ? 2 : 3));
   const idle = Number(values.links ?? (quick ? 2000 : 10000));
   const warmup = quick ? 0.3 : 0.5;
+  const known = [...CELLS.map((c) => c.id), ...EXTRA];
+  const wanted = values.cells ? String(values.cells).split(',').map((s) => s.trim()) : known;
+  const unknown = wanted.filter((id) => !known.includes(id));
+  if (unknown.length) throw new Error(`--cells: unknown ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  const baseline = typeof values.baseline === 'string' ? path.resolve(values.baseline) : null;
+  const other = baseline ? { name: 'baseline', script: baseline, full: true } : { name: 'minimal', script: MINIMAL, full: false };
+  const ours = { name: 'ours', script: OURS, full: true, cpuProfDir: typeof values['cpu-prof'] === 'string' ? path.resolve(values['cpu-prof']) : null };
+  const bridges = [ours, other];
+  const cells = CELLS.filter((c) => wanted.includes(c.id));
   const log = (s) => !values.json && process.stderr.write(`${s}\n`);
   if (hasTaskset) spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)]);
-  log(`compare: ${rounds} rounds, ${seconds} s cells, ${idle} idle links; ${hasTaskset ? 'bridge on core 0, load + fakes on core 1' : 'no taskset: not pinned'}`);
+  log(`compare: ours against ${baseline ? `the baseline ${baseline}` : 'the minimal bridge'}; ${rounds} rounds, ${seconds} s cells, ${idle} idle links; ${hasTaskset ? 'bridge on core 0, load + fakes on core 1' : 'no taskset: not pinned'}`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bench-compare-'));
 
   const acc = {};
-  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, elapsed: 0, errors: 0, firstError: null, samples: [] });
-  const cells = [
-    { key: 'N=1 C=100', n: 1, c: 100 },
-    { key: 'N=100 C=10', n: 100, c: 10 },
-  ];
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 ? [...BRIDGES].reverse() : BRIDGES;
-    for (const kind of order) {
-      // start time: a bare start, nothing linked
-      await withBridge(kind, async (b) => cell('start', kind.name).samples.push(b.startMs));
-      for (const { key, n, c } of cells) {
-        log(`round ${round + 1}: ${kind.name} ${key}`);
+  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, elapsed: 0, errors: 0, firstError: null, samples: [], rounds: [] });
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 ? [...bridges].reverse() : bridges;
+      for (const kind of order) {
+        // start time: a bare start, nothing linked
+        if (wanted.includes('start')) await withBridge(kind, async (b) => cell('start', kind.name).samples.push(b.startMs));
+        for (const c of cells) {
+          if (!c.both && !kind.full) continue;
+          log(`round ${round + 1}: ${kind.name} ${c.key}`);
+          const env = c.upstream ? { CC_CONFIG: upstreamConfig(dir) } : {};
+          await withBridge(
+            kind,
+            async (b) => {
+              if (c.upstream) await upstreamUp(b);
+              const sockets = await linkFakes(b.linkUrl, c.n);
+              try {
+                const m = await load(b, c, seconds, warmup);
+                const a = cell(c.key, kind.name);
+                a.lat.push(...m.lat);
+                a.calls += m.lat.length;
+                a.cpu += m.cpu;
+                a.elapsed += m.elapsed;
+                a.errors += m.errors;
+                a.firstError ??= m.firstError;
+                a.rounds.push(m.cpu / m.lat.length);
+              } finally {
+                for (const ws of sockets) ws.terminate();
+              }
+            },
+            env,
+          );
+        }
+      }
+    }
+    // idle links and one probe over all of them: one bridge of each kind, interleaved
+    if (wanted.includes('links')) {
+      for (const kind of bridges) {
+        log(`${kind.name}: ${idle} idle links`);
         await withBridge(kind, async (b) => {
-          const sockets = await linkFakes(b.linkUrl, n);
+          const before = await rssAfterGc(b);
+          const sockets = await linkFakes(b.linkUrl, idle);
           try {
-            const m = await load(b, n, c, seconds, warmup);
-            const a = cell(key, kind.name);
-            a.lat.push(...m.lat);
-            a.calls += m.lat.length;
-            a.cpu += m.cpu;
-            a.elapsed += m.elapsed;
-            a.errors += m.errors;
-            a.firstError ??= m.firstError;
+            await sleep(500);
+            const after = await rssAfterGc(b);
+            cell('links', kind.name).samples.push((after - before) / idle);
+            const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+            await post(agent, b.port, INIT);
+            for (let i = 0; i < (quick ? 2 : 3); i++) {
+              const t0 = performance.now();
+              const res = await post(agent, b.port, PROBE);
+              const ms = performance.now() - t0;
+              const p = probeProblem(resultOf(res), idle);
+              const a = cell('probe10k', kind.name);
+              if (p) {
+                a.errors++;
+                a.firstError ??= p;
+              }
+              a.samples.push(ms);
+            }
+            agent.destroy();
           } finally {
             for (const ws of sockets) ws.terminate();
           }
         });
       }
     }
-  }
-  // idle links and one probe over all of them: one bridge of each kind, interleaved
-  for (const kind of BRIDGES) {
-    log(`${kind.name}: ${idle} idle links`);
-    await withBridge(kind, async (b) => {
-      const before = await rssAfterGc(b);
-      const sockets = await linkFakes(b.linkUrl, idle);
-      try {
-        await sleep(500);
-        const after = await rssAfterGc(b);
-        cell('links', kind.name).samples.push((after - before) / idle);
-        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-        await post(agent, b.port, INIT);
-        for (let i = 0; i < (quick ? 2 : 3); i++) {
-          const t0 = performance.now();
-          const res = await post(agent, b.port, PROBE);
-          const ms = performance.now() - t0;
-          const p = problem(res, idle);
-          const a = cell('probe10k', kind.name);
-          if (p) {
-            a.errors++;
-            a.firstError ??= p;
-          }
-          a.samples.push(ms);
-        }
-        agent.destroy();
-      } finally {
-        for (const ws of sockets) ws.terminate();
-      }
-    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const median = (xs) => (xs?.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : null);
   const stats = (a) => {
+    if (!a) return null;
     const sorted = a.lat.sort((x, y) => x - y);
-    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, errors: a.errors, firstError: a.firstError };
+    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, errors: a.errors, firstError: a.firstError };
   };
-  const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, idleLinks: idle }, cells: {}, goals: [] };
-  const rows = [];
-  for (const { key } of cells) {
-    const o = stats(acc[key].ours);
-    const m = stats(acc[key].minimal);
-    result.cells[key] = { ours: o, minimal: m };
-    rows.push([key, `${r1(o.reqPerSec)} / ${r1(m.reqPerSec)}`, `${r1(o.p50)} / ${r1(m.p50)}`, `${r1(o.p99)} / ${r1(m.p99)}`, `${r1(o.cpuPerCall)} / ${r1(m.cpuPerCall)}`, `${r1(o.cpuPerCall / m.cpuPerCall)}x`, `${r1(o.p99 / m.p99)}x`, `${o.errors} / ${m.errors}`]);
+  const o2 = other.name;
+  const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, idleLinks: idle, against: baseline ?? 'minimal' }, cells: {}, goals: [] };
+  for (const c of cells) result.cells[c.key] = { ours: stats(acc[c.key]?.ours), [o2]: stats(acc[c.key]?.[o2]) };
+  const pair = (o, m, f) => `${r1(o ? f(o) : null)} / ${r1(m ? f(m) : null)}`;
+  const ratio = (a, b) => (a === null || a === undefined || !b ? null : a / b);
+  const rows = cells
+    .filter((c) => c.both || baseline)
+    .map((c) => {
+      const { ours: o, [o2]: m } = result.cells[c.key];
+      return [c.key, pair(o, m, (x) => x.reqPerSec), pair(o, m, (x) => x.p50), pair(o, m, (x) => x.p99), pair(o, m, (x) => x.cpuPerCall), `${r1(ratio(o?.cpuPerCall, m?.cpuPerCall))}x`, `${r1(ratio(o?.p99, m?.p99))}x`, `${o?.errors ?? 'n/a'} / ${m?.errors ?? 'n/a'}`];
+    });
+  // the calls only our bridge makes, against our own probe at N=1 C=100 in the same run
+  const probe1 = result.cells['N=1 C=100']?.ours ?? null;
+  const probe1o = result.cells['N=1 C=100']?.[o2] ?? null;
+  const callRows = [];
+  for (const c of cells.filter((c) => !c.both)) {
+    const o = result.cells[c.key].ours;
+    const vsProbe = ratio(o?.cpuPerCall, probe1?.cpuPerCall);
+    result.goals.push({ what: `CPU per call ${c.key} vs our probe N=1 C=100`, ours: o?.cpuPerCall ?? null, probe: probe1?.cpuPerCall ?? null, ratio: vsProbe, limit: 1, met: vsProbe === null ? null : vsProbe <= 1 });
+    const row = [c.key, r1(o?.reqPerSec), r1(o?.p99), r1(o?.cpuPerCall), `${r1(vsProbe)}x`, vsProbe === null ? 'n/a' : vsProbe <= 1 ? 'met' : 'NOT met', o?.errors];
+    if (baseline) row.splice(4, 0, `${r1(ratio(result.cells[c.key][o2]?.cpuPerCall, probe1o?.cpuPerCall))}x`);
+    callRows.push(row);
   }
   const goal = (what, ours, minimal, unit, limit, absolute = null) => {
-    const ratio = ours / minimal;
-    const met = absolute === null ? ratio <= limit : ours <= absolute;
-    result.goals.push({ what, ours, minimal, ratio, limit, absolute, met });
-    return [what, `${r1(ours)} ${unit}`, `${r1(minimal)} ${unit}`, `${r1(ratio)}x`, absolute === null ? `<= ${limit}x` : `<= ${absolute} ${unit}`, met ? 'met' : 'NOT met'];
+    const r = ratio(ours, minimal);
+    const met = absolute === null ? r !== null && r <= limit : ours !== null && ours <= absolute;
+    result.goals.push({ what, ours, minimal, ratio: r, limit, absolute, met });
+    return [what, `${r1(ours)} ${unit}`, `${r1(minimal)} ${unit}`, `${r1(r)}x`, absolute === null ? `<= ${limit}x` : `<= ${absolute} ${unit}`, met ? 'met' : 'NOT met'];
   };
   const c1 = result.cells['N=1 C=100'];
   const c100 = result.cells['N=100 C=10'];
-  const linksO = median(acc.links.ours.samples);
-  const linksM = median(acc.links.minimal.samples);
-  const pO = median(acc.probe10k.ours.samples);
-  const pM = median(acc.probe10k.minimal.samples);
-  const sO = median(acc.start.ours.samples);
-  const sM = median(acc.start.minimal.samples);
-  const goals = [
-    goal('CPU per call N=1 C=100', c1.ours.cpuPerCall, c1.minimal.cpuPerCall, 'us', 1.2),
-    goal('CPU per call N=100 C=10', c100.ours.cpuPerCall, c100.minimal.cpuPerCall, 'us', 1.1),
-    goal('p99 N=1 C=100', c1.ours.p99, c1.minimal.p99, 'ms', 1.3),
-    goal(`RSS growth per idle link (${idle} links)`, linksO, linksM, 'B', null, 6144),
-    goal(`one probe over ${idle} computers`, pO, pM, 'ms', 1),
-    goal('start to both ports listening', sO, sM, 'ms', 1.3),
-  ];
-  const p99Max = Math.max(c1.ours.p99, c100.ours.p99);
-  result.goals.push({ what: 'p99 under 100 ms everywhere', ours: p99Max, met: p99Max < 100 });
+  const goals = [];
+  if (c1) goals.push(goal('CPU per call N=1 C=100', c1.ours?.cpuPerCall, c1[o2]?.cpuPerCall, 'us', 1.2));
+  if (c100) goals.push(goal('CPU per call N=100 C=10', c100.ours?.cpuPerCall, c100[o2]?.cpuPerCall, 'us', 1.1));
+  if (c1) goals.push(goal('p99 N=1 C=100', c1.ours?.p99, c1[o2]?.p99, 'ms', 1.3));
+  if (acc.links) {
+    goals.push(goal(`RSS growth per idle link (${idle} links)`, median(acc.links.ours?.samples), median(acc.links[o2]?.samples), 'B', null, 6144));
+    goals.push(goal(`one probe over ${idle} computers`, median(acc.probe10k.ours?.samples), median(acc.probe10k[o2]?.samples), 'ms', 1));
+  }
+  if (acc.start) goals.push(goal('start to both ports listening', median(acc.start.ours?.samples), median(acc.start[o2]?.samples), 'ms', 1.3));
+  const p99s = [c1?.ours?.p99, c100?.ours?.p99].filter((x) => typeof x === 'number');
+  const p99Max = p99s.length ? Math.max(...p99s) : null;
+  if (p99Max !== null) result.goals.push({ what: 'p99 under 100 ms everywhere', ours: p99Max, met: p99Max < 100 });
   if (!values.json) {
     const out = [];
+    const vs = baseline ? `ours / baseline (${baseline})` : 'ours / minimal';
     out.push(`bench --compare: node ${process.version}, ${os.cpus().length} CPU(s), ${rounds} rounds x ${seconds} s per cell, bridges interleaved; ${hasTaskset ? 'bridge pinned to core 0, load generator and fake computers to core 1' : 'not pinned (no taskset)'}`);
-    out.push('');
-    out.push('Cells (probe-computers; ours / minimal; CPU = bridge utime+stime from /proc per completed call)');
-    out.push(table(['cell', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/call', 'CPU ratio', 'p99 ratio', 'errors'], rows));
-    for (const { key } of cells) for (const k of ['ours', 'minimal']) if (acc[key][k].firstError) out.push(`  ${key} ${k}: first error: ${acc[key][k].firstError}`);
-    for (const k of ['ours', 'minimal']) if (acc.probe10k[k].firstError) out.push(`  probe over ${idle} ${k}: first error: ${acc.probe10k[k].firstError}`);
-    out.push('');
-    out.push('Goals of issue 16 (ratio = ours / minimal, same run)');
-    out.push(table(['goal', 'ours', 'minimal', 'ratio', 'goal', ''], goals));
-    out.push(`p99 under 100 ms everywhere: ours worst ${r1(p99Max)} ms: ${p99Max < 100 ? 'met' : 'NOT met'}`);
+    if (rows.length) {
+      out.push('');
+      out.push(`Cells (${vs}; probe-computers unless named; CPU = bridge utime+stime from /proc per completed call)`);
+      out.push(table(['cell', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/call', 'CPU ratio', 'p99 ratio', 'errors'], rows));
+    }
+    // each round runs both bridges back to back: the ratio per round is less exposed to load that comes and goes
+    for (const c of cells) {
+      const a = acc[c.key]?.ours?.rounds ?? [];
+      const b = acc[c.key]?.[o2]?.rounds ?? [];
+      const per = a.slice(0, b.length).map((x, i) => x / b[i]);
+      if (per.length > 1) out.push(`  ${c.key}: CPU ratio per round ${per.map((x) => r1(x)).join(', ')} (median ${r1(median(per))}x)`);
+    }
+    for (const c of cells) for (const k of ['ours', o2]) if (acc[c.key]?.[k]?.firstError) out.push(`  ${c.key} ${k}: first error: ${acc[c.key][k].firstError}`);
+    for (const k of ['ours', o2]) if (acc.probe10k?.[k]?.firstError) out.push(`  probe over ${idle} ${k}: first error: ${acc.probe10k[k].firstError}`);
+    if (callRows.length) {
+      out.push('');
+      out.push('Other calls, our bridge (CPU per call as a ratio to our probe-computers at N=1 C=100 in the same run; goal: at most 1x)');
+      const head = ['cell', 'req/s', 'p99 ms', 'CPU us/call', 'vs our probe', 'goal <= 1x', 'errors'];
+      if (baseline) head.splice(4, 0, 'baseline vs its probe');
+      out.push(table(head, callRows));
+    }
+    if (goals.length) {
+      out.push('');
+      out.push(`Goals of issue 16 (ratio = ${vs}, same run)`);
+      out.push(table(['goal', 'ours', baseline ? 'baseline' : 'minimal', 'ratio', 'goal', ''], goals));
+    }
+    if (p99Max !== null) out.push(`p99 under 100 ms everywhere: ours worst ${r1(p99Max)} ms: ${p99Max < 100 ? 'met' : 'NOT met'}`);
     process.stdout.write(out.join('\n') + '\n');
   }
   process.stdout.write(JSON.stringify(result) + '\n');
