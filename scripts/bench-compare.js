@@ -1,5 +1,5 @@
 // `npm run bench -- --compare [--quick] [--seconds S] [--rounds R] [--links K] [--cells LIST]
-// [--baseline PATH] [--cpu-prof DIR] [--json]` (issue 16).
+// [--baseline PATH] [--cpu-prof DIR] [--json]` (issue 16). --cpu-prof profiles both bridges (DIR/<name>).
 // Runs our bridge (dist/index.js) and the minimal reference bridge (scripts/minimal-bridge.js)
 // interleaved in rounds, the bridge pinned to core 0 and this process (load generator and fake
 // computers) to core 1 where taskset exists, and prints each goal of issue 16 as a ratio to the
@@ -315,8 +315,10 @@ export async function runCompare(argv) {
   const unknown = wanted.filter((id) => !known.includes(id));
   if (unknown.length) throw new Error(`--cells: unknown ${unknown.join(', ')}; known: ${known.join(', ')}`);
   const baseline = typeof values.baseline === 'string' ? path.resolve(values.baseline) : null;
-  const other = baseline ? { name: 'baseline', script: baseline, full: true } : { name: 'minimal', script: MINIMAL, full: false };
-  const ours = { name: 'ours', script: OURS, full: true, cpuProfDir: typeof values['cpu-prof'] === 'string' ? path.resolve(values['cpu-prof']) : null };
+  // --cpu-prof DIR: each bridge writes its profiles to DIR/<its name>
+  const profDir = (name) => (typeof values['cpu-prof'] === 'string' ? path.join(path.resolve(values['cpu-prof']), name) : null);
+  const other = baseline ? { name: 'baseline', script: baseline, full: true, cpuProfDir: profDir('baseline') } : { name: 'minimal', script: MINIMAL, full: false, cpuProfDir: profDir('minimal') };
+  const ours = { name: 'ours', script: OURS, full: true, cpuProfDir: profDir('ours') };
   const bridges = [ours, other];
   const cells = CELLS.filter((c) => wanted.includes(c.id));
   const log = (s) => !values.json && process.stderr.write(`${s}\n`);

@@ -10,6 +10,7 @@
 //   await client.notify('notifications/initialized');
 //   await client.close();
 import type { Logger } from '../log.js';
+import { Cancellation, type CancelSignal } from '../cancel.js';
 import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
 import { DEFAULT_MAX_JSON_DEPTH, boundsProblem } from './bounds.js';
 
@@ -33,7 +34,7 @@ export interface Transport {
    * Sends one message. Rejects when it could not be delivered; a request's answer may also arrive
    * through `handlers.message` before this resolves (HTTP). `signal` aborts the delivery.
    */
-  send(message: unknown, signal?: AbortSignal): Promise<void>;
+  send(message: unknown, signal?: CancelSignal): Promise<void>;
   /** Ends the transport (kills the process, deletes the HTTP session). Idempotent. */
   close(): Promise<void>;
   /** Streamable HTTP sends the negotiated revision on every request after initialize. */
@@ -77,7 +78,7 @@ export interface ClientOptions {
 export interface RequestOptions {
   timeoutMs?: number;
   /** Aborting it cancels the request: `notifications/cancelled` goes to the other side. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 interface Pending {
@@ -122,7 +123,7 @@ export class JsonRpcClient {
     if (signal?.aborted) return Promise.reject(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled before it was sent`));
     const id = this.nextId++;
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    const delivery = new AbortController();
+    const delivery = new Cancellation();
     return new Promise<T>((resolve, reject) => {
       const finish = () => {
         this.pending.delete(id);
@@ -155,7 +156,7 @@ export class JsonRpcClient {
       });
       signal?.addEventListener('abort', onAbort, { once: true });
       const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-      this.transport.send(message, delivery.signal).catch((err: Error) => {
+      this.transport.send(message, delivery).catch((err: Error) => {
         this.pending.get(id)?.reject(new RpcClientError('ERR_RPC_SEND', `${method} did not get through: ${err.message}`));
       });
     });

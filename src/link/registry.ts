@@ -1,6 +1,7 @@
 // Linked computers and the requests in flight on each link. Knows nothing about sockets beyond
 // send/close, so every rule here is testable with plain values.
 import { randomUUID } from 'node:crypto';
+import type { CancelSignal } from '../cancel.js';
 import { encodeCancel, encodeRequest, requestEncoder, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
 import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
 
@@ -72,7 +73,7 @@ export class Link {
 
 export interface RequestOptions {
   timeoutMs: number;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Tell the computer to stop working on it when we stop waiting (exec-lua). */
   cancelOnTimeout?: boolean;
   /** Largest frame the computer can receive; a larger request fails before it is sent. */

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
+import { Cancellation, type CancelSignal } from '../cancel.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { callTool } from '../tools/call.js';
 import type { ToolResult } from '../tools/tool.js';
@@ -42,7 +43,7 @@ export const SERVER_BUSY = -32003;
  */
 export interface Caller {
   scope: string;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** The transport can deliver notifications/tools/list_changed (stdio), so initialize declares it. */
   listChanged?: boolean;
 }
@@ -76,8 +77,8 @@ function instructions(config: Config): string {
 const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeof id}:${id}`;
 
 export class Dispatcher {
-  /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them. */
-  private readonly inFlight = new Map<string, Set<AbortController>>();
+  /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them (a Set only when ids repeat). */
+  private readonly inFlight = new Map<string, Cancellation | Set<Cancellation>>();
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -100,7 +101,7 @@ export class Dispatcher {
 
   get activeCalls(): number {
     let n = 0;
-    for (const set of this.inFlight.values()) n += set.size;
+    for (const calls of this.inFlight.values()) n += calls instanceof Cancellation ? 1 : calls.size;
     return n;
   }
 
@@ -177,7 +178,8 @@ export class Dispatcher {
     const calls = this.inFlight.get(callKey(caller, requestId));
     if (!calls) return;
     this.options.log.info(`client cancelled request ${JSON.stringify(requestId)}${typeof params.reason === 'string' ? `: ${params.reason}` : ''}`);
-    for (const controller of calls) controller.abort();
+    if (calls instanceof Cancellation) calls.abort();
+    else for (const call of calls) call.abort();
   }
 
   private async onRequest(caller: Caller, id: JsonRpcId, method: string, params: unknown): Promise<unknown> {
@@ -213,23 +215,26 @@ export class Dispatcher {
   private async callTool(caller: Caller, id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
-    const controller = new AbortController();
+    // aborted by notifications/cancelled for this id, or with the caller's signal (the HTTP request closed)
+    const cancel = Cancellation.linked(caller.signal);
     const key = callKey(caller, id);
-    const onAbort = () => controller.abort();
-    if (caller.signal?.aborted) controller.abort();
-    caller.signal?.addEventListener('abort', onAbort, { once: true });
-    const calls = this.inFlight.get(key) ?? new Set<AbortController>();
-    calls.add(controller);
-    this.inFlight.set(key, calls);
+    const same = this.inFlight.get(key);
+    if (same === undefined) this.inFlight.set(key, cancel);
+    else if (same instanceof Cancellation) this.inFlight.set(key, new Set([same, cancel]));
+    else same.add(cancel);
     try {
-      const { result, failure } = await callTool(this.options, name, params.arguments, controller.signal);
+      const { result, failure } = await callTool(this.options, name, params.arguments, cancel);
       if (failure?.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
       if (failure?.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
       return result;
     } finally {
-      caller.signal?.removeEventListener('abort', onAbort);
-      calls.delete(controller);
-      if (calls.size === 0) this.inFlight.delete(key);
+      cancel.dispose();
+      const calls = this.inFlight.get(key);
+      if (calls === cancel) this.inFlight.delete(key);
+      else if (calls instanceof Set) {
+        calls.delete(cancel);
+        if (calls.size === 1) this.inFlight.set(key, calls.values().next().value as Cancellation);
+      }
     }
   }
 }

@@ -11,7 +11,7 @@ import { handleModern } from '../mcp/modern-dispatch.js';
 import { wantsEventStream } from './accept.js';
 import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
 import type { Handler, Methods } from './router.js';
-import { setMaxListeners } from 'node:events';
+import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
 
 export interface McpRouteOptions {
@@ -60,20 +60,18 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     const era = selectHttpEra(mcpHeaders(req.headers), body);
     // the client closing the request before its answer cancels its calls; nothing is written then
-    const gone = new AbortController();
-    // every call of a batch listens to it
-    if (Array.isArray(body) && body.length > 10) setMaxListeners(0, gone.signal);
+    const gone = new Cancellation();
     const onClose = () => {
       if (!res.writableFinished) gone.abort();
     };
     res.once('close', onClose);
-    const caller = { scope: callerScope(req.socket, req.headers['mcp-session-id']), signal: gone.signal };
+    const caller = { scope: callerScope(req.socket, req.headers['mcp-session-id']), signal: gone };
     const reply =
       era.era === 'reject' ? era.reply
       : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller)
       : await dispatcher.handleBody(body, allowsBatches(era.version), caller);
     res.off('close', onClose);
-    if (gone.signal.aborted || res.destroyed) {
+    if (gone.aborted || res.destroyed) {
       log.debug('MCP request closed by the client before its answer; its calls were cancelled');
       return;
     }

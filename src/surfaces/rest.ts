@@ -3,6 +3,7 @@
 // becomes an HTTP status, and every error body is {"error": {"code", "message"}}.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
+import { Cancellation } from '../cancel.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import { callTool, type CallDeps } from '../tools/call.js';
@@ -104,15 +105,15 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
       return sendError(res, 400, 'invalid_body', `The body must be a JSON object of the tool's arguments, got ${kindOf(args)}`);
     }
 
-    const controller = new AbortController();
+    const gone = new Cancellation();
     // the client closing the connection before the answer cancels the call (a cancel frame, say)
     const onClose = () => {
-      if (!res.writableFinished) controller.abort();
+      if (!res.writableFinished) gone.abort();
     };
     res.once('close', onClose);
-    const { result, failure } = await callTool(deps, name, args, controller.signal);
+    const { result, failure } = await callTool(deps, name, args, gone);
     res.off('close', onClose);
-    if (controller.signal.aborted) {
+    if (gone.aborted) {
       deps.log.debug(`REST call of ${name} cancelled: the client went away`);
       return;
     }

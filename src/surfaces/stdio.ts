@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
+import { Cancellation } from '../cancel.js';
 import type { Caller, Dispatcher, Reply } from '../mcp/dispatch.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
@@ -36,8 +37,8 @@ const isModern = (body: unknown): boolean => isRecord(body) && declaredVersion(b
 export function serveStdio(options: StdioOptions): StdioSurface {
   const { input, output, dispatcher, log } = options;
   // EOF: the client is gone, so its calls in flight are cancelled (their cancel frames go out)
-  const gone = new AbortController();
-  const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone.signal, listChanged: true };
+  const gone = new Cancellation();
+  const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone, listChanged: true };
   /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
   let negotiated: string | null = null;
   /**
@@ -104,7 +105,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     changePending = true;
     setImmediate(() => {
       changePending = false;
-      if (!gone.signal.aborted) write({ jsonrpc: '2.0', method: LIST_CHANGED });
+      if (!gone.aborted) write({ jsonrpc: '2.0', method: LIST_CHANGED });
     });
   });
 

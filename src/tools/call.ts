@@ -7,6 +7,7 @@ import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRegistry } from './registry.js';
+import type { CancelSignal } from '../cancel.js';
 import { validate } from './schema.js';
 import { FAILURE, textResult, type FailureCode, type ToolResult } from './tool.js';
 
@@ -56,7 +57,7 @@ function outcomeOf(result: ToolResult): CallOutcome {
  * Calls the tool `name` with `args` (undefined means no arguments). `signal` is the caller's: abort
  * it when the caller stops waiting. Never throws for anything a caller or a tool does.
  */
-export async function callTool(deps: CallDeps, name: string, args: unknown, signal: AbortSignal): Promise<CallOutcome> {
+export async function callTool(deps: CallDeps, name: string, args: unknown, signal: CancelSignal): Promise<CallOutcome> {
   const { metrics, tools, config } = deps;
   if (!metrics) return run(deps, name, args, signal);
   // only names the registry knows become labels, so callers cannot grow the metrics without bound
@@ -77,7 +78,7 @@ export async function callTool(deps: CallDeps, name: string, args: unknown, sign
   }
 }
 
-async function run(deps: CallDeps, name: string, args: unknown, signal: AbortSignal): Promise<CallOutcome> {
+async function run(deps: CallDeps, name: string, args: unknown, signal: CancelSignal): Promise<CallOutcome> {
   const { tools, links, config, log } = deps;
   const tool = tools.get(name);
   if (!tool) return fail('unknown_tool', `Unknown tool: ${name}`);

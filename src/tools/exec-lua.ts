@@ -1,6 +1,7 @@
 // exec-lua: run a Lua chunk on one linked computer and return its output and returned values.
 import { FrameTooLargeError, Link, describe, type LinkRegistry } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
+import type { CancelSignal } from '../cancel.js';
 import { aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
 import { startDetached } from './job-tools.js';
 import { classified, failedResult, textResult, type FailureCode, type Tool, type ToolResult } from './tool.js';
@@ -252,7 +253,7 @@ export async function runLua(
   code: string,
   args: Record<string, unknown> | undefined,
   timeoutMs: number,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): Promise<ToolResult> {
     const computerId = target.computerId;
     let outcome;

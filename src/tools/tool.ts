@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Schema } from './schema.js';
+import type { CancelSignal } from '../cancel.js';
 
 export interface TextContent {
   type: 'text';
@@ -56,7 +57,7 @@ export interface ToolContext {
   config: Config;
   log: Logger;
   /** Aborted when the caller cancels the call (notifications/cancelled, or the client went away). */
-  signal: AbortSignal;
+  signal: CancelSignal;
 }
 
 export interface Tool {

@@ -3,6 +3,7 @@
 // A session id the server issues on initialize is sent back on every request and DELETEd on close.
 // A GET stream, when the server offers one, brings notifications sent outside any request.
 import type { Logger } from '../log.js';
+import type { CancelSignal } from '../cancel.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
 import { SseParser } from './sse.js';
@@ -72,7 +73,7 @@ export class HttpTransport implements Transport {
     }
   }
 
-  async send(message: unknown, signal?: AbortSignal): Promise<void> {
+  async send(message: unknown, signal?: CancelSignal): Promise<void> {
     if (this.closed) throw new Error('transport closed');
     const controller = this.track(signal);
     try {
@@ -172,7 +173,7 @@ export class HttpTransport implements Transport {
     return headers;
   }
 
-  private track(signal?: AbortSignal): AbortController {
+  private track(signal?: CancelSignal): AbortController {
     const controller = new AbortController();
     if (signal) {
       if (signal.aborted) controller.abort();

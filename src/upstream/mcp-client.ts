@@ -7,6 +7,7 @@
 //   const result = await client.callTool('name', { a: 1 }, { signal });
 //   await client.close();
 import type { Logger } from '../log.js';
+import type { CancelSignal } from '../cancel.js';
 import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions, type Transport } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
@@ -55,7 +56,7 @@ export class McpClient {
   }
 
   /** Starts the transport and runs the handshake; rejects (and closes) when the server is unusable. */
-  async connect(signal?: AbortSignal): Promise<void> {
+  async connect(signal?: CancelSignal): Promise<void> {
     await this.rpc.start();
     const options: RequestOptions = signal ? { signal } : {};
     const result = await this.rpc.request('initialize', {
@@ -83,7 +84,7 @@ export class McpClient {
   }
 
   /** Every tool, following nextCursor; a malformed entry is skipped with a log line. */
-  async listTools(signal?: AbortSignal): Promise<UpstreamTool[]> {
+  async listTools(signal?: CancelSignal): Promise<UpstreamTool[]> {
     const tools: UpstreamTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {

@@ -5,6 +5,7 @@ import { isStdio, type ServerConfig } from '../config/file.js';
 import { RpcClientError, type Transport } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
+import type { CancelSignal } from '../cancel.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { Schema } from '../tools/schema.js';
 import { failedResult, type Tool, type ToolResult } from '../tools/tool.js';
@@ -261,7 +262,7 @@ export class UpstreamServer {
     };
   }
 
-  private async call(upstreamName: string, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+  private async call(upstreamName: string, name: string, args: Record<string, unknown>, signal: CancelSignal): Promise<ToolResult> {
     const client = this.client;
     if (this.state !== 'up' || !client) return failedResult(this.downText(), 'unavailable');
     this.calls++;
