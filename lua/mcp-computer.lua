@@ -405,6 +405,81 @@ local function base64(s)
     return table.concat(parts)
 end
 
+-- Byte strings inside a returned table (issue 14, finding 4). JSON has no
+-- bytes, so such a string, as a value or as a key and at any depth, is
+-- written in the table's copy as the body of a Lua string literal (byteText:
+-- printable ASCII and UTF-8 characters as they are, every other byte as
+-- \ddd, the way the bridge shows a top-level byte string), and the table's
+-- descriptor lists its exact bytes: bytes = { { path = ..., base64 = ... } },
+-- path being the keys (and 0-based array positions) from the copy's root
+-- down to it, with key = true when it is the last key of path itself.
+local LITERAL_ESCAPES = { ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r", ['"'] = '\\"', ["\\"] = "\\\\" }
+
+local function escapeLiteralAscii(c)
+    return LITERAL_ESCAPES[c] or string.format("\\%03d", c:byte())
+end
+
+-- Length of the well-formed UTF-8 sequence (RFC 3629) at byte i of s, or 0.
+local function utf8Length(s, i)
+    local b1, b2, b3, b4 = s:byte(i, i + 3)
+    local lo, hi = 0x80, 0xBF
+    if b1 >= 0xC2 and b1 <= 0xDF then return isCont(b2) and 2 or 0 end
+    if b1 >= 0xE0 and b1 <= 0xEF then
+        if b1 == 0xE0 then lo = 0xA0 elseif b1 == 0xED then hi = 0x9F end
+        return (b2 and b2 >= lo and b2 <= hi and isCont(b3)) and 3 or 0
+    end
+    if b1 >= 0xF0 and b1 <= 0xF4 then
+        if b1 == 0xF0 then lo = 0x90 elseif b1 == 0xF4 then hi = 0x8F end
+        return (b2 and b2 >= lo and b2 <= hi and isCont(b3) and isCont(b4)) and 4 or 0
+    end
+    return 0
+end
+
+local function literalHighRun(run)
+    local out, i = {}, 1
+    while i <= #run do
+        local len = utf8Length(run, i)
+        if len > 0 then
+            out[#out + 1] = run:sub(i, i + len - 1)
+            i = i + len
+        else
+            out[#out + 1] = "\\" .. run:byte(i)
+            i = i + 1
+        end
+    end
+    return table.concat(out)
+end
+
+local function literalPiece(s)
+    s = s:gsub('[\0-\31\127"\\]', escapeLiteralAscii)
+    return (s:gsub("[\128-\255]+", literalHighRun))
+end
+
+local function byteText(s)
+    local parts, i = {}, 1
+    while i <= #s do
+        local j = pieceEnd(s, i, i + 3071)
+        parts[#parts + 1] = literalPiece(s:sub(i, j))
+        i = j + 1
+        pace()
+    end
+    return table.concat(parts)
+end
+
+-- The list of a byte string's exact bytes at the copy's current keys.
+local function noteBytes(st, s, lastKey)
+    local path = {}
+    for i = 1, #st.keys do path[i] = st.keys[i] end
+    local entry = { path = array(path), base64 = base64(s) }
+    if lastKey ~= nil then
+        path[#path + 1] = lastKey
+        entry.key = true
+    end
+    st.bytesList[#st.bytesList + 1] = entry
+    st.bytes = st.bytes + #entry.base64 + 8 * #path + 40
+    return entry
+end
+
 -- A string descriptor for v in about cap bytes.
 local function describeString(v, cap)
     local head = #v > cap and v:sub(1, pieceEnd(v, 1, cap)) or v
@@ -460,7 +535,9 @@ local function copyTable(t, lim, st, depth)
         for i = 1, maxIndex do
             if full(lim, st) then break end
             st.items, st.bytes = st.items + 1, st.bytes + 2
+            st.keys[#st.keys + 1] = i - 1
             out[i] = copyValue(rawget(t, i), lim, st, depth + 1)
+            st.keys[#st.keys] = nil
             pace()
         end
     else
@@ -468,9 +545,14 @@ local function copyTable(t, lim, st, depth)
         for k, v in next, t do
             if full(lim, st) then break end
             local key = keyString(k)
+            local byteKey = type(k) == "string" and not isUtf8(k)
+            if byteKey then key = byteText(k) end
             st.items, st.bytes = st.items + 1, st.bytes + #key + 4
             if out[key] ~= nil then key = key .. " (" .. type(k) .. " key)" end
+            if byteKey then noteBytes(st, k, key) end
+            st.keys[#st.keys + 1] = key
             out[key] = copyValue(v, lim, st, depth + 1)
+            st.keys[#st.keys] = nil
             pace()
         end
     end
@@ -483,6 +565,20 @@ copyValue = function(v, lim, st, depth)
     if tv == "string" then
         local most = math.max(st.cap - st.bytes, 2)
         if lim.str and lim.str < most then most = lim.str end
+        if not isUtf8(#v > most and v:sub(1, pieceEnd(v, 1, most)) or v) then
+            -- A byte costs up to 5 bytes in the copy (\ddd) and 4/3 in base64.
+            local room = math.max(math.floor(most / 7), 1)
+            local cut = #v > room
+            if cut then
+                st.truncated = true
+                if most ~= lim.str then st.capped = true end
+                v = v:sub(1, room)
+            end
+            local text = byteText(v)
+            if cut then noteBytes(st, v).truncated = true else noteBytes(st, v) end
+            st.bytes = st.bytes + #text
+            return text
+        end
         if #v > most then
             st.truncated = true
             if most ~= lim.str then st.capped = true end
@@ -513,9 +609,10 @@ local function describe(v, lim, cap)
         return { type = "number", repr = nonFiniteRepr(v) }, 48
     end
     if tv == "table" then
-        local st = { path = {}, seen = {}, items = 0, bytes = 0, cap = cap, truncated = false }
+        local st = { path = {}, seen = {}, keys = {}, bytesList = {}, items = 0, bytes = 0, cap = cap, truncated = false }
         local d = { type = "table", value = copyTable(v, lim or TABLE_LIMITS[1], st, 1) }
         if st.truncated then d.truncated = true end
+        if #st.bytesList > 0 then d.bytes = array(st.bytesList) end
         return d, st.bytes + 48, st.capped
     end
     return { type = tv, repr = tostring(v) }, 64

@@ -134,6 +134,28 @@ export const MAX_RESULT_VALUES = 100_000;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/**
+ * A table descriptor's `bytes`: the strings of its copy (values and keys) that are not valid UTF-8,
+ * each `{path, base64, key?, truncated?}`; `path` holds object keys and 0-based array positions.
+ */
+function bytesProblem(type: unknown, bytes: unknown): string | null {
+  if (type !== 'table') return ' is only for a table';
+  if (!Array.isArray(bytes)) return ` is ${aJsonType(bytes)}, not an array`;
+  for (let i = 0; i < bytes.length; i++) {
+    const e: unknown = bytes[i];
+    if (!isRecord(e)) return `[${i}] is ${aJsonType(e)}, not an object`;
+    if (!Array.isArray(e.path) || !e.path.every((k) => typeof k === 'string' || (Number.isInteger(k) && (k as number) >= 0))) {
+      return `[${i}].path is not a list of keys and array positions`;
+    }
+    if (e.base64 === undefined) return `[${i}].base64 is missing`;
+    if (typeof e.base64 !== 'string' || !BASE64.test(e.base64)) return `[${i}].base64 is ${typeof e.base64 === 'string' ? 'not base64 text' : aJsonType(e.base64)}`;
+    if (e.key !== undefined && e.key !== true) return `[${i}].key is ${aJsonType(e.key)}, not true`;
+    if (e.key === true && e.path.length === 0) return `[${i}] is a key with an empty path`;
+    if (e.truncated !== undefined && typeof e.truncated !== 'boolean') return `[${i}].truncated is ${aJsonType(e.truncated)}, not a boolean`;
+  }
+  return null;
+}
+
 type ResultParse = { ok: true; value: Pick<ExecOutcome, 'output' | 'returns' | 'truncated'> } | { ok: false; problem: string };
 
 /**
@@ -163,6 +185,10 @@ export function fromResult(result: unknown): ResultParse {
     }
     if (d.truncated !== undefined && typeof d.truncated !== 'boolean') {
       return { ok: false, problem: `${where}.truncated is ${aJsonType(d.truncated)}, not a boolean` };
+    }
+    if (d.bytes !== undefined) {
+      const problem = bytesProblem(d.type, d.bytes);
+      if (problem) return { ok: false, problem: `${where}.bytes${problem}` };
     }
   }
   return { ok: true, value: { output, returns, truncated } };
@@ -217,6 +243,20 @@ export const execLua: Tool = {
             value: {},
             repr: { type: 'string' },
             base64: { type: 'string', contentEncoding: 'base64', description: 'the exact bytes of a string that is not valid UTF-8' },
+            bytes: {
+              type: 'array',
+              description: 'for a table: each string in value (or key, with key: true) that is not valid UTF-8, with its exact bytes; value shows it as a Lua literal body',
+              items: {
+                type: 'object',
+                properties: {
+                  path: { type: 'array', items: { type: ['string', 'integer'] }, description: 'object keys and 0-based array positions from value down to the string' },
+                  key: { type: 'boolean', description: 'true: the string is the last key of path, not its value' },
+                  base64: { type: 'string', contentEncoding: 'base64' },
+                  truncated: { type: 'boolean' },
+                },
+                required: ['path', 'base64'],
+              },
+            },
           },
           required: ['type'],
         },

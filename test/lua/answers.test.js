@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { useComputer } from './computer.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
+import { exact, expected, NESTED_CODE, NESTED_EXPECTED } from './exact.js';
 
 const T = { timeout: 180000 }; // wall time on a loaded machine; the watchdog counts CPU time
 
@@ -132,6 +133,43 @@ describeLua('exec-lua: byte strings come back exactly (issue 14, finding 4)', ()
     const got = Buffer.from(s.base64, 'base64');
     assert.ok(got.length > 1000);
     assert.deepEqual(got, Buffer.from(Array.from({ length: got.length }, (_, i) => i % 256)));
+    assert.deepEqual(next, { type: 'string', value: 'next' });
+  });
+});
+
+describeLua('exec-lua: byte strings inside returned tables come back exactly (issue 14, finding 4)', () => {
+  test('values and keys that are not UTF-8 are listed in "bytes" with their exact bytes; text stays text', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec(NESTED_CODE);
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    const [tbl, list, plain] = res.result.returns;
+    assert.deepEqual(exact(tbl), expected(NESTED_EXPECTED));
+    assert.deepEqual(exact(list), expected(['é', Buffer.from([0xe9])]));
+    assert.deepEqual(plain, { type: 'string', value: 'plain' });
+    // The copy shows them as Lua literal bodies, so é and \233 read differently too.
+    assert.equal(tbl.value.utf, 'é');
+    assert.equal(tbl.value.latin, '\\233');
+    assert.equal(tbl.value.c1, '\\128\\159');
+    assert.equal(tbl.value['\\233'], 'byte key');
+    assert.equal(tbl.value['é'], 'utf key');
+    assert.deepEqual(list, { type: 'table', value: ['é', '\\233'], bytes: [{ path: [1], base64: '6Q==' }] });
+    assert.equal(tbl.truncated, undefined);
+    assert.equal(res.result.truncated, false);
+  });
+
+  test('a big nested byte string is cut in whole bytes, its entry and the table marked truncated', T, async (t) => {
+    const { link } = await linked(t, { args: ['--max-frame', '8192'] });
+    const { res, size } = await answer(link, 'local t = {} for i = 0, 255 do t[#t + 1] = string.char(i) end return { blob = table.concat(t):rep(100) }, "next"');
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.ok(size <= 8192 - 1024, `frame is ${size} bytes`);
+    const [tbl, next] = res.result.returns;
+    assert.equal(tbl.truncated, true);
+    assert.equal(tbl.bytes.length, 1);
+    assert.equal(tbl.bytes[0].truncated, true);
+    const got = Buffer.from(tbl.bytes[0].base64, 'base64');
+    assert.ok(got.length > 100, `${got.length} bytes kept`);
+    assert.deepEqual(got, Buffer.from(Array.from({ length: got.length }, (_, i) => i % 256)));
+    exact(tbl); // the copy shows the same bytes
     assert.deepEqual(next, { type: 'string', value: 'next' });
   });
 });

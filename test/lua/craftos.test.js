@@ -11,6 +11,7 @@ import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
 import { PROGRAM } from './computer.js';
+import { exact, expected, NESTED_CODE, NESTED_EXPECTED } from './exact.js';
 
 const T = { timeout: 60000 };
 // The full status line: the screen is streamed word by word as it is drawn.
@@ -114,6 +115,17 @@ if (!CRAFTOS_DIR) {
         { type: 'string', base64: Buffer.from([0x80, 0x9f]).toString('base64') },
       ]);
       assert.deepEqual(Buffer.from(sc.returns[3].base64, 'base64'), Buffer.from(Array.from({ length: 256 }, (_, i) => i)));
+    });
+
+    test('exec-lua: strings that are not UTF-8 inside returned tables, values and keys, come back exactly (issue 14, finding 4)', T, async () => {
+      const sc = await execLua(bridge, 7, NESTED_CODE);
+      assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
+      const [tbl, list, plain] = sc.returns;
+      assert.deepEqual(exact(tbl), expected(NESTED_EXPECTED));
+      assert.deepEqual(exact(list), expected(['é', Buffer.from([0xe9])]));
+      assert.deepEqual(plain, { type: 'string', value: 'plain' });
+      assert.equal(tbl.value.latin, '\\233');
+      assert.equal(sc.truncated, false);
     });
 
     test('exec-lua: ls on a big folder does not page; read() and io.read() fail at once', T, async () => {

@@ -1,6 +1,7 @@
 // Issue 14, finding 4: a returned string that is not valid UTF-8 arrives as
 // {type: "string", base64}; the bridge keeps it exact in structuredContent,
-// shows it as a Lua literal in the text, and refuses base64 that is not.
+// shows it as a Lua literal in the text, and refuses base64 that is not. Inside a
+// returned table such strings (values and keys) are listed in the descriptor's `bytes`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, linkComputer, withBridge } from '../helpers.js';
@@ -43,5 +44,38 @@ test('exec-lua: a base64 descriptor is passed on exactly and rendered as a Lua l
     assert.equal(res.isError, undefined);
     assert.equal(res.content[0].text, '=> "c\\233", "é"');
     assert.deepEqual(res.structuredContent.returns, returns);
+    await c.close();
+  }));
+
+test('fromResult: a table\'s "bytes" list is checked', () => {
+  const check = (bytes, type = 'table') => fromResult({ output: '', returns: [{ type, value: {}, bytes }], truncated: false });
+  assert.equal(check([]).ok, true);
+  assert.equal(check([{ path: ['a', 0], base64: '6Q==' }, { path: ['\\233'], base64: '6Q==', key: true, truncated: false }]).ok, true);
+  const problems = [
+    [[{ path: ['a'], base64: '6Q==' }], 'string', '"returns"[0].bytes is only for a table'],
+    [{}, 'table', '"returns"[0].bytes is an object, not an array'],
+    [[5], 'table', '"returns"[0].bytes[0] is a number, not an object'],
+    [[{ path: 'a', base64: '6Q==' }], 'table', '"returns"[0].bytes[0].path is not a list of keys and array positions'],
+    [[{ path: [-1], base64: '6Q==' }], 'table', '"returns"[0].bytes[0].path is not a list of keys and array positions'],
+    [[{ path: [1.5], base64: '6Q==' }], 'table', '"returns"[0].bytes[0].path is not a list of keys and array positions'],
+    [[{ path: [null], base64: '6Q==' }], 'table', '"returns"[0].bytes[0].path is not a list of keys and array positions'],
+    [[{ path: ['a'] }], 'table', '"returns"[0].bytes[0].base64 is missing'],
+    [[{ path: ['a'], base64: 7 }], 'table', '"returns"[0].bytes[0].base64 is a number'],
+    [[{ path: ['a'], base64: '6Q=' }], 'table', '"returns"[0].bytes[0].base64 is not base64 text'],
+    [[{ path: ['a'], base64: '6Q==', key: false }], 'table', '"returns"[0].bytes[0].key is a boolean, not true'],
+    [[{ path: [], base64: '6Q==', key: true }], 'table', '"returns"[0].bytes[0] is a key with an empty path'],
+    [[{ path: ['a'], base64: '6Q==', truncated: 'yes' }], 'table', '"returns"[0].bytes[0].truncated is a string, not a boolean'],
+  ];
+  for (const [bytes, type, problem] of problems) assert.deepEqual(check(bytes, type), { ok: false, problem }, problem);
+});
+
+test('exec-lua: a table with byte strings is passed on exactly, its copy shows their Lua literal bodies', () =>
+  withBridge({}, async (bridge) => {
+    const table = { type: 'table', value: { '\\233': 'caf\\233', é: 'é' }, bytes: [{ path: ['\\233'], base64: b64([0xe9]), key: true }, { path: ['\\233'], base64: b64([0x63, 0x61, 0x66, 0xe9]) }] };
+    const c = await linkComputer(bridge, { computerId: 1, onRequest: () => ({ ok: true, result: { output: '', returns: [table], truncated: false } }) });
+    const res = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'return { ["\\233"] = "caf\\233", ["é"] = "é" }' });
+    assert.equal(res.isError, undefined);
+    assert.equal(res.content[0].text, '=> {"\\\\233":"caf\\\\233","é":"é"}');
+    assert.deepEqual(res.structuredContent.returns, [table]);
     await c.close();
   }));
