@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo, Socket } from 'node:net';
-import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Logger } from '../log.js';
 import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
@@ -37,23 +37,15 @@ export interface LinkServer {
   close(): Promise<void>;
 }
 
-interface SocketState {
-  link: Link | null;
-  /** The TCP socket under the WebSocket. */
-  raw: Socket;
-  alive: boolean;
-  remoteAddress: string;
-  helloTimer: NodeJS.Timeout | null;
-  ticket: Ticket;
-  throttle: InboundThrottle;
-}
-
 const CLOSE_POLICY = 1008;
 const CLOSE_GOING_AWAY = 1001;
 /** A wrong or missing link token: the computer should stop and ask for the right one. */
 export const CLOSE_UNAUTHORIZED = 4401;
 /** A limit was hit: try again later. */
 const CLOSE_TRY_AGAIN = 1013;
+
+/** A socket's ticket before 'connection' hands it its own (never counted). */
+const NO_TICKET: Ticket = { address: '?', stage: 'closed' };
 
 const UNLIMITED: AdmissionLimits = {
   maxLinks: Infinity,
@@ -104,9 +96,71 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     });
   });
 
+  /** Every computer socket open now, linked or not: the heartbeat and shutdown walk it. */
+  const sockets = new Set<ComputerSocket>();
+
+  /**
+   * A computer's WebSocket. ws builds one per accepted socket (its `WebSocket` option), and it carries
+   * what a link needs besides ws's own objects: the link state, the registry's `LinkSocket` (frames
+   * counted, corked per turn), and its events, handled in `emit` instead of by four listeners per
+   * socket. With 10,000 idle links, a separate state object and the Map entry to it, a wrapper for
+   * the registry and the listeners (ws keeps them in a dictionary-mode object, ~280 B) were ~550 B of
+   * a link's heap. The events handled here ('message', 'pong', 'error', 'close') reach no listener.
+   */
+  class ComputerSocket extends WebSocket implements LinkSocket {
+    link: Link | null = null;
+    /** The TCP socket under the WebSocket; set on 'connection'. */
+    raw: Socket | null = null;
+    alive = true;
+    /** `address:port` of the peer, for the log and the link. */
+    remoteAddress = '?';
+    helloTimer: NodeJS.Timeout | null = null;
+    ticket: Ticket = NO_TICKET;
+    throttle: InboundThrottle | null = null;
+
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    override emit(event: string | symbol, ...args: any[]): boolean {
+      switch (event) {
+        case 'message':
+          onFrame(this, args[0] as RawData, args[1] as boolean);
+          return true;
+        case 'pong':
+          this.alive = true;
+          if (this.link) registry.touch(this.link);
+          return true;
+        case 'error':
+          onError(this, args[0] as Error & { code?: string });
+          return true;
+        case 'close':
+          onClose(this, args[0] as number, args[1] as Buffer);
+          return true;
+        default:
+          return super.emit(event, ...args);
+      }
+    }
+
+    /**
+     * Frames sent to one computer in the same turn of the event loop leave in one write: its raw
+     * socket is corked at the first and uncorked once this turn's I/O is handled (at N=1 C=100 the
+     * probes of many clients reach the one computer together; one writev per frame was the bridge's
+     * top cost).
+     */
+    override send(text: string): void {
+      const raw = this.raw;
+      if (raw && raw.writableCorked === 0) {
+        if (corked.length === 0) setImmediate(uncorkAll);
+        corked.push(raw);
+        raw.cork();
+      }
+      metrics.framesOut++;
+      super.send(text);
+    }
+  }
+
   const wss = new WebSocketServer({
     server: http,
     maxPayload: options.maxFrameBytes,
+    WebSocket: ComputerSocket,
     // refused before the handshake, so a flood of sockets costs little
     verifyClient: (info, callback) => {
       const socket = info.req.socket;
@@ -117,36 +171,30 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
         callback(false, 503, ticket.message, { 'retry-after': String(ticket.retryAfter) });
         return;
       }
+      // until the WebSocket exists, the raw socket's close gives the ticket back
       tickets.set(socket, ticket);
       socket.on('close', onRawClose);
       callback(true);
     },
-    // our `states` map is the one list of sockets (heartbeat, shutdown): no second set of them
+    // `sockets` is the one list of them (heartbeat, shutdown): no second set of them
     clientTracking: false,
   });
-  const states = new Map<WebSocket, SocketState>();
   metrics.addGauge({ name: 'cc_link_connections_pre_hello', help: 'Link sockets that have not said hello yet (each holds one hello timer).', read: () => admission.pending });
 
-  // The handlers below are shared by every socket (`this` is the socket) instead of closures made per
-  // connection: with 10,000 idle links the closures, their contexts and a kept hello timer were a
-  // third of what a link cost on the heap beyond ws itself.
-  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
-    const state: SocketState = {
-      link: null,
-      raw: req.socket,
-      alive: true,
-      remoteAddress: `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`,
-      helloTimer: null,
-      // verifyClient always ran for this socket; the fallback only satisfies the types
-      ticket: tickets.get(req.socket) ?? { address: req.socket.remoteAddress ?? '?', stage: 'closed' },
-      throttle: new InboundThrottle(req.socket, options.maxBytesPerSecond ?? Infinity),
-    };
-    states.set(ws, state);
-    state.helloTimer = setTimeout(onHelloTimeout, helloTimeoutMs, ws, state);
-    ws.on('pong', onPong);
-    ws.on('message', onFrame);
-    ws.on('error', onError);
-    ws.on('close', onClose);
+  // The upgrade request is not kept: what the link needs from it is copied here.
+  wss.on('connection', (ws: ComputerSocket, req: IncomingMessage) => {
+    const raw = req.socket;
+    ws.raw = raw;
+    // one flat string (a template literal would keep a cons string and its left half: 64 B, not 32)
+    ws.remoteAddress = [raw.remoteAddress ?? '?', raw.remotePort ?? '?'].join(':');
+    // verifyClient always ran for this socket; the fallback only satisfies the types
+    ws.ticket = tickets.get(raw) ?? { address: raw.remoteAddress ?? '?', stage: 'closed' };
+    // from now on the WebSocket's close gives the ticket back
+    tickets.delete(raw);
+    raw.off('close', onRawClose);
+    ws.throttle = new InboundThrottle(raw, options.maxBytesPerSecond ?? Infinity);
+    ws.helloTimer = setTimeout(onHelloTimeout, helloTimeoutMs, ws);
+    sockets.add(ws);
   });
 
   function onRawClose(this: object): void {
@@ -154,131 +202,125 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     if (ticket) admission.close(ticket);
   }
 
-  function onHelloTimeout(ws: WebSocket, state: SocketState): void {
-    state.helloTimer = null;
-    warn(`link from ${state.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
+  function onHelloTimeout(ws: ComputerSocket): void {
+    ws.helloTimer = null;
+    warn(`link from ${ws.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
     ws.close(CLOSE_POLICY, 'no hello');
   }
 
-  function onPong(this: WebSocket): void {
-    const state = states.get(this) as SocketState;
-    state.alive = true;
-    if (state.link) registry.touch(state.link);
-  }
-
-  function onFrame(this: WebSocket, data: RawData, isBinary: boolean): void {
-    const state = states.get(this) as SocketState;
+  function onFrame(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
     // nothing a peer sends may throw out of here: ws would hand it to the process as uncaught
     try {
-      onMessage(this, state, data, isBinary);
+      onMessage(ws, data, isBinary);
     } catch (err) {
       metrics.framesRejected.inc('internal');
-      const line = budget.take(`link from ${state.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
+      const line = budget.take(`link from ${ws.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
       if (line !== null) log.error(line);
     }
   }
 
-  function onError(this: WebSocket, err: Error & { code?: string }): void {
-    const state = states.get(this);
-    warn(`link from ${state?.remoteAddress ?? '?'} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
+  function onError(ws: ComputerSocket, err: Error & { code?: string }): void {
+    warn(`link from ${ws.remoteAddress} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
   }
 
-  function onClose(this: WebSocket, code: number, reason: Buffer): void {
-    const state = states.get(this) as SocketState;
-    states.delete(this);
-    state.throttle.dispose();
-    if (state.helloTimer) clearTimeout(state.helloTimer);
-    const link = state.link;
+  function onClose(ws: ComputerSocket, code: number, reason: Buffer): void {
+    sockets.delete(ws);
+    ws.throttle?.dispose();
+    if (ws.helloTimer) clearTimeout(ws.helloTimer);
+    ws.helloTimer = null;
+    admission.close(ws.ticket);
+    const link = ws.link;
     if (!link) return;
     const why = `closed ${code}${reason.length ? ` ${reason.toString()}` : ''}`;
     if (registry.unregister(link, why)) log.info(`unlinked ${describe(link.computerId, link.label)}: ${why}`);
   }
 
-  function onMessage(ws: WebSocket, state: SocketState, data: RawData, isBinary: boolean): void {
+  function onMessage(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
     metrics.framesIn++;
     const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
-    if (state.throttle.charge(size)) {
+    if (ws.throttle?.charge(size)) {
       metrics.linksThrottled++;
-      warn(`link from ${state.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
+      warn(`link from ${ws.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
     }
-    if (state.link) registry.touch(state.link);
+    if (ws.link) registry.touch(ws.link);
     if (isBinary) {
       metrics.framesRejected.inc('binary');
-      warn(`link from ${state.remoteAddress}: binary frame dropped`);
+      warn(`link from ${ws.remoteAddress}: binary frame dropped`);
       return;
     }
     const parsed = parseComputerFrame(data.toString(), options.maxJsonDepth);
     if (!parsed.ok) {
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
-      warn(`link from ${state.remoteAddress}: ${parsed.error}; frame dropped`);
-      if (!state.link && parsed.error.startsWith('hello.')) rejectHello(ws, state, parsed.error);
+      warn(`link from ${ws.remoteAddress}: ${parsed.error}; frame dropped`);
+      if (!ws.link && parsed.error.startsWith('hello.')) rejectHello(ws, parsed.error);
       // the request it answers fails now with what was wrong, not at its timeout
-      if (state.link && parsed.id !== undefined) {
-        registry.resolve(state.link, { type: 'response', id: parsed.id, ok: false, error: `protocol error: the computer sent a malformed response (${parsed.error})` });
+      if (ws.link && parsed.id !== undefined) {
+        registry.resolve(ws.link, { type: 'response', id: parsed.id, ok: false, error: `protocol error: the computer sent a malformed response (${parsed.error})` });
       }
       return;
     }
     const frame = parsed.frame;
     if (frame.type === 'hello') {
-      if (state.link) {
+      if (ws.link) {
         metrics.framesRejected.inc('second_hello');
-        warn(`link ${describe(state.link.computerId, state.link.label)} sent a second hello; ignored`);
+        warn(`link ${describe(ws.link.computerId, ws.link.label)} sent a second hello; ignored`);
         return;
       }
-      if (state.ticket.stage !== 'pending') return; // already refused; the socket is closing
+      if (ws.ticket.stage !== 'pending') return; // already refused; the socket is closing
       const current = registry.get(frame.computerId);
-      const refusal = admission.hello(state.ticket, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
+      const refusal = admission.hello(ws.ticket, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
       if (refusal) {
         metrics.linksRefused.inc(refusal.reason);
-        warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
-        refuse(ws, state, refusal.message, 'busy', CLOSE_TRY_AGAIN);
+        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
+        refuse(ws, refusal.message, 'busy', CLOSE_TRY_AGAIN);
         return;
       }
       // only after the limits, so a token guess costs a hello from the rate budget
       if (options.tokens?.enabled && !options.tokens.matches(frame.token)) {
         metrics.linksRefused.inc('unauthorized');
         // the remote address, never the token
-        warn(`link from ${state.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
-        refuse(ws, state, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
+        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
+        refuse(ws, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
         return;
       }
-      if (state.helloTimer) clearTimeout(state.helloTimer);
-      state.helloTimer = null;
-      const { link, replaced } = registry.register(new CountedSocket(ws, state.raw), frame, state.remoteAddress);
-      state.link = link;
+      if (ws.helloTimer) clearTimeout(ws.helloTimer);
+      ws.helloTimer = null;
+      const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
+      ws.link = link;
       metrics.linksLinked++;
-      send(ws, HELLO_OK);
+      ws.send(HELLO_OK);
       if (replaced) metrics.linksReplaced++;
       if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
-      log.info(`linked ${describe(link.computerId, link.label)} from ${state.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}`);
+      log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}`);
       return;
     }
-    if (!state.link) {
+    if (!ws.link) {
       metrics.framesRejected.inc('before_hello');
-      rejectHello(ws, state, 'the first frame must be a hello');
+      rejectHello(ws, 'the first frame must be a hello');
       return;
     }
     if (frame.type === 'info') {
-      const changes = registry.updateInfo(state.link, frame);
-      if (changes.length > 0) log.info(`computer ${describe(state.link.computerId, state.link.label)}: ${changes.join(', ')}`);
+      const changes = registry.updateInfo(ws.link, frame);
+      if (changes.length > 0) log.info(`computer ${describe(ws.link.computerId, ws.link.label)}: ${changes.join(', ')}`);
       return;
     }
-    if (!registry.resolve(state.link, frame)) {
+    if (!registry.resolve(ws.link, frame)) {
       metrics.framesRejected.inc('unknown_id');
-      log.debug(`link ${describe(state.link.computerId, state.link.label)}: response ${frame.id} matches no request in flight on this link; dropped`);
+      log.debug(`link ${describe(ws.link.computerId, ws.link.label)}: response ${frame.id} matches no request in flight on this link; dropped`);
     }
   }
 
-  function rejectHello(ws: WebSocket, state: SocketState, error: string): void {
+  function rejectHello(ws: ComputerSocket, error: string): void {
     metrics.linksRefused.inc('invalid');
-    refuse(ws, state, error, 'invalid', CLOSE_POLICY);
+    refuse(ws, error, 'invalid', CLOSE_POLICY);
   }
 
   /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
-  function refuse(ws: WebSocket, state: SocketState, error: string, code: HelloErrorCode, closeCode: number): void {
-    if (state.helloTimer) clearTimeout(state.helloTimer);
-    admission.close(state.ticket);
-    send(ws, encodeHelloError(error, code));
+  function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number): void {
+    if (ws.helloTimer) clearTimeout(ws.helloTimer);
+    ws.helloTimer = null;
+    admission.close(ws.ticket);
+    ws.send(encodeHelloError(error, code));
     const reasons: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
     ws.close(closeCode, reasons[code]);
   }
@@ -290,43 +332,14 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     corked.length = 0;
   }
 
-  function send(ws: WebSocket, text: string): void {
-    metrics.framesOut++;
-    ws.send(text);
-  }
-
-  /**
-   * What the registry sends through: the socket, with frames counted. One small object per link.
-   * Frames sent to one computer in the same turn of the event loop leave in one write: its raw socket
-   * is corked at the first and uncorked once this turn's I/O is handled (at N=1 C=100 the probes of
-   * many clients reach the one computer together; one writev per frame was the bridge's top cost).
-   */
-  class CountedSocket implements LinkSocket {
-    constructor(
-      private readonly ws: WebSocket,
-      private readonly raw: Socket,
-    ) {}
-    send(text: string): void {
-      if (this.raw.writableCorked === 0) {
-        if (corked.length === 0) setImmediate(uncorkAll);
-        corked.push(this.raw);
-        this.raw.cork();
-      }
-      send(this.ws, text);
-    }
-    close(code: number, reason: string): void {
-      this.ws.close(code, reason);
-    }
-  }
-
   const heartbeat = setInterval(() => {
-    for (const [ws, state] of states) {
-      if (!state.alive) {
-        log.info(`link from ${state.remoteAddress} missed a heartbeat; terminating`);
+    for (const ws of sockets) {
+      if (!ws.alive) {
+        log.info(`link from ${ws.remoteAddress} missed a heartbeat; terminating`);
         ws.terminate();
         continue;
       }
-      state.alive = false;
+      ws.alive = false;
       ws.ping();
     }
   }, options.heartbeatMs);
@@ -338,17 +351,17 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(heartbeat);
-        for (const [ws, state] of states) {
+        for (const ws of sockets) {
           // end in-flight requests now so their MCP calls are answered before we exit
-          if (state.link) registry.unregister(state.link, 'bridge shutting down');
-          state.link = null;
+          if (ws.link) registry.unregister(ws.link, 'bridge shutting down');
+          ws.link = null;
           ws.close(CLOSE_GOING_AWAY, 'bridge shutting down');
         }
         wss.close();
         http.close(() => resolve());
         // sockets that do not finish the closing handshake promptly are cut
         setTimeout(() => {
-          for (const ws of states.keys()) ws.terminate();
+          for (const ws of sockets) ws.terminate();
           http.closeAllConnections();
         }, 1000).unref();
       }),
