@@ -39,6 +39,8 @@
 --   host -> emu:  ev <token>...      queue an event; tokens are s:<hex> n:<number>
 --                                    b:<0|1> nil h:<websocket id>
 --                 closed <id>        the host saw websocket <id> close
+--                 attach NAME=KIND   attach a peripheral (as --peripheral) and queue "peripheral"
+--                 detach NAME        detach it and queue "peripheral_detach"
 -- When its event queue is empty the emulator blocks reading stdin.
 
 local real = {
@@ -706,55 +708,93 @@ end
 -- fs, rooted in cfg.root
 ---------------------------------------------------------------------------
 
-local function clean(path)
+-- CC's FileSystem.sanitizePath (core/filesystem/FileSystem.java): "\\" is
+-- "/", control characters and " : < > ? | are dropped (and * unless
+-- wildcards are allowed), each part is trimmed, empty parts, "." and "..."
+-- (or more dots) are skipped, ".." cancels the part before it and stays when
+-- there is none (so a path above the root keeps its leading ".."), and a part
+-- is cut at 255 characters. It never fails.
+local function sanitize(path, wildcards)
+    path = path:gsub("\\", "/"):gsub(wildcards and '[%z\1-\31":<>?|]' or '[%z\1-\31":<>?|*]', "")
     local parts = {}
-    for part in path:gsub("\\", "/"):gmatch("[^/]+") do
-        if part == ".." then
-            if #parts == 0 then error("/" .. path .. ": Invalid Path", 3) end
-            parts[#parts] = nil
-        elseif part ~= "." then
+    for part in (path .. "/"):gmatch("([^/]*)/") do
+        part = part:match("^%s*(.-)%s*$")
+        if part == "" or part == "." or part:match("^%.%.%.+$") then
+            -- redundant
+        elseif part == ".." then
+            if #parts > 0 and parts[#parts] ~= ".." then parts[#parts] = nil else parts[#parts + 1] = ".." end
+        else
+            if #part >= 255 then part = part:sub(1, 255):match("^(.-)%s*$") end
             parts[#parts + 1] = part
         end
     end
     return table.concat(parts, "/")
 end
 
+-- A path above the root is in no mount: FileSystem.getMount raises
+-- "/<path>: Invalid Path" for every operation that needs one (open, list,
+-- getSize, makeDir, delete, move, getDrive, getFreeSpace ...), while FSAPI's
+-- exists, isDir and isReadOnly catch it and answer false, and combine,
+-- getName and getDir only sanitize.
+local function aboveRoot(p) return p == ".." or p:sub(1, 3) == "../" end
+-- level: as error's, seen from the function that calls clean (2: its caller).
+local function clean(path, level)
+    local p = sanitize(path)
+    if aboveRoot(p) then error("/" .. p .. ": Invalid Path", level + 1) end
+    return p
+end
+
 local function quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function realPath(path) return cfg.root .. "/" .. clean(path) end
+local function realPath(path) return cfg.root .. "/" .. clean(path, 3) end
 local function sh(cmd)
     local ok = real.execute(cmd)
     return ok == true or ok == 0
 end
 
 fs = {}
+-- FSAPI.combine / getName / getDir and FileSystem.getName / getDirectory:
+-- text only, no mount, so no errors ("../x" stays "../x").
 function fs.combine(...)
     local parts = {}
-    for i = 1, select("#", ...) do parts[i] = checkType(i, (select(i, ...)), "string") end
-    return clean(table.concat(parts, "/"))
+    for i = 1, select("#", ...) do
+        local part = sanitize(checkType(i, (select(i, ...)), "string"), true)
+        if part ~= "" then parts[#parts + 1] = part end
+    end
+    return sanitize(table.concat(parts, "/"), true)
 end
 function fs.getName(path)
-    local name = clean(checkType(1, path, "string")):match("([^/]+)$")
-    return name or "root"
+    local p = sanitize(checkType(1, path, "string"), true)
+    if p == "" then return "root" end
+    return p:match("([^/]+)$")
 end
 function fs.getDir(path)
-    -- CC keeps the ".." of a path above the root: getDir("../x") is ".."
-    local inside, p = pcall(clean, checkType(1, path, "string"))
-    if not inside then p = path:gsub("\\", "/"):gsub("^/+", "") end
+    local p = sanitize(checkType(1, path, "string"), true)
     if p == "" then return ".." end
     return p:match("^(.*)/[^/]+$") or ""
 end
-function fs.exists(path) return sh("test -e " .. quote(realPath(path))) end
-function fs.isDir(path) return sh("test -d " .. quote(realPath(path))) end
-function fs.isReadOnly(path) return clean(path):match("^rom") ~= nil end
+-- FSAPI.exists / isDir / isReadOnly: false for a path in no mount.
+local function inRom(p) return p == "rom" or p:sub(1, 4) == "rom/" end
+function fs.exists(path)
+    local p = sanitize(checkType(1, path, "string"))
+    return not aboveRoot(p) and sh("test -e " .. quote(cfg.root .. "/" .. p))
+end
+function fs.isDir(path)
+    local p = sanitize(checkType(1, path, "string"))
+    return not aboveRoot(p) and sh("test -d " .. quote(cfg.root .. "/" .. p))
+end
+function fs.isReadOnly(path)
+    local p = sanitize(checkType(1, path, "string"))
+    return not aboveRoot(p) and inRom(p)
+end
 -- rom/ is read-only, as CC's ROM mount is (the message CC gives).
 local function writable(path, level)
-    local p = clean(path)
-    if p == "rom" or p:match("^rom/") then error("/" .. p .. ": Access denied", level + 1) end
+    local p = clean(path, level + 1)
+    if inRom(p) then error("/" .. p .. ": Access denied", level + 1) end
     return p
 end
 function fs.makeDir(path)
     writable(path, 2)
-    if fs.exists(path) and not fs.isDir(path) then error("/" .. clean(path) .. ": File exists", 2) end
+    if fs.exists(path) and not fs.isDir(path) then error("/" .. clean(path, 2) .. ": File exists", 2) end
     sh("mkdir -p " .. quote(realPath(path)))
 end
 function fs.delete(path)
@@ -762,7 +802,8 @@ function fs.delete(path)
     sh("rm -rf " .. quote(realPath(path)))
 end
 function fs.getSize(path)
-    if not fs.exists(path) then error("/" .. clean(path) .. ": No such file", 2) end
+    local p = clean(path, 2)
+    if not fs.exists(p) then error("/" .. p .. ": No such file", 2) end
     if fs.isDir(path) then return 0 end
     local f = real.open(realPath(path), "rb")
     local n = f:seek("end")
@@ -770,13 +811,13 @@ function fs.getSize(path)
     return n
 end
 function fs.getFreeSpace(path)
-    clean(path)
+    clean(path, 2)
     return cfg.freeSpace or 1000000
 end
 function fs.getDrive(path)
-    local p = clean(path)
+    local p = clean(path, 2)
     if not fs.exists(p) then return nil end
-    if p == "rom" or p:match("^rom/") then return "rom" end
+    if inRom(p) then return "rom" end
     return "hdd"
 end
 function fs.move(from, to)
@@ -788,7 +829,8 @@ function fs.move(from, to)
     sh("mv " .. quote(realPath(a)) .. " " .. quote(realPath(b)))
 end
 function fs.list(path)
-    if not fs.isDir(path) then error("/" .. clean(path) .. ": Not a directory", 2) end
+    local p = clean(path, 2)
+    if not fs.isDir(p) then error("/" .. p .. ": Not a directory", 2) end
     local p = real.popen("ls -A " .. quote(realPath(path)))
     local out = {}
     for line in p:lines() do out[#out + 1] = line end
@@ -799,12 +841,13 @@ end
 function fs.open(path, mode)
     checkType(1, path, "string")
     checkType(2, mode, "string")
-    -- CC's answers (checked on CraftOS-PC): a path above the root is a file
-    -- that does not exist, and a folder is "Not a file".
-    local inside, p = pcall(clean, path)
-    if not inside then return nil, "/" .. path:gsub("^[/\\]+", "") .. ": No such file" end
+    -- FSAPI.open returns the FileSystemException's message: "Invalid Path"
+    -- for a path above the root (CraftOS-PC says "No such file" there), and
+    -- a folder is "Not a file".
+    local p = sanitize(path)
+    if aboveRoot(p) then return nil, "/" .. p .. ": Invalid Path" end
     if fs.isDir(p) then return nil, "/" .. p .. ": Not a file" end
-    if mode:sub(1, 1) ~= "r" and (p == "rom" or p:match("^rom/")) then return nil, "/" .. p .. ": Access denied" end
+    if mode:sub(1, 1) ~= "r" and inRom(p) then return nil, "/" .. p .. ": Access denied" end
     if mode:sub(1, 1) ~= "r" then
         local dir = fs.getDir(p)
         if dir ~= "" and not fs.isDir(dir) then sh("mkdir -p " .. quote(realPath(dir))) end
@@ -1367,9 +1410,10 @@ local running = {}
 shell = {}
 function shell.getRunningProgram() return running[#running] end
 function shell.dir() return "" end
-function shell.resolve(path) return clean(path) end
+-- CC's shell.resolve combines with the current folder (here always the root).
+function shell.resolve(path) return fs.combine("", path) end
 function shell.resolveProgram(name)
-    local p = clean(name)
+    local p = fs.combine("", name)
     if fs.exists(p) and not fs.isDir(p) then return p end
     if fs.exists(p .. ".lua") then return p .. ".lua" end
     return nil
@@ -1643,22 +1687,21 @@ function PERIPHERAL_KINDS.modem()
     } }
 end
 
-for _, spec in ipairs(cfg.peripherals) do
-    local name, kind = spec:match("^([^=]+)=(%w+)$")
-    if not name or not PERIPHERAL_KINDS[kind] then error("cc-emu: bad --peripheral " .. spec, 0) end
-    attached[name] = PERIPHERAL_KINDS[kind]()
-end
-
+-- One way to attach: "NAME=KIND" from --peripheral (before the program
+-- starts, no event, as for a peripheral already there at boot) or from the
+-- host's attach line (with CC's "peripheral" event, queued by readHost);
+-- detach takes "NAME" ("peripheral_detach").
 function hostAttach(on, spec)
     if not on then
         attached[spec] = nil
         return spec
     end
     local name, kind = spec:match("^([^=]+)=(%w+)$")
-    if not name or not PERIPHERAL_KINDS[kind] then error("cc-emu: bad attach " .. spec, 0) end
+    if not name or not PERIPHERAL_KINDS[kind] then error("cc-emu: bad peripheral " .. spec .. " (NAME=KIND)", 0) end
     attached[name] = PERIPHERAL_KINDS[kind]()
     return name
 end
+for _, spec in ipairs(cfg.peripherals) do hostAttach(true, spec) end
 
 peripheral = {}
 function peripheral.getNames()

@@ -54,7 +54,9 @@ if (!CRAFTOS_DIR) {
       const rom = await callError(bridge, 'write-file', { computerId: 8, path: 'rom/evil.lua', content: 'x' });
       assert.match(rom, /Access denied/);
       assert.match(await callError(bridge, 'delete-file', { computerId: 8, path: 'rom/startup.lua' }), /Access denied/);
-      // a path above the root is a file that does not exist: CC's words, as the harness gives them
+      // a path above the root: CraftOS-PC's fs.open says "No such file" where CC:Tweaked's says
+      // "Invalid Path" (FileSystem.getMount; the harness follows CC); delete-file's answer comes
+      // from the program (fs.exists is false on both)
       assert.equal(await callError(bridge, 'write-file', { computerId: 8, path: '../escape.txt', content: 'x' }), '/../escape.txt: No such file');
       assert.equal(await callError(bridge, 'delete-file', { computerId: 8, path: '../outside' }), '/../outside: No such file');
       assert.equal(await callError(bridge, 'read-file', { computerId: 8, path: 'no/such/file' }), '/no/such/file: No such file');

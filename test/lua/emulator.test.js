@@ -2,7 +2,7 @@
 // rely on, checked against what CC:Tweaked documents (and does), so a green
 // run means something.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { useComputer } from './computer.js';
@@ -193,7 +193,7 @@ describeLua('cc-emu: the rest of the computer', () => {
       return { text = text, isDir = fs.isDir("a"), exists = fs.exists("a/b/c.txt"),
         name = fs.getName("a/b/c.txt"), dir = fs.getDir("/a/b/c.txt"), combined = fs.combine("a", "../b", "c"),
         listed = table.concat(fs.list("a/b"), ","), missing = select(2, fs.open("nope", "r")),
-        escape = ${attempt('fs.exists("../../etc/passwd")')} }`);
+        cleaned = fs.combine(" a /./.../b\\\\c:?*", "", "d") }`);
     assert.equal(values.text, 'hi');
     assert.equal(values.isDir, true);
     assert.equal(values.exists, true);
@@ -202,7 +202,51 @@ describeLua('cc-emu: the rest of the computer', () => {
     assert.equal(values.combined, 'b/c');
     assert.equal(values.listed, 'c.txt');
     assert.equal(values.missing, '/nope: No such file');
-    assert.match(values.escape.error, /Invalid Path/);
+    // FileSystem.sanitizePath: parts trimmed, "." and "..." dropped, "\\" is "/", : ? dropped (* kept by combine)
+    assert.equal(values.cleaned, 'a/b/c*/d');
+  });
+
+  // CC:Tweaked (FSAPI, FileSystem.sanitizePath/getMount): a path above the root
+  // keeps its ".." in combine/getName/getDir, does not exist, and every call
+  // that needs its mount says "/<path>: Invalid Path". Nothing escapes the root.
+  test('fs: a path above the root is text to combine, does not exist, and is an Invalid Path to use', T, async (t) => {
+    const { values, c } = await probe(t, `
+      return { combine = fs.combine("..", "x"), combine2 = fs.combine("a", "../../b"), combine3 = fs.combine("/../x"),
+        name = fs.getName("../x"), nameUp = fs.getName(".."), dir = fs.getDir("../x"), dirUp = fs.getDir(".."),
+        exists = fs.exists("../../etc/passwd"), existsUp = fs.exists(".."), isDir = fs.isDir(".."),
+        readOnly = fs.isReadOnly("../x"), resolved = shell.resolve("../x"),
+        open = select(2, fs.open("a/../../x", "r")), openW = select(2, fs.open("../escape.txt", "w")),
+        delete = ${attempt('fs.delete("../outside")')}, list = ${attempt('fs.list("..")')},
+        size = ${attempt('fs.getSize("../x")')}, makeDir = ${attempt('fs.makeDir("../x")')},
+        move = ${attempt('fs.move("../x", "y")')}, moveTo = ${attempt('fs.move("probe.lua", "../y")')},
+        drive = ${attempt('fs.getDrive("../x")')}, free = ${attempt('fs.getFreeSpace("../x")')} }`);
+    assert.equal(values.combine, '../x');
+    assert.equal(values.combine2, '../b');
+    assert.equal(values.combine3, '../x');
+    assert.equal(values.name, 'x');
+    assert.equal(values.nameUp, '..');
+    assert.equal(values.dir, '..');
+    assert.equal(values.dirUp, '');
+    assert.equal(values.exists, false);
+    assert.equal(values.existsUp, false);
+    assert.equal(values.isDir, false);
+    assert.equal(values.readOnly, false);
+    assert.equal(values.resolved, '../x');
+    assert.equal(values.open, '/../x: Invalid Path');
+    assert.equal(values.openW, '/../escape.txt: Invalid Path');
+    // raised at the caller, as CC's Java functions do (the harness's own lines never show)
+    const invalid = (v, p) => {
+      assert.ok(v.error.endsWith(`${p}: Invalid Path`) && !v.error.includes('cc-emu'), v.error);
+    };
+    invalid(values.delete, '/../outside');
+    invalid(values.list, '/..');
+    invalid(values.size, '/../x');
+    invalid(values.makeDir, '/../x');
+    invalid(values.move, '/../x');
+    invalid(values.moveTo, '/../y');
+    invalid(values.drive, '/../x');
+    invalid(values.free, '/../x');
+    assert.ok(existsSync(path.join(c.root, 'probe.lua')), 'the file asked to move above the root is still there');
   });
 
   test('write wraps words at the width; print and printError; io.write goes through write', T, async (t) => {
@@ -310,6 +354,26 @@ describeLua('cc-emu: the rest of the computer', () => {
     assert.equal(code, 3);
     assert.equal(output, 'false\tToo long without yielding\nError running computer\nToo long without yielding\n');
   });
+
+  // rom/apis/http/http.lua (CC 1.101+) wraps the native websocket function and queues
+  // websocket_failure when it fails at once; CC 1.100's http.websocketAsync is the native
+  // function itself, which only returns false and the message (--native-async).
+  for (const [name, nativeAsync, first] of [['CC 1.101+', false, 'websocket_failure'], ['CC 1.100', true, 'mark']]) {
+    test(`http.websocketAsync failing at once (${name}): false, message, and ${first === 'mark' ? 'no event' : 'websocket_failure'}`, T, async (t) => {
+      const { values } = await probe(t, `
+        local ok, err = http.websocketAsync("ws://example.invalid:1")
+        os.queueEvent("mark")
+        local ev, url, msg = os.pullEvent()
+        return { ok = ok, err = err, first = ev, url = url, msg = msg }`, { syncFailure: 'Unknown host', nativeAsync });
+      assert.equal(values.ok, false);
+      assert.equal(values.err, 'Unknown host');
+      assert.equal(values.first, first);
+      if (first === 'websocket_failure') {
+        assert.equal(values.url, 'ws://example.invalid:1');
+        assert.equal(values.msg, 'Unknown host');
+      }
+    });
+  }
 
   test('http.websocket: a real socket with send, receive, close and CC\'s limits', T, async (t) => {
     const bridge = await startFakeBridge({ hello: 'none' });
