@@ -182,7 +182,8 @@ export class Dispatcher {
     else for (const call of calls) call.abort();
   }
 
-  private async onRequest(caller: Caller, id: JsonRpcId, method: string, params: unknown): Promise<unknown> {
+  // not async: tools/call hands back callTool's promise as it is (no extra promise per call)
+  private onRequest(caller: Caller, id: JsonRpcId, method: string, params: unknown): unknown {
     if (params !== undefined && !isRecord(params)) throw new RpcError(INVALID_PARAMS, 'params must be an object');
     const p = (params ?? {}) as Record<string, unknown>;
     switch (method) {

@@ -142,7 +142,9 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
     switch (match.kind) {
       case 'found':
         match.ctx.authenticated = authenticated;
-        return match.handler(req, res, match.ctx);
+        // awaited, not returned: an async function that returns a promise pays extra ticks for it
+        await match.handler(req, res, match.ctx);
+        return;
       case 'method-not-allowed':
         return sendJson(res, 405, { error: 'method not allowed' }, { allow: match.allow });
       case 'not-found':
@@ -154,14 +156,19 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
   // refuses a header timeout longer than the request timeout.
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   const headersTimeout = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout);
+  // one listener for every response (close is emitted once; `this` is the response)
+  function untrack(this: ServerResponse): void {
+    inFlight.delete(this);
+  }
   const server: Server = createServer({
     headersTimeout,
     requestTimeout,
     connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(headersTimeout / 4))),
+    // each response finds the answer writer on its prototype (nothing stored per response)
+    ServerResponse: answers.responseClass(),
   }, (req, res) => {
     inFlight.add(res);
-    answers.attach(res);
-    res.once('close', () => inFlight.delete(res));
+    res.on('close', untrack);
     route(req, res).catch((err: Error) => {
       log.error(`MCP request failed: ${err.stack ?? err.message}`);
       if (!res.headersSent) sendJson(res, 500, errorResponse(null, INTERNAL_ERROR, 'Internal error'));

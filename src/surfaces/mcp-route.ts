@@ -64,7 +64,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     const onClose = () => {
       if (!res.writableFinished) gone.abort();
     };
-    res.once('close', onClose);
+    res.on('close', onClose);
     const caller = { scope: callerScope(req.socket, req.headers['mcp-session-id']), signal: gone };
     const reply =
       era.era === 'reject' ? era.reply

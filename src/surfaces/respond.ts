@@ -1,5 +1,7 @@
 // Writing answers and reading bodies: shared by every HTTP route.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
+
+const WRITER = Symbol('answer writer');
 
 /** Answers are written in pieces of this many bytes, each after the client took the previous ones. */
 export const SEND_CHUNK_BYTES = 64 * 1024;
@@ -18,8 +20,19 @@ export class AnswerWriter {
 
   constructor(readonly stallMs: number = SEND_STALL_MS) {}
 
-  attach(res: ServerResponse): void {
-    writers.set(res, this);
+  /**
+   * The ServerResponse class a listener should create its responses with (node:http's
+   * `ServerResponse` option): each response finds this writer on its prototype, so nothing is
+   * stored per response.
+   */
+  responseClass(): typeof ServerResponse {
+    const writer = this;
+    class AnsweredResponse extends ServerResponse {
+      get [WRITER](): AnswerWriter {
+        return writer;
+      }
+    }
+    return AnsweredResponse as typeof ServerResponse;
   }
 
   /** Bytes waiting in the sockets of the answers being written: at most about one piece each. */
@@ -30,7 +43,6 @@ export class AnswerWriter {
   }
 }
 
-const writers = new WeakMap<ServerResponse, AnswerWriter>();
 const DEFAULT_WRITER = new AnswerWriter();
 
 /**
@@ -39,7 +51,7 @@ const DEFAULT_WRITER = new AnswerWriter();
  * not read holds at most its own answer plus one piece in the socket, and only until the listener's
  * `stallMs` pass without the client taking a piece; then the socket is destroyed and the answer freed.
  */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   sendBytes(res, status, 'application/json', Buffer.from(JSON.stringify(body), 'utf8'), headers);
 }
 
@@ -52,12 +64,24 @@ export function sendSseMessage(res: ServerResponse, status: number, body: unknow
   sendBytes(res, status, 'text/event-stream', data, { 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...headers });
 }
 
-function sendBytes(res: ServerResponse, status: number, contentType: string, data: Buffer, headers: Record<string, string>): void {
-  res.writeHead(status, { 'content-type': contentType, 'content-length': data.length, ...headers });
-  const writer = writers.get(res) ?? DEFAULT_WRITER;
+function sendBytes(res: ServerResponse, status: number, contentType: string, data: Buffer, headers: Record<string, string> | undefined): void {
+  res.writeHead(status, headers ? { 'content-type': contentType, 'content-length': data.length, ...headers } : { 'content-type': contentType, 'content-length': data.length });
+  // most answers are one piece the socket takes at once: no closures and no timer for them
+  if (data.length <= SEND_CHUNK_BYTES) {
+    res.end(data);
+    if (res.writableLength === 0) return;
+  }
+  paced(res, data, data.length <= SEND_CHUNK_BYTES);
+}
+
+/** Writes what is left of `data` a piece at a time (`ended`: all of it is written, wait for it to leave). */
+function paced(res: ServerResponse, data: Buffer, ended: boolean): void {
+  const writer = (res as { [WRITER]?: AnswerWriter })[WRITER] ?? DEFAULT_WRITER;
   let offset = 0;
   let stall: NodeJS.Timeout | undefined;
   const wait = (event: 'drain' | 'finish', next: () => void) => {
+    // only an answer that waits for its client needs cleaning up if the connection closes first
+    if (!writer.writing.has(res)) res.once('close', done);
     writer.writing.add(res);
     stall = setTimeout(() => {
       writer.cutOff++;
@@ -81,8 +105,8 @@ function sendBytes(res: ServerResponse, status: number, contentType: string, dat
     if (res.writableLength > 0) wait('finish', done);
     else done();
   };
-  res.once('close', done);
-  pump();
+  if (ended) wait('finish', done);
+  else pump();
 }
 
 export class BodyTooLargeError extends Error {

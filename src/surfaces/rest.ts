@@ -110,7 +110,7 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
     const onClose = () => {
       if (!res.writableFinished) gone.abort();
     };
-    res.once('close', onClose);
+    res.on('close', onClose);
     const { result, failure } = await callTool(deps, name, args, gone);
     res.off('close', onClose);
     if (gone.aborted) {

@@ -53,49 +53,49 @@ function outcomeOf(result: ToolResult): CallOutcome {
   return { result: plain, failure: code ? { code, message: textOf(result) } : null };
 }
 
+/** The metrics label of a call: only names the registry knows, so callers cannot grow the metrics without bound. */
+function labelOf(tools: ToolRegistry, name: string, outcome: CallOutcome): string {
+  return outcome.failure?.code === 'unknown_tool' || !tools.get(name) ? '(unknown)' : name;
+}
+
 /**
  * Calls the tool `name` with `args` (undefined means no arguments). `signal` is the caller's: abort
  * it when the caller stops waiting. Never throws for anything a caller or a tool does.
  */
+// one async function for the whole call (issue 16: each async layer costs a promise and a frame per call)
 export async function callTool(deps: CallDeps, name: string, args: unknown, signal: CancelSignal): Promise<CallOutcome> {
-  const { metrics, tools, config } = deps;
-  if (!metrics) return run(deps, name, args, signal);
-  // only names the registry knows become labels, so callers cannot grow the metrics without bound
-  const label = (outcome: CallOutcome) => (outcome.failure?.code === 'unknown_tool' || !tools.get(name) ? '(unknown)' : name);
-  if (metrics.callsInFlight >= config.maxConcurrentCalls) {
+  const { metrics, tools, links, config, log } = deps;
+  if (metrics && metrics.callsInFlight >= config.maxConcurrentCalls) {
     const busy = fail('busy', `The bridge is busy: ${config.maxConcurrentCalls} tool calls are running (MCP_MAX_CONCURRENT_CALLS); try again in a second.`);
-    metrics.callEnded(label(busy), 'busy', 0);
+    metrics.callEnded(labelOf(tools, name, busy), 'busy', 0);
     return busy;
   }
-  metrics.callsInFlight++;
-  const startedAt = Date.now();
+  if (metrics) metrics.callsInFlight++;
+  const startedAt = metrics ? Date.now() : 0;
+  let outcome: CallOutcome;
   try {
-    const outcome = await run(deps, name, args, signal);
-    metrics.callEnded(label(outcome), outcome.failure?.code ?? 'ok', Date.now() - startedAt);
-    return outcome;
+    const tool = tools.get(name);
+    const given = args ?? {};
+    let invalid: string | null = null;
+    if (!tool) outcome = fail('unknown_tool', `Unknown tool: ${name}`);
+    else if (!tools.isEnabled(tool)) outcome = fail('disabled', `${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`);
+    else if ((invalid = validate(given, tool.inputSchema))) outcome = fail('invalid_arguments', `Invalid arguments for ${name}: ${invalid}.`);
+    else {
+      try {
+        outcome = outcomeOf(await tool.call(given as Record<string, unknown>, { links, config, log, signal }));
+      } catch (err) {
+        log.error(`tool ${name} failed: ${(err as Error).stack ?? String(err)}`);
+        // the MCP text keeps the error's message (as before); the classification leaks nothing internal
+        outcome = {
+          result: textResult(`${name} failed inside the bridge: ${(err as Error).message}`, true),
+          failure: { code: 'internal', message: `${name} failed inside the bridge; its log has the details` },
+        };
+      }
+    }
   } finally {
-    metrics.callsInFlight--;
+    if (metrics) metrics.callsInFlight--;
   }
+  if (metrics) metrics.callEnded(labelOf(tools, name, outcome), outcome.failure?.code ?? 'ok', Date.now() - startedAt);
+  return outcome;
 }
 
-async function run(deps: CallDeps, name: string, args: unknown, signal: CancelSignal): Promise<CallOutcome> {
-  const { tools, links, config, log } = deps;
-  const tool = tools.get(name);
-  if (!tool) return fail('unknown_tool', `Unknown tool: ${name}`);
-  if (!tools.isEnabled(tool)) {
-    return fail('disabled', `${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`);
-  }
-  const given = args ?? {};
-  const invalid = validate(given, tool.inputSchema);
-  if (invalid) return fail('invalid_arguments', `Invalid arguments for ${name}: ${invalid}.`);
-  try {
-    return outcomeOf(await tool.call(given as Record<string, unknown>, { links, config, log, signal }));
-  } catch (err) {
-    log.error(`tool ${name} failed: ${(err as Error).stack ?? String(err)}`);
-    // the MCP text keeps the error's message (as before); the classification leaks nothing internal
-    return {
-      result: textResult(`${name} failed inside the bridge: ${(err as Error).message}`, true),
-      failure: { code: 'internal', message: `${name} failed inside the bridge; its log has the details` },
-    };
-  }
-}

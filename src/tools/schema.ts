@@ -59,8 +59,10 @@ function patternSchema(schema: Schema, key: string): Schema | undefined {
 /** Returns null when valid, else a sentence naming the argument and what is wrong. */
 export function validate(value: unknown, schema: Schema, path = 'arguments'): string | null {
   if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => matchesType(value, t))) {
+    const type = schema.type;
+    // one type (the common case): no array
+    if (typeof type === 'string' ? !matchesType(value, type) : !type.some((t) => matchesType(value, t))) {
+      const types = Array.isArray(type) ? type : [type];
       return `${path} must be ${types.map(article).join(' or ')}, got ${article(typeOf(value))}`;
     }
   }
