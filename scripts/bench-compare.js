@@ -6,7 +6,7 @@
 // minimal bridge measured in the same run. It also measures calls only our bridge can make
 // (exec-lua, REST probe, an upstream echo) and prints their CPU per call as a ratio to our own probe
 // at N=1 C=100 in the same run. `--baseline PATH` runs another build of ours (its dist/index.js, with
-// lua/ and package.json beside dist/) in place of the minimal bridge, with every cell, to measure a
+// package.json beside dist/) in place of the minimal bridge, with every cell, to measure a
 // change against the commit before it. Reported, never asserted. Loopback only, bounded.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run vendor -- <dir>: writes a self-contained copy of the bridge (dist, lua, package.json,
+// npm run vendor -- <dir>: writes a self-contained copy of the bridge (dist with the computer program, package.json,
 // README and the one runtime dependency, ws) that runs as `node <dir>/dist/index.js` on a host
 // with nothing installed but Node >= 20. Run after a build (the npm script builds first).
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +29,6 @@ mkdirSync(dir, { recursive: true });
 
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 cpSync(path.join(root, 'dist'), path.join(dir, 'dist'), { recursive: true, filter: (src) => !src.endsWith('.map') });
-cpSync(path.join(root, 'lua'), path.join(dir, 'lua'), { recursive: true });
 cpSync(path.join(root, 'README.md'), path.join(dir, 'README.md'));
 
 // each runtime dependency as installed here, copied whole (ws has no dependencies of its own)

@@ -17,7 +17,8 @@ import { bridgeRoutes } from './surfaces/routes.js';
 import { ConfigHub } from './config/hub.js';
 import type { EndpointAliases } from './surfaces/endpoints.js';
 
-export const LUA_PROGRAM_PATH = fileURLToPath(new URL('../lua/mcp-computer.lua', import.meta.url));
+/** The computer program, joined from lua/mcp-computer/ into dist/ by npm run build (scripts/build-lua.js). */
+export const LUA_PROGRAM_PATH = fileURLToPath(new URL('./mcp-computer.lua', import.meta.url));
 
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };

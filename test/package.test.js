@@ -35,7 +35,7 @@ test('npm pack bundles ws; the tarball installs offline against an empty cache a
   const [info] = JSON.parse(packed.stdout);
   assert.deepEqual(info.bundled, ['ws']);
   const files = info.files.map((f) => f.path);
-  for (const needed of ['dist/index.js', 'lua/mcp-computer.lua', 'package.json', 'README.md', 'node_modules/ws/package.json', 'node_modules/ws/wrapper.mjs']) {
+  for (const needed of ['dist/index.js', 'dist/mcp-computer.lua', 'package.json', 'README.md', 'node_modules/ws/package.json', 'node_modules/ws/wrapper.mjs']) {
     assert.ok(files.includes(needed), `${needed} is in the tarball`);
   }
   assert.equal(files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.endsWith('.map')), false);
@@ -70,7 +70,7 @@ test('npm run vendor writes a folder that runs with nothing installed: --version
   const written = await vendor(target);
   assert.equal(written.code, 0, written.stderr);
   assert.match(written.stdout, /^vendored cc-mcp-bridge /);
-  assert.deepEqual(readdirSync(target).sort(), ['.cc-mcp-bridge-vendor', 'README.md', 'dist', 'lua', 'node_modules', 'package.json']);
+  assert.deepEqual(readdirSync(target).sort(), ['.cc-mcp-bridge-vendor', 'README.md', 'dist', 'node_modules', 'package.json']);
   assert.deepEqual(readdirSync(path.join(target, 'node_modules')), ['ws']);
   const vendoredPkg = JSON.parse(readFileSync(path.join(target, 'package.json'), 'utf8'));
   assert.equal(vendoredPkg.devDependencies, undefined);
@@ -107,7 +107,7 @@ test('npm run vendor writes a folder that runs with nothing installed: --version
   assert.equal(cli.stdout, `${pongText(7, 'vendored')}\n`);
   const lua = await fetch(`${linkUrl.replace(/^ws/, 'http')}/mcp-computer.lua`);
   assert.equal(lua.status, 200);
-  assert.equal(await lua.text(), readFileSync(path.join(ROOT, 'lua', 'mcp-computer.lua'), 'utf8'));
+  assert.equal(await lua.text(), readFileSync(path.join(ROOT, 'dist', 'mcp-computer.lua'), 'utf8'));
   await computer.close();
   child.kill('SIGTERM');
   const [code] = await exited;

@@ -1,4 +1,4 @@
-// Runs lua/mcp-computer.lua under cc-emu.lua (stock Lua 5.2) as an emulated
+// Runs dist/mcp-computer.lua under cc-emu.lua (stock Lua 5.2) as an emulated
 // ComputerCraft computer, and plays CC's Java side for it: timers run here
 // with setTimeout, and the websockets it opens are REAL `ws` connections.
 import { spawn } from 'node:child_process';
@@ -14,7 +14,7 @@ import { waitFor } from './waiters.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '../..');
-export const PROGRAM = path.join(REPO, 'lua', 'mcp-computer.lua');
+export const PROGRAM = path.join(REPO, 'dist', 'mcp-computer.lua'); // what the bridge serves (npm run build)
 export const EMULATOR = path.join(here, 'cc-emu.lua');
 export const COLOURS = { white: 1, orange: 2, yellow: 16, red: 16384 };
 
@@ -364,7 +364,7 @@ class Computer {
 }
 
 /**
- * Starts an emulated computer running lua/mcp-computer.lua.
+ * Starts an emulated computer running dist/mcp-computer.lua.
  *
  * Options: id, label (string, or a Buffer of raw bytes), url (first argument), args, command (what is typed,
  * default "mcp-computer"), settings (object written to /.settings), files

@@ -1,4 +1,4 @@
-// Boots lua/mcp-computer.lua on CraftOS-PC (a real ComputerCraft runtime that
+// Boots dist/mcp-computer.lua on CraftOS-PC (a real ComputerCraft runtime that
 // runs CC:Tweaked's own ROM), headless, one process per computer. The runtime
 // lives outside the repo: $CRAFTOS_PC_DIR, else <repo>/../shared/craftos-pc
 // (also tried next to the main checkout when this is a git worktree).

@@ -1,4 +1,4 @@
-// End to end on a real ComputerCraft runtime: lua/mcp-computer.lua runs on
+// End to end on a real ComputerCraft runtime: dist/mcp-computer.lua runs on
 // CraftOS-PC (CC:Tweaked's own ROM, real websockets) against the real bridge
 // (dist/), driven over MCP. Runs when the runtime is on this machine (see
 // craftos.js); otherwise skipped with one line. Under CI=true, a runtime that

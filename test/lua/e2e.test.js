@@ -1,5 +1,5 @@
 // End to end: the real bridge (dist/, built by `npm run build`) with
-// lua/mcp-computer.lua running in emulated computers, driven over real MCP
+// dist/mcp-computer.lua running in emulated computers, driven over real MCP
 // (HTTP JSON-RPC) the way an MCP client would.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

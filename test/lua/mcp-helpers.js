@@ -1,4 +1,4 @@
-// The real bridge (dist/) with emulated computers running lua/mcp-computer.lua, called over real
+// The real bridge (dist/) with emulated computers running dist/mcp-computer.lua, called over real
 // MCP HTTP: shared by the safe-tool tests.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

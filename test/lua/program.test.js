@@ -1,11 +1,12 @@
-// lua/mcp-computer.lua as a program: that it is valid CC Lua, its command
+// The computer program (dist/mcp-computer.lua, joined from lua/mcp-computer/ by npm run build)
+// as a program: that it is valid CC Lua, its command
 // line, settings, startup files, and every failure it explains.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { COLOURS, PROGRAM, useComputer } from './computer.js';
+import { COLOURS, PROGRAM, REPO, useComputer } from './computer.js';
 import { closedPort, startFakeBridge } from './fake-bridge.js';
 import { LUAC, describeLua } from './lua-env.js';
 
@@ -43,6 +44,29 @@ describeLua('mcp-computer.lua as CC Lua', () => {
     assert.deepEqual([...read].filter((g) => !CC_GLOBALS.has(g)), []);
     assert.deepEqual([...written], []);
     // io (CC's reduced io library) is read only to make io.read fail at once inside exec-lua chunks.
+  });
+
+  test('it is the parts in lua/mcp-computer/ joined, core first, each other part in its own block', () => {
+    const parts = readdirSync(path.join(REPO, 'lua', 'mcp-computer')).filter((f) => f.endsWith('.lua'));
+    assert.ok(parts.length >= 4, parts.join());
+    const core = readFileSync(path.join(REPO, 'lua', 'mcp-computer', 'core.lua'), 'utf8');
+    assert.ok(source.startsWith(core), 'core.lua comes first, at the top level');
+    for (const part of parts.filter((f) => f !== 'core.lua')) {
+      const text = readFileSync(path.join(REPO, 'lua', 'mcp-computer', part), 'utf8');
+      assert.ok(source.includes(`\ndo -- lua/mcp-computer/${part}\n\n${text}end\n`), part);
+    }
+  });
+
+  test('the main chunk keeps far fewer than Lua\'s 200 locals live at once (each part ends its own)', () => {
+    const listing = execFileSync(LUAC, ['-l', '-l', '-p', PROGRAM], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    const main = listing.slice(listing.indexOf('main <'));
+    const block = main.slice(main.indexOf('locals ('), main.indexOf('upvalues ('));
+    const ranges = [...block.matchAll(/^\t\d+\t\S+\t(\d+)\t(\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+    assert.ok(ranges.length > 100, `${ranges.length} locals listed`);
+    let most = 0;
+    for (const [start] of ranges) most = Math.max(most, ranges.filter(([s, e]) => s <= start && start < e).length);
+    // One file of 2,600 lines had 148 live at the end; the joined parts about 70.
+    assert.ok(most <= 100, `${most} locals live at once`);
   });
 
   test('uses no syntax or library CC lacks (//, bitwise operators, goto, utf8)', () => {

@@ -1,4 +1,4 @@
-// The link token end to end: the real bridge with CC_LINK_TOKEN and lua/mcp-computer.lua in an
+// The link token end to end: the real bridge with CC_LINK_TOKEN and dist/mcp-computer.lua in an
 // emulated computer. The right token (flag or setting) links; a wrong or missing one stops the
 // program with the fix instead of reconnecting.
 import assert from 'node:assert/strict';

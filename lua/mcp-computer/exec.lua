@@ -1,0 +1,438 @@
+-- mcp-computer part exec.lua: output capture, sending on the link, identity, and running exec-lua chunks and their answers.
+-- scripts/build-lua.js joins the parts into the one program the bridge serves (see core.lua).
+
+-- From the parts before this one (see M in core.lua).
+local NULL, array, cutToEncoded, describe, encode, encodeString = M.NULL, M.array, M.cutToEncoded, M.describe, M.encode, M.encodeString
+local fitReturns = M.fitReturns
+
+---------------------------------------------------------------------------
+-- Output capture: a terminal that records what would have been shown
+---------------------------------------------------------------------------
+
+-- Text is rebuilt line by line: the row under the cursor is kept as a
+-- string, and it is finished with "\n" whenever the cursor moves to
+-- another row (print, scroll, setCursorPos), so the result reads like the
+-- screen would. At most `limit` bytes are kept.
+local function newCapture(limit)
+    local base = term.current()
+    local w, h = base.getSize()
+    local colour = base.isColour()
+    local parts, bytes, row = {}, 0, ""
+    local x, y = 1, 1
+    local fg, bg, blink = colours.white, colours.black, false
+    local palette = {}
+    local cap = { truncated = false }
+
+    local function add(s)
+        local room = limit - bytes
+        if #s > room then
+            s = s:sub(1, math.max(0, room))
+            cap.truncated = true
+        end
+        if s ~= "" then
+            parts[#parts + 1] = s
+            bytes = bytes + #s
+        end
+    end
+
+    local function breakLine(count)
+        add(row .. string.rep("\n", count or 1))
+        row = ""
+    end
+
+    local function put(text)
+        local width = #text
+        local col = x
+        if col < 1 then
+            text = text:sub(2 - col)
+            col = 1
+        end
+        if bytes + col + #text > limit then
+            cap.truncated = true
+            text = text:sub(1, math.max(0, limit - bytes - col))
+        end
+        local gap = col - #row - 1
+        if gap > 0 then row = row .. string.rep(" ", math.min(gap, 256)) end
+        row = row:sub(1, col - 1) .. text .. row:sub(col + #text)
+        x = x + width
+    end
+
+    local t = {}
+    -- Like CC's term.write, any value is written as text (nil as "nil").
+    function t.write(text)
+        put(tostring(text))
+    end
+    function t.blit(text, tfg, tbg)
+        if #text ~= #tfg or #text ~= #tbg then error("Arguments must be the same length", 2) end
+        put(text)
+    end
+    function t.clear()
+        if row ~= "" then breakLine() end
+    end
+    function t.clearLine()
+        row = ""
+    end
+    function t.getCursorPos() return x, y end
+    function t.setCursorPos(nx, ny)
+        nx, ny = math.floor(nx), math.floor(ny)
+        if ny > y then
+            breakLine(math.min(ny - y, h))
+        elseif ny < y and row ~= "" then
+            breakLine()
+        end
+        x, y = nx, ny
+    end
+    function t.scroll(n)
+        if n > 0 then
+            breakLine(math.min(n, h))
+        elseif n < 0 and row ~= "" then
+            breakLine()
+        end
+    end
+    function t.getSize() return w, h end
+    function t.isColour() return colour end
+    function t.setCursorBlink(b) blink = b end
+    function t.getCursorBlink() return blink end
+    function t.setTextColour(c) fg = c end
+    function t.getTextColour() return fg end
+    function t.setBackgroundColour(c) bg = c end
+    function t.getBackgroundColour() return bg end
+    -- Palette changes stay inside the capture; the real screen is untouched.
+    function t.setPaletteColour(c, r, g, b)
+        if g == nil and type(r) == "number" then
+            r, g, b = math.floor(r / 65536) % 256 / 255, math.floor(r / 256) % 256 / 255, r % 256 / 255
+        end
+        palette[c] = { r, g, b }
+    end
+    function t.getPaletteColour(c)
+        local p = palette[c]
+        if p then return p[1], p[2], p[3] end
+        if base.getPaletteColour then return base.getPaletteColour(c) end
+        return 0, 0, 0
+    end
+    if term.nativePaletteColour then
+        function t.nativePaletteColour(c) return term.nativePaletteColour(c) end
+    end
+    t.isColor, t.setTextColor, t.getTextColor = t.isColour, t.setTextColour, t.getTextColour
+    t.setBackgroundColor, t.getBackgroundColor = t.setBackgroundColour, t.getBackgroundColour
+    t.setPaletteColor, t.getPaletteColor = t.setPaletteColour, t.getPaletteColour
+    t.nativePaletteColor = t.nativePaletteColour
+    -- Anything else this terminal offers (a window's redraw, an emulator's
+    -- extras) goes to the real one, so term.redirect finds no missing method.
+    for k, v in pairs(base) do
+        if t[k] == nil and type(v) == "function" then t[k] = v end
+    end
+
+    cap.target = t
+    function cap.text()
+        return table.concat(parts) .. row
+    end
+    -- The finished lines so far, handed over and forgotten (detached jobs).
+    function cap.take()
+        local s = table.concat(parts)
+        parts = {}
+        return s
+    end
+    return cap
+end
+
+---------------------------------------------------------------------------
+-- The link
+---------------------------------------------------------------------------
+
+local function frameBudget(maxFrame)
+    -- Leave a margin below the limit (4 KiB by default).
+    return maxFrame - math.min(4096, math.floor(maxFrame / 8))
+end
+
+local function labelOf()
+    local label = os.getComputerLabel()
+    if type(label) ~= "string" or label == "" then return nil end
+    return label
+end
+
+local function pongText()
+    return ("pong from %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null")
+end
+
+local function isLinkEvent(link, ev)
+    local name = ev[1]
+    return ev[2] == link.url and (name == "websocket_message" or name == "websocket_closed"
+        or name == "websocket_success" or name == "websocket_failure")
+end
+
+-- Sends an encoded frame. A frame CC refuses as too large is replaced by
+-- the smaller one from `fallback` so that an answer is never lost.
+local function sendJson(link, json, fallback)
+    local ws = link.ws
+    if not ws then return false end
+    local ok, err = pcall(ws.send, json)
+    if ok then return true end
+    err = tostring(err)
+    if fallback and err:find("too large", 1, true) then
+        ok, err = pcall(ws.send, fallback(#json))
+        if ok then return true end
+        err = tostring(err)
+    end
+    link.lost = link.lost or ("could not send: " .. err)
+    return false
+end
+
+local function respond(link, id, ok, result, err)
+    local frame = { type = "response", id = id, ok = ok }
+    if ok then frame.result = result else frame.error = err end
+    return sendJson(link, encode(frame))
+end
+
+---------------------------------------------------------------------------
+-- Identity (lua-files): what this computer is, in the hello; a change of
+-- its label or peripherals is sent as an "info" frame (no new hello).
+---------------------------------------------------------------------------
+
+local identity = {}
+identity.MAX_PERIPHERALS = 256 -- more are left out of the frames
+identity.CHECK_EVERY = 2 -- seconds between label checks when idle
+
+function identity.kind()
+    if turtle then return "turtle" end
+    if pocket then return "pocket" end
+    if commands then return "command" end
+    return "computer"
+end
+
+function identity.advanced()
+    local ok, colour = pcall(function()
+        local t = term.native and term.native() or term
+        return t.isColour()
+    end)
+    return ok and colour == true
+end
+
+function identity.ccVersion()
+    local v = type(_HOST) == "string" and _HOST:match("ComputerCraft ([%w%.%-]+)")
+    if v then return v end
+    if type(_CC_VERSION) == "string" then return _CC_VERSION end
+    return nil
+end
+
+function identity.peripherals()
+    local list = {}
+    if not (peripheral and peripheral.getNames) then return array(list) end
+    local names = peripheral.getNames()
+    table.sort(names)
+    for _, name in ipairs(names) do
+        if #list >= identity.MAX_PERIPHERALS then break end
+        local types = { peripheral.getType(name) }
+        for i = #types, 1, -1 do if type(types[i]) ~= "string" then table.remove(types, i) end end
+        list[#list + 1] = { name = name, types = array(types) }
+    end
+    return array(list)
+end
+
+-- The hello's identity fields, added to `frame`.
+function identity.fill(frame)
+    frame.kind = identity.kind()
+    frame.advanced = identity.advanced()
+    if type(_HOST) == "string" then frame.host = _HOST end
+    frame.ccVersion = identity.ccVersion()
+    frame.peripherals = identity.peripherals()
+    return frame
+end
+
+-- Sends an info frame when the label or peripherals changed since the
+-- last one (or the hello); called for every event while linked.
+function identity.watch(link, ev)
+    local now = os.clock()
+    local name = ev[1]
+    local due = name == "peripheral" or name == "peripheral_detach" or (name == "timer" and ev[2] == link.identityTimer)
+    if name == "timer" and ev[2] == link.identityTimer then link.identityTimer = os.startTimer(identity.CHECK_EVERY) end
+    if not due and now - (link.identityChecked or 0) < 1 then return end
+    link.identityChecked = now
+    local label = labelOf()
+    local peripherals = (due and name ~= "timer") and encode(identity.peripherals()) or link.sentPeripherals
+    if label == link.sentLabel and peripherals == link.sentPeripherals then return end
+    link.sentLabel, link.sentPeripherals = label, peripherals
+    sendJson(link, '{"type":"info","computerLabel":' .. encode(label == nil and NULL or label) .. ',"peripherals":' .. peripherals .. '}')
+end
+
+local function cutError(err)
+    if #err > MAX_ERROR_BYTES then return cutToEncoded(err, MAX_ERROR_BYTES) .. "..." end
+    return err
+end
+
+-- Builds the exec-lua response frame, cutting output and returned values so
+-- the encoded frame stays within the link's budget.
+-- Sizes are capped before anything is encoded (issue 14, finding 2): no
+-- value is described past the room a frame has, and the parts are measured
+-- before they are joined, so no frame over the budget is ever built.
+local function execFrame(link, id, ok, err, output, outputTruncated, values)
+    local budget = frameBudget(link.maxFrame)
+    local f = { type = "response", id = id, ok = ok }
+    if not ok then f.error = err end
+    local tail = "}," .. encode(f):sub(2)
+    local function frame(outJson, retJson, truncated)
+        return '{"result":{"output":' .. outJson .. ',"returns":' .. retJson
+            .. ',"truncated":' .. tostring(truncated) .. tail
+    end
+    -- Bytes left for the encoded output and returned values together.
+    local avail = budget - #frame('""', "[]", false) - 1
+
+    -- Each descriptor takes at least 15 bytes ({"type":"nil"},): more
+    -- values than that can never be listed.
+    local n, truncated = values.n, outputTruncated
+    if n > math.floor(avail / 15) then n, truncated = math.max(math.floor(avail / 15), 0), true end
+    local descs, room = {}, avail
+    for i = 1, n do
+        local d, size, capped = describe(values[i], nil, math.max(room, 16))
+        descs[i], room = d, room - size
+        if capped then truncated = true end
+        pace()
+    end
+    local kept = { n = n }
+    for i = 1, n do kept[i] = values[i] end
+
+    local outJson = #output <= avail and encodeString(output) or nil
+    local retJson = encode(array(descs))
+    if outJson and #outJson + #retJson <= avail then return frame(outJson, retJson, truncated) end
+
+    -- Too big: give the returned values a fair share first, then cut the
+    -- output to whatever room is left.
+    local outSize = outJson and #outJson or #output
+    descs = fitReturns(kept, descs, math.max(avail - outSize, math.floor(avail / 2)))
+    retJson = encode(array(descs))
+    outJson = encodeString(cutToEncoded(output, avail - #retJson))
+    if #outJson + #retJson <= avail then return frame(outJson, retJson, true) end
+    return frame('""', "[]", true)
+end
+
+local function describeError(err)
+    if err == nil then return "error (no message)" end
+    if type(err) ~= "string" then
+        local ok, s = pcall(tostring, err)
+        err = ok and s or ("error object of type " .. type(err))
+    end
+    if err:find(TLWY, 1, true) then
+        return TLWY .. ": the chunk ran for about 7 s without yielding, so CC stopped it"
+            .. " (call sleep(0) or os.pullEvent() now and then in long loops)"
+    end
+    return cutError(err)
+end
+
+-- CC's 7 s are shared by everything resumed for one event. When the chunk
+-- that got the error used little of them, say so instead of blaming it.
+local function describeWatchdog(ran, total)
+    if total > 0 and ran < total / 2 then
+        return ("%s: CC's limit of about 7 s for one event ran out while this chunk ran, but it"
+            .. " ran only %d%% of that time: other exec-lua chunks resumed for the same event"
+            .. " used the rest (call sleep(0) or os.pullEvent() now and then in long loops)")
+            :format(TLWY, math.floor(ran * 100 / total))
+    end
+    return describeError(TLWY)
+end
+
+-- Runs (or goes on with) building and sending one answer; see pace().
+-- Whatever goes wrong in it, the bridge still gets an answer for the id.
+local function runAnswer(link, job)
+    pacer = { n = 0, start = job.start }
+    local ok, res = coroutine.resume(job.co)
+    pacer = nil
+    if not ok then
+        if res == TLWY then link.tripped = true end
+        sendJson(link, encode({ type = "response", id = job.id, ok = false,
+            error = "could not build the answer: " .. describeError(res),
+            result = { output = "", returns = array({}), truncated = true } }))
+    elseif coroutine.status(job.co) ~= "dead" then
+        link.answers[#link.answers + 1] = job
+        os.queueEvent(PACE_EVENT)
+    end
+end
+
+local function finishChunk(link, chunk, ok, err, values)
+    chunk.done = true
+    link.chunks[chunk.id] = nil
+    if chunk.onFinish then return chunk.onFinish(link, chunk, ok, err, values) end -- detached job
+    local id = chunk.id
+    local co = coroutine.create(function()
+        local output = chunk.capture.text()
+        local json = execFrame(link, id, ok, err, output, chunk.capture.truncated, values)
+        sendJson(link, json, function(size)
+            return encode({ type = "response", id = id, ok = false,
+                error = ("the answer (%d bytes) was larger than this server's websocket message limit;"
+                    .. " run mcp-computer with a smaller --max-frame"):format(size),
+                result = { output = "", returns = array({}), truncated = true } })
+        end)
+    end)
+    -- The time this resume has used already counts (a chunk may have run long).
+    runAnswer(link, { co = co, id = id, start = link.resumeStart or os.clock() })
+end
+
+local function failExec(link, id, err)
+    local frame = { type = "response", id = id, ok = false, error = err,
+        result = { output = "", returns = array({}), truncated = false } }
+    sendJson(link, encode(frame))
+end
+
+-- Resumes a chunk with its output captured; the terminal is restored
+-- afterwards whatever happens.
+local function noInput()
+    error("read() has no input here: an exec-lua chunk gets no keyboard", 2)
+end
+
+-- While a chunk runs: no paging (pagedPrint and pagedTabulate would wait for
+-- a key at the bottom of the capture, which no one can press) and read()
+-- fails at once instead of waiting forever. CC runs nothing else while we
+-- do, so the globals are swapped for the resume and put back after it.
+local function enterChunk()
+    local tu = textutils
+    local saved = { read = _G.read, pagedPrint = tu.pagedPrint, pagedTabulate = tu.pagedTabulate }
+    _G.read = noInput
+    tu.pagedPrint = function(text) return print(text) end
+    tu.pagedTabulate = function(...) return tu.tabulate(...) end
+    -- io.read goes through the read() io.lua captured when it loaded.
+    local stdin = type(io) == "table" and type(io.stdin) == "table" and rawget(io.stdin, "_handle")
+    if type(stdin) == "table" then
+        saved.stdin, saved.readLine = stdin, stdin.readLine
+        stdin.readLine = noInput
+    end
+    return saved
+end
+
+local function leaveChunk(saved)
+    _G.read = saved.read
+    textutils.pagedPrint, textutils.pagedTabulate = saved.pagedPrint, saved.pagedTabulate
+    if saved.stdin then saved.stdin.readLine = saved.readLine end
+end
+
+local function stepChunk(link, chunk, ...)
+    local saved = enterChunk()
+    local previous = term.redirect(chunk.target)
+    local args = table.pack(...)
+    local started = os.clock()
+    local ok, res = pcall(function()
+        return table.pack(coroutine.resume(chunk.co, table.unpack(args, 1, args.n)))
+    end)
+    chunk.target = term.current()
+    term.redirect(previous)
+    leaveChunk(saved)
+    if not ok then res = { false, res, n = 2 } end
+
+    if not res[1] and res[2] == TLWY then
+        -- CC throws this once per resume; 1.5 s later it shuts the computer
+        -- down. Nothing more may run before the next yield.
+        link.tripped = true
+        local now = os.clock()
+        finishChunk(link, chunk, false, describeWatchdog(now - started, now - (link.eventStart or started)), { n = 0 })
+    elseif not res[1] then
+        finishChunk(link, chunk, false, describeError(res[2]), { n = 0 })
+    elseif coroutine.status(chunk.co) == "dead" then
+        finishChunk(link, chunk, true, nil, table.pack(table.unpack(res, 2, res.n)))
+    else
+        chunk.filter = res[2]
+    end
+    if chunk.afterStep and not chunk.done then chunk.afterStep(chunk) end
+end
+
+-- For the parts after this one.
+M.cutError, M.failExec, M.frameBudget, M.newCapture, M.respond, M.stepChunk = cutError, failExec, frameBudget, newCapture, respond, stepChunk
+M.describeError, M.pongText, M.identity, M.isLinkEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isLinkEvent, labelOf, runAnswer
+M.sendJson = sendJson

@@ -1,0 +1,373 @@
+-- mcp-computer part link.lua: the method table, frames from the bridge, the event loop, connecting, hello and serving.
+-- scripts/build-lua.js joins the parts into the one program the bridge serves (see core.lua).
+
+-- From the parts before this one (see M in core.lua).
+local B, CONTINUE, array, deliverToChunks, encode, failExec = M.B, M.CONTINUE, M.array, M.deliverToChunks, M.encode, M.failExec
+local files, identity, isLinkEvent, labelOf, respond, runAnswer = M.files, M.identity, M.isLinkEvent, M.labelOf, M.respond, M.runAnswer
+local safe, sendJson, startExec = M.safe, M.sendJson, M.startExec
+
+---------------------------------------------------------------------------
+-- The methods the bridge may call: one line each. `read`: it only reads
+-- (allowed when mcp.readonly is set); `always`: not subject to mcp.tools.
+-- `call(link, params)` returns the result or raises the error message;
+-- `start(link, id, params)` answers by itself (exec-lua, later).
+---------------------------------------------------------------------------
+
+local METHODS = {
+    ["ping"] = { read = true, always = true, call = safe.ping },
+    ["exec-lua"] = { read = false, start = startExec },
+    ["list-files"] = { read = true, call = files.list },
+    ["read-file"] = { read = true, call = files.read },
+    ["write-file"] = { read = false, call = files.write },
+    ["delete-file"] = { read = false, call = files.delete },
+    ["move-file"] = { read = false, call = files.move },
+    ["list-peripherals"] = { read = true, call = B.listPeripherals },
+    ["call-peripheral"] = { read = false, start = B.callPeripheral },
+    ["run-program"] = { read = false, start = B.runOrDetach },
+    ["check-lua"] = { read = true, call = B.checkLua },
+    ["read-screen"] = { read = true, call = B.readScreen },
+    ["send-input"] = { read = false, call = B.sendInput },
+    ["job-status"] = { read = true, call = B.jobStatus },
+    ["job-cancel"] = { read = false, call = B.jobCancel },
+}
+
+local function handleRequest(link, msg)
+    if type(msg.id) ~= "string" then
+        return warn("ignored a request without a string id")
+    end
+    local method = type(msg.method) == "string" and METHODS[msg.method]
+    if not method then return respond(link, msg.id, false, nil, "unknown method") end
+    local refused = safe.refusal(msg.method, method)
+    if refused and method.start then
+        return sendJson(link, encode({ type = "response", id = msg.id, ok = false, error = refused,
+            result = { output = "", returns = array({}), truncated = false, refused = true } }))
+    elseif refused then
+        return sendJson(link, encode({ type = "response", id = msg.id, ok = false, error = refused,
+            result = { refused = true } }))
+    end
+    if method.start then return method.start(link, msg.id, msg.params) end
+    return safe.call(link, msg.id, method.call, msg.params)
+end
+
+-- The bridge writes text outside the BMP as a \uD8xx\uDCxx pair; CC's JSON
+-- decoder turns each escape into its own utf8.char, leaving two 3-byte
+-- sequences (6 invalid bytes for one emoji). Join every such pair into the
+-- real 4-byte UTF-8. The bridge's strings are JS strings, so these byte
+-- sequences can only have come from a pair.
+local PAIR = "\237([\160-\175])([\128-\191])\237([\176-\191])([\128-\191])"
+
+local function joinPair(a, b, c, d)
+    local hi = (a:byte() - 0xA0) * 64 + (b:byte() - 0x80)
+    local lo = (c:byte() - 0xB0) * 64 + (d:byte() - 0x80)
+    local cp = 0x10000 + hi * 1024 + lo
+    return string.char(0xF0 + math.floor(cp / 262144), 0x80 + math.floor(cp / 4096) % 64,
+        0x80 + math.floor(cp / 64) % 64, 0x80 + cp % 64)
+end
+
+local function joinSurrogates(v)
+    if type(v) == "string" then
+        if not v:find("\237", 1, true) then return v end
+        return (v:gsub(PAIR, joinPair))
+    elseif type(v) ~= "table" then
+        return v
+    end
+    local fixed = {}
+    for k, x in pairs(v) do fixed[joinSurrogates(k)] = joinSurrogates(x) end
+    return setmetatable(fixed, getmetatable(v))
+end
+
+local function decodeFrame(text)
+    local ok, msg, err = pcall(textutils.unserializeJSON, text)
+    if not ok then return nil, tostring(msg) end
+    if msg == nil then return nil, tostring(err or "not JSON") end
+    if type(msg) ~= "table" or type(msg.type) ~= "string" then
+        return nil, "not a JSON object with a type"
+    end
+    if text:find("\\u[dD][89abAB]") then msg = joinSurrogates(msg) end
+    return msg
+end
+
+local function handleFrame(link, text)
+    local msg, err = decodeFrame(text)
+    if not msg then
+        return warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
+    end
+    if msg.type == "request" then
+        handleRequest(link, msg)
+    elseif msg.type == "cancel" then
+        local chunk = type(msg.id) == "string" and link.chunks[msg.id]
+        if chunk then
+            -- Never resumed again and nothing more is sent for it.
+            chunk.done = true
+            link.chunks[msg.id] = nil
+            print("cancelled exec-lua " .. shorten(msg.id, 12))
+        end
+    elseif msg.type ~= "hello-ok" then
+        warn("ignored a frame of unknown type " .. shorten(msg.type, 30))
+    end
+end
+
+-- Pulls the next event. Ctrl+T unwinds everything; events that are not the
+-- link's own go to running exec-lua chunks.
+local function nextEvent(link)
+    local ev = table.pack(os.pullEventRaw())
+    link.resumeStart = os.clock()
+    if ev[1] == "terminate" then
+        -- In background mode Ctrl+T belongs to the player's shell.
+        if not background then error(STOP, 0) end
+        return ev
+    end
+    if ev[1] == STOP_EVENT and background then error(STOP, 0) end
+    if ev[1] == STATUS_EVENT and background then
+        os.queueEvent(STATUS_REPLY, link.state or "starting", link.url, VERSION)
+        return ev
+    end
+    if ev[1] == PACE_EVENT and #link.answers > 0 then
+        local job = table.remove(link.answers, 1)
+        job.start = link.resumeStart
+        runAnswer(link, job)
+    elseif ev[1] == CONTINUE and #link.deferred > 0 then
+        local d = table.remove(link.deferred, 1)
+        local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
+        if not ok then printError("internal error: " .. shorten(err, 200)) end
+    elseif not isLinkEvent(link, ev) then
+        local ok, err = pcall(deliverToChunks, link, ev)
+        if not ok then printError("internal error: " .. shorten(err, 200)) end
+    end
+    return ev
+end
+
+local function sleepFor(link, seconds)
+    local timer = os.startTimer(seconds)
+    repeat
+        local ev = nextEvent(link)
+    until ev[1] == "timer" and ev[2] == timer
+end
+
+local HINTS = {
+    ["Domain not permitted"] = {
+        "CC:Tweaked blocks private and loopback addresses",
+        "(localhost, 127.x, 10.x, 192.168.x ...) by default.",
+        "Allow the bridge host in computercraft-server.toml:",
+        "see the README section \"Allowing the bridge host\".",
+    },
+    ["Message is too large"] = {
+        "A frame was larger than this server's",
+        "max_websocket_message ([[http.rules]]).",
+    },
+}
+
+local function printHints(link, message)
+    for key, lines in pairs(HINTS) do
+        if tostring(message):find(key, 1, true) and not link.hinted[key] then
+            link.hinted[key] = true
+            for _, line in ipairs(lines) do printError(line) end
+        end
+    end
+end
+
+local function websocketDisabled()
+    printError("WebSocket connections are disabled on this server.")
+    printError("Set websocket_enabled = true in the [http] section")
+    printError("of computercraft-server.toml, then restart.")
+    error(FATAL, 0)
+end
+
+-- Opens the websocket without blocking, so Ctrl+T keeps working.
+local function connect(link)
+    local async = http.websocketAsync ~= nil
+    local open = http.websocketAsync or http.websocket
+    link.pending = async
+    local ok, started, err = pcall(open, link.url)
+    if not ok then
+        link.pending = false
+        local message = tostring(started)
+        if message:find("disabled", 1, true) then websocketDisabled() end
+        if message == "Terminated" then error(STOP, 0) end -- blocking http.websocket
+        return nil, message
+    end
+    if not started then
+        link.pending = false
+        return nil, tostring(err or "Could not connect")
+    end
+    if not async then return started end
+    while true do
+        local ev = nextEvent(link)
+        if ev[2] == link.url then
+            if ev[1] == "websocket_success" then
+                link.pending = false
+                return ev[3]
+            elseif ev[1] == "websocket_failure" then
+                link.pending = false
+                return nil, tostring(ev[3] or "Could not connect")
+            end
+        end
+    end
+end
+
+local function closeReason(reason, code)
+    local text = reason and tostring(reason) or "connection closed"
+    if code then text = text .. " (code " .. tostring(code) .. ")" end
+    return text
+end
+
+-- The bridge wants a link token (CC_LINK_TOKEN) and ours is missing or
+-- wrong: retrying cannot help, so stop and say how to fix it.
+local function tokenRefused()
+    printError("the bridge refused the token: set it with")
+    printError("set mcp.token <token>  (or --token <token>)")
+    error(FATAL, 0)
+end
+
+-- Says hello and waits for hello-ok. Returns true when linked, or false and
+-- what went wrong.
+local function hello(link)
+    local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
+        maxFrame = link.maxFrame })
+    link.sentLabel, link.sentPeripherals = frame.computerLabel, encode(frame.peripherals)
+    if not sendJson(link, encode(frame)) then return false, link.lost end
+    local timer = os.startTimer(HELLO_TIMEOUT)
+    while true do
+        local ev = nextEvent(link)
+        if ev[1] == "timer" and ev[2] == timer then
+            return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
+        elseif ev[1] == "websocket_closed" and ev[2] == link.url then
+            if tonumber(ev[4]) == 4401 then tokenRefused() end
+            return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
+        elseif ev[1] == "websocket_message" and ev[2] == link.url then
+            local msg, err = decodeFrame(ev[3])
+            if not msg then
+                warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
+            elseif msg.type == "hello-ok" then
+                os.cancelTimer(timer)
+                return true
+            elseif msg.type == "hello-error" and msg.code == "unauthorized" then
+                tokenRefused()
+            elseif msg.type == "hello-error" and msg.code == "busy" then
+                os.cancelTimer(timer)
+                return false, "the bridge is busy: " .. tostring(msg.error)
+            elseif msg.type == "hello-error" then
+                printError("The bridge refused this computer: " .. tostring(msg.error or "no reason given"))
+                error(FATAL, 0)
+            else
+                warn("ignored a " .. shorten(msg.type, 30) .. " frame before hello-ok")
+            end
+        end
+    end
+end
+
+-- Serves requests until the link drops. Returns a description of why, and
+-- whether reconnecting makes sense.
+local function serve(link)
+    print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
+    B.reportJobs(link)
+    print("waiting for requests... Press Ctrl+T to stop.")
+    link.identityTimer = os.startTimer(identity.CHECK_EVERY)
+    while true do
+        local ev = nextEvent(link)
+        identity.watch(link, ev)
+        if ev[2] == link.url and ev[1] == "websocket_message" then
+            local ok, err = pcall(handleFrame, link, ev[3])
+            if not ok then
+                if err == STOP then error(STOP, 0) end
+                printError("internal error: " .. shorten(err, 200))
+            end
+        elseif ev[2] == link.url and ev[1] == "websocket_closed" then
+            local code = tonumber(ev[4])
+            if code and code >= 4000 and code <= 4999 then
+                return "link replaced by another connection for computer "
+                    .. os.getComputerID() .. ": " .. closeReason(ev[3], code), false
+            elseif code == 1001 then
+                return "the bridge is shutting down: " .. closeReason(ev[3], code), true
+            end
+            return "link closed: " .. closeReason(ev[3], code), true
+        end
+        if link.lost then return link.lost, true end
+    end
+end
+
+local function dropLink(link)
+    if link.ws then pcall(link.ws.close) end
+    link.ws, link.lost = nil, nil
+    local n = 0
+    for _ in pairs(link.chunks) do n = n + 1 end
+    if n > 0 then print(("abandoned %d running exec-lua chunk(s)"):format(n)) end
+    link.chunks, link.order, link.deferred, link.answers = {}, B.jobChunks(link), {}, {}
+end
+
+local function run(link)
+    print(("mcp-computer v%s connecting to %s"):format(VERSION, link.url))
+    local failures, attempt = 0, 1
+    while true do
+        link.state = "connecting"
+        local ws, err = connect(link)
+        local problem, retry, linked = nil, true, false
+        if ws then
+            link.ws = ws
+            local ok, why = hello(link)
+            if ok then
+                linked = true
+                link.state = "linked"
+                problem, retry = serve(link)
+            else
+                problem = why
+            end
+            dropLink(link)
+        else
+            problem = "could not connect: " .. err
+        end
+
+        if linked then printIn(colours.orange, problem) else printError(problem) end
+        printHints(link, problem)
+        if not retry then return end
+        if link.once then
+            if linked then return end
+            error(FATAL, 0)
+        end
+
+        -- Backoff grows with each failure in a row and starts over once a
+        -- link was made.
+        if linked then failures, attempt = 0, 0 end
+        local delay = math.min(BACKOFF_MAX, 2 ^ failures)
+        failures = failures + 1
+        attempt = attempt + 1
+        link.state = "waiting to reconnect"
+        print(("retrying in %d s... Press Ctrl+T to stop."):format(delay))
+        sleepFor(link, delay)
+        print(("reconnecting to %s (attempt %d)"):format(link.url, attempt))
+    end
+end
+
+-- After Ctrl+T while a connect was still pending: give it a moment to
+-- settle so a late success does not leave a socket open.
+local function settlePendingConnect(link)
+    local timer = os.startTimer(STOP_GRACE)
+    while true do
+        local ev = table.pack(os.pullEventRaw())
+        if ev[1] == "terminate" or (ev[1] == "timer" and ev[2] == timer) then return end
+        if ev[2] == link.url then
+            if ev[1] == "websocket_success" then
+                pcall(ev[3].close)
+                return
+            elseif ev[1] == "websocket_failure" then
+                return
+            end
+        end
+    end
+end
+
+local function stopLink(link)
+    if link.ws then
+        for id, chunk in pairs(link.chunks) do
+            chunk.done = true
+            failExec(link, id, "mcp-computer was stopped (Ctrl+T) while this chunk was running")
+        end
+        link.chunks, link.order, link.deferred, link.answers = {}, {}, {}, {}
+        pcall(link.ws.close)
+        link.ws = nil
+    end
+    if link.pending then settlePendingConnect(link) end
+end
+
+-- For the parts after this one.
+M.run, M.stopLink = run, stopLink

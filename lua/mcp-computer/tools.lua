@@ -1,0 +1,569 @@
+-- mcp-computer part tools.lua: safe tools part B: peripherals, programs, screen and keyboard, detached jobs.
+-- scripts/build-lua.js joins the parts into the one program the bridge serves (see core.lua).
+
+-- From the parts before this one (see M in core.lua).
+local NULL, array, cutError, cutToEncoded, decodeChar, describe = M.NULL, M.array, M.cutError, M.cutToEncoded, M.decodeChar, M.describe
+local failExec, fitReturns, frameBudget, newCapture, respond, stepChunk = M.failExec, M.fitReturns, M.frameBudget, M.newCapture, M.respond, M.stepChunk
+
+---------------------------------------------------------------------------
+-- Safe tools, part B (lua-tools): peripherals, programs, screen and
+-- keyboard, detached jobs. Fixed Lua; nothing here runs code the bridge
+-- sends except a detached exec-lua, which obeys the same exec switch.
+---------------------------------------------------------------------------
+
+-- Everything here lives in one table (locals of this chunk are limited to 200).
+local B = {}
+
+B.JOB_OUTPUT_MAX = 65536 -- bytes of a job's output kept on the computer (the tail)
+B.JOBS_MAX = 16 -- jobs kept (running and finished); the oldest finished go first
+B.INPUT_EVENTS_MAX = 200 -- events one send-input may queue (CC's queue holds 256)
+
+-- JSON arrays arrive as tables (an empty one as textutils' read-only
+-- marker); returns a plain list and its length.
+function B.listArg(v, n)
+    if type(v) ~= "table" then return {}, 0 end
+    local out = {}
+    local count = type(n) == "number" and n or #v
+    for i = 1, count do out[i] = v[i] end
+    return out, count
+end
+
+-- Starts fn as a chunk with its output captured, like an exec-lua chunk;
+-- its answer is an exec-lua result (output, returns, truncated).
+function B.startFixedChunk(link, id, fn, ...)
+    if link.chunks[id] then
+        return warn("ignored a request with an id that is already running: " .. shorten(id, 40))
+    end
+    local capture = newCapture(link.maxFrame)
+    local chunk = { id = id, co = coroutine.create(fn), capture = capture, target = capture.target }
+    link.chunks[id] = chunk
+    link.order[#link.order + 1] = chunk
+    stepChunk(link, chunk, ...)
+    return chunk
+end
+
+-- Peripherals ---------------------------------------------------------------
+
+function B.peripheralTypes(name)
+    local types = table.pack(peripheral.getType(name))
+    local out = {}
+    for i = 1, types.n do
+        if types[i] ~= nil then out[#out + 1] = tostring(types[i]) end
+    end
+    return array(out)
+end
+
+function B.listPeripherals()
+    if not peripheral then error("this computer has no peripheral API", 0) end
+    local names = peripheral.getNames()
+    table.sort(names)
+    local out = {}
+    for i, name in ipairs(names) do
+        local methods = peripheral.getMethods(name) or {}
+        table.sort(methods)
+        out[i] = { name = name, types = B.peripheralTypes(name), methods = array(methods) }
+    end
+    return { peripherals = array(out) }
+end
+
+function B.callPeripheral(link, id, params)
+    params = type(params) == "table" and params or {}
+    local name, method = params.name, params.method
+    if type(name) ~= "string" or type(method) ~= "string" then
+        return failExec(link, id, "call-peripheral needs params.name and params.method (strings)")
+    end
+    if not (peripheral and peripheral.isPresent(name)) then
+        return failExec(link, id, "No peripheral named " .. shorten(name, 60) .. " is attached")
+    end
+    local known = false
+    for _, m in ipairs(peripheral.getMethods(name) or {}) do
+        if m == method then known = true break end
+    end
+    if not known then
+        return failExec(link, id, ("Peripheral %s has no method %s"):format(shorten(name, 60), shorten(method, 60)))
+    end
+    local args, n = B.listArg(params.args, params.argCount)
+    -- As a chunk: some peripheral methods wait for the main thread, and
+    -- the events they pull must not be taken from the link.
+    B.startFixedChunk(link, id, function()
+        local res = table.pack(pcall(peripheral.call, name, method, table.unpack(args, 1, n)))
+        if res[1] then return table.unpack(res, 2, res.n) end
+        -- The peripheral's own message, without where in the ROM it was raised.
+        error(type(res[2]) == "string" and res[2]:gsub("^/?rom/[^:]+:%d+: ", "") or res[2], 0)
+    end)
+end
+
+-- Programs ------------------------------------------------------------------
+
+function B.runProgram(link, id, params)
+    local command = type(params) == "table" and params.command
+    if type(command) ~= "string" or command:find("^%s*$") then
+        return failExec(link, id, "run-program needs params.command (a command line)")
+    end
+    if not (shell and shell.run) then
+        return failExec(link, id, "no shell here to run programs with")
+    end
+    return B.startFixedChunk(link, id, function() return shell.run(command) end)
+end
+
+function B.checkLua(_, params)
+    local code, name = params.code, params.path
+    if type(name) == "string" and code == nil then
+        if not fs.exists(name) or fs.isDir(name) then
+            error("/" .. fs.combine(name, "") .. ": No such file", 0)
+        end
+        code = readAll(name)
+        name = "/" .. fs.combine(name, "")
+    end
+    if type(code) ~= "string" then
+        error("check-lua needs params.code (Lua source) or params.path (a file)", 0)
+    end
+    name = type(name) == "string" and name or "code"
+    -- Compiled against an empty environment and never run.
+    local fn, err = load(code, "=" .. name, "t", {})
+    if fn then return { ok = true, errors = array({}) } end
+    err = tostring(err)
+    local line, message = err:match("^.-:(%d+): (.*)$")
+    return { ok = false, errors = array({
+        { line = tonumber(line) or NULL, message = cutError(message or err) },
+    }) }
+end
+
+-- Screen and keyboard -------------------------------------------------------
+
+-- A terminal that passes everything to `parent` and keeps a copy of the
+-- cells (text, colours as blit characters), so the player's screen can be
+-- read back. The player's shell runs inside it in background mode.
+B.BLIT = "0123456789abcdef"
+
+function B.blitOf(c)
+    local i = 1
+    while c > 1 and i < 16 do c = c / 2 i = i + 1 end
+    return B.BLIT:sub(i, i)
+end
+
+function B.newMirror(parent)
+    local w, h = parent.getSize()
+    local rows, fgs, bgs = {}, {}, {}
+    local x, y = parent.getCursorPos()
+    local fg, bg = B.blitOf(parent.getTextColour()), B.blitOf(parent.getBackgroundColour())
+    local function blank(i)
+        rows[i], fgs[i], bgs[i] = string.rep(" ", w), string.rep(fg, w), string.rep(bg, w)
+    end
+    for i = 1, h do
+        blank(i)
+        -- What is on the screen already, when the parent can say (a window).
+        local text, tf, tb = nil, nil, nil
+        if parent.getLine then text, tf, tb = parent.getLine(i) end
+        if type(text) == "string" and #text == w and #tf == w and #tb == w then rows[i], fgs[i], bgs[i] = text, tf, tb end
+    end
+    local function put(text, tf, tb)
+        if y >= 1 and y <= h and x <= w and x + #text - 1 >= 1 then
+            local from = math.max(1, x)
+            local to = math.min(w, x + #text - 1)
+            local a, b = from - x + 1, to - x + 1
+            local function splice(s, part) return s:sub(1, from - 1) .. part .. s:sub(to + 1) end
+            rows[y] = splice(rows[y], text:sub(a, b))
+            fgs[y] = splice(fgs[y], tf and tf:sub(a, b) or string.rep(fg, b - a + 1))
+            bgs[y] = splice(bgs[y], tb and tb:sub(a, b) or string.rep(bg, b - a + 1))
+        end
+        x = x + #text
+    end
+    local m = {}
+    for k, v in pairs(parent) do
+        if type(v) == "function" then m[k] = v end
+    end
+    function m.write(text)
+        text = tostring(text)
+        parent.write(text)
+        put(text)
+    end
+    function m.blit(text, tf, tb)
+        parent.blit(text, tf, tb)
+        put(text, tf:lower(), tb:lower())
+    end
+    function m.clear()
+        parent.clear()
+        for i = 1, h do blank(i) end
+    end
+    function m.clearLine()
+        parent.clearLine()
+        if y >= 1 and y <= h then blank(y) end
+    end
+    function m.setCursorPos(nx, ny)
+        parent.setCursorPos(nx, ny)
+        x, y = math.floor(nx), math.floor(ny)
+    end
+    function m.getCursorPos() return x, y end
+    function m.scroll(n)
+        parent.scroll(n)
+        n = math.floor(n)
+        if n == 0 then return end
+        local nr, nf, nb = {}, {}, {}
+        for i = 1, h do
+            local j = i + n
+            if j >= 1 and j <= h then nr[i], nf[i], nb[i] = rows[j], fgs[j], bgs[j] end
+        end
+        rows, fgs, bgs = nr, nf, nb
+        for i = 1, h do if not rows[i] then blank(i) end end
+    end
+    function m.setTextColour(c)
+        parent.setTextColour(c)
+        fg = B.blitOf(c)
+    end
+    function m.setBackgroundColour(c)
+        parent.setBackgroundColour(c)
+        bg = B.blitOf(c)
+    end
+    m.setTextColor, m.setBackgroundColor = m.setTextColour, m.setBackgroundColour
+    function m.getLine(i)
+        if rows[i] then return rows[i], fgs[i], bgs[i] end
+    end
+    return m
+end
+
+function B.noShellToRead()
+    if background then
+        error("the shell's terminal cannot be read on this computer (its window has no getLine)", 0)
+    end
+    error("there is no shell to read: mcp-computer runs in the foreground on this"
+        .. " computer and owns its screen; run it with --background (what \"mcp-computer startup\" installs)", 0)
+end
+
+function B.readScreen()
+    local screen = background and background.screen
+    if not screen then B.noShellToRead() end
+    local w, h = screen.getSize()
+    local lines, fgs, bgs = {}, {}, {}
+    for i = 1, h do
+        local text, tf, tb = screen.getLine(i)
+        lines[i], fgs[i], bgs[i] = text or "", tf or "", tb or ""
+    end
+    local cx, cy = screen.getCursorPos()
+    return {
+        width = w, height = h, cursorX = cx, cursorY = cy,
+        cursorBlink = screen.getCursorBlink and screen.getCursorBlink() or false,
+        colour = screen.isColour and screen.isColour() or false,
+        lines = array(lines), foreground = array(fgs), background = array(bgs),
+    }
+end
+
+B.KEY_ALIASES = {
+    ctrl = "leftCtrl", control = "leftCtrl", shift = "leftShift", alt = "leftAlt",
+    ["return"] = "enter", del = "delete", esc = "escape", pageup = "pageUp", pagedown = "pageDown",
+    leftctrl = "leftCtrl", rightctrl = "rightCtrl", leftshift = "leftShift", rightshift = "rightShift",
+    leftalt = "leftAlt", rightalt = "rightAlt", capslock = "capsLock", ["space"] = "space",
+}
+
+function B.keyCode(name)
+    local k = B.KEY_ALIASES[name:lower()] or name
+    local code = keys and (keys[k] or keys[k:lower()])
+    if type(code) == "number" then return code end
+    return nil
+end
+
+-- Turns one send-input key ("enter", "up", "ctrl+t", "ctrl+shift+x") into
+-- the events CC queues: key (not held) for each key in order, key_up in
+-- reverse. ctrl+t is CC's terminate, which the shell gets as such.
+function B.keyEvents(spec, out)
+    if type(spec) ~= "string" or spec == "" then return "a key is not a non-empty string" end
+    local lower = spec:lower()
+    if lower == "ctrl+t" then out[#out + 1] = { "terminate" } return end
+    if lower == "ctrl+r" or lower == "ctrl+s" then
+        return "ctrl+r and ctrl+s reboot and shut down the computer; send-input does not do that"
+    end
+    local codes, chars = {}, {}
+    for part in spec:gmatch("[^+]+") do
+        local code = B.keyCode(part)
+        if not code then return "unknown key " .. shorten(part, 30) .. " (use names of CC's keys API: enter, backspace, up, leftCtrl, a ...)" end
+        codes[#codes + 1] = code
+        chars[#chars + 1] = part
+    end
+    if #codes == 0 then return "a key is not a non-empty string" end
+    for _, code in ipairs(codes) do out[#out + 1] = { "key", code, false } end
+    -- A single printable key also types its character, as CC does.
+    if #codes == 1 and #chars[1] == 1 and chars[1]:find("^[%w%p]$") then out[#out + 1] = { "char", chars[1] } end
+    for i = #codes, 1, -1 do out[#out + 1] = { "key_up", codes[i] } end
+end
+
+-- Text as char events (CC's charset: a code point above 255 becomes "?");
+-- "\n" presses enter.
+function B.textEvents(text, out)
+    local i = 1
+    while i <= #text do
+        local c = text:sub(i, i)
+        local b = c:byte()
+        if c == "\n" then
+            out[#out + 1] = { "key", keys and keys.enter or 257, false }
+            out[#out + 1] = { "key_up", keys and keys.enter or 257 }
+            i = i + 1
+        elseif b < 0x80 then
+            if b >= 32 and b ~= 127 then out[#out + 1] = { "char", c } end
+            if c == "\t" then
+                out[#out + 1] = { "key", keys and keys.tab or 258, false }
+                out[#out + 1] = { "key_up", keys and keys.tab or 258 }
+            end
+            i = i + 1
+        else
+            local cp, len = decodeChar(text, i)
+            out[#out + 1] = { "char", cp < 256 and string.char(cp) or "?" }
+            i = i + len
+        end
+    end
+end
+
+function B.sendInput(_, params)
+    if not (background and background.screen) then B.noShellToRead() end
+    local events = {}
+    local text = params.text
+    if text ~= nil and type(text) ~= "string" then error("params.text must be a string", 0) end
+    if text and text ~= "" then
+        if params.paste == true then events[1] = { "paste", text } else B.textEvents(text, events) end
+    end
+    local list, n = B.listArg(params.keys)
+    for i = 1, n do
+        local problem = B.keyEvents(list[i], events)
+        if problem then error(problem, 0) end
+    end
+    if #events > B.INPUT_EVENTS_MAX then
+        error(("that is %d events; at most %d fit CC's event queue at once"
+            .. " (send long text with paste, or in parts)"):format(#events, B.INPUT_EVENTS_MAX), 0)
+    end
+    for _, ev in ipairs(events) do os.queueEvent(table.unpack(ev, 1, 3)) end
+    return { queued = #events }
+end
+
+-- Detached jobs ---------------------------------------------------------------
+
+-- A job is a chunk (exec-lua or run-program) that answered at once with its
+-- id; it keeps running across link drops and reconnects (not a reboot), its
+-- output kept here (the last B.JOB_OUTPUT_MAX bytes) for job-status.
+function B.jobCount(link)
+    local n = 0
+    for _ in pairs(link.jobs) do n = n + 1 end
+    return n
+end
+
+function B.makeRoomForJob(link)
+    while B.jobCount(link) >= B.JOBS_MAX do
+        local oldest
+        for _, job in pairs(link.jobs) do
+            if job.state ~= "running" and (not oldest or job.seq < oldest.seq) then oldest = job end
+        end
+        if not oldest then return false end
+        link.jobs[oldest.id] = nil
+    end
+    return true
+end
+
+function B.keepOutput(job, text)
+    if text == "" then return end
+    job.out = job.out .. text
+    job.total = job.total + #text
+    if #job.out > B.JOB_OUTPUT_MAX then
+        local drop = #job.out - B.JOB_OUTPUT_MAX
+        job.out = job.out:sub(drop + 1)
+        job.base = job.base + drop
+    end
+end
+
+function B.jobFinished(link, chunk, ok, err, values)
+    local job = chunk.job
+    B.keepOutput(job, chunk.capture.take() .. chunk.capture.text())
+    if job.state == "running" then job.state = ok and "done" or "failed" end
+    job.ok, job.error, job.finished = ok, err, os.clock()
+    -- Described now, within a quarter of a frame, the way exec-lua's answer is.
+    local budget = math.floor(frameBudget(link.maxFrame) / 4)
+    local descs, room = {}, budget
+    for i = 1, math.min(values.n, math.floor(budget / 15)) do
+        local d, size = describe(values[i], nil, math.max(room, 16))
+        descs[i], room = d, room - size
+    end
+    job.returns = fitReturns(values, descs, budget)
+    job.chunk = nil
+end
+
+function B.startJob(link, id, kind, what, fn, ...)
+    if link.jobs[id] or link.chunks[id] then
+        return warn("ignored a detached request with an id already in use: " .. shorten(id, 40))
+    end
+    if not B.makeRoomForJob(link) then
+        return failExec(link, id, ("%d jobs are running on this computer; cancel one (job-cancel) first"):format(B.JOBS_MAX))
+    end
+    link.jobSeq = (link.jobSeq or 0) + 1
+    local job = { id = id, kind = kind, what = what, state = "running", out = "", base = 0, total = 0,
+        seq = link.jobSeq, started = os.clock() }
+    link.jobs[id] = job
+    local capture = newCapture(math.huge)
+    local chunk = { id = id, co = coroutine.create(fn), capture = capture, target = capture.target, job = job,
+        onFinish = B.jobFinished, afterStep = function(c) B.keepOutput(c.job, c.capture.take()) end }
+    job.chunk = chunk
+    respond(link, id, true, { job = id, state = "running" })
+    link.order[#link.order + 1] = chunk
+    stepChunk(link, chunk, ...)
+end
+
+function B.detachExec(link, id, params)
+    local code = params.code
+    if type(code) ~= "string" then return failExec(link, id, "exec-lua needs params.code (a string of Lua)") end
+    local env = setmetatable({}, { __index = _ENV or _G })
+    local fn, err = load(code, "=exec-lua", "t", env)
+    if not fn then return failExec(link, id, cutError(tostring(err))) end
+    if type(params.args) == "table" then
+        return B.startJob(link, id, "exec-lua", shorten(code, 60), fn, params.args)
+    end
+    B.startJob(link, id, "exec-lua", shorten(code, 60), fn)
+end
+
+function B.detachProgram(link, id, params)
+    local command = params.command
+    if type(command) ~= "string" or command:find("^%s*$") then
+        return failExec(link, id, "run-program needs params.command (a command line)")
+    end
+    if not (shell and shell.run) then return failExec(link, id, "no shell here to run programs with") end
+    B.startJob(link, id, "run-program", shorten(command, 60), function() return shell.run(command) end)
+end
+
+function B.jobSummary(job)
+    return { job = job.id, kind = job.kind, what = job.what, state = job.state, outputBytes = job.total }
+end
+
+function B.jobStatus(link, params)
+    local jid = params.job
+    if jid == nil then
+        local list = {}
+        for _, job in pairs(link.jobs) do list[#list + 1] = job end
+        table.sort(list, function(a, b) return a.seq < b.seq end)
+        for i, job in ipairs(list) do list[i] = B.jobSummary(job) end
+        return { jobs = array(list) }
+    end
+    local job = type(jid) == "string" and link.jobs[jid]
+    if not job then
+        error("no job " .. shorten(tostring(jid), 60)
+            .. " on this computer (jobs do not survive a reboot, and only the last " .. B.JOBS_MAX .. " are kept)", 0)
+    end
+    local cursor = tonumber(params.cursor) or 0
+    if cursor < 0 or cursor ~= math.floor(cursor) then cursor = 0 end
+    local skipped = 0
+    if cursor < job.base then
+        skipped = job.base - cursor
+        cursor = job.base
+    end
+    if cursor > job.total then cursor = job.total end
+    local room = math.floor(frameBudget(link.maxFrame) / 2)
+    local text = cutToEncoded(job.out:sub(cursor - job.base + 1), room)
+    local s = B.jobSummary(job)
+    s.output, s.cursor, s.skipped = text, cursor + #text, skipped
+    s.more = cursor + #text < job.total
+    if job.chunk then
+        s.partial = job.chunk.capture.text()
+    elseif job.state ~= "running" then
+        s.ok, s.returns = job.ok, array(job.returns or {})
+        if job.error then s.error = job.error end
+    end
+    return s
+end
+
+function B.jobCancel(link, params)
+    local jid = type(params) == "table" and params.job
+    local job = type(jid) == "string" and link.jobs[jid]
+    if not job then
+        error("no job " .. shorten(tostring(jid), 60) .. " on this computer", 0)
+    end
+    if job.state == "running" then
+        local chunk = job.chunk
+        if chunk then
+            chunk.done = true
+            B.keepOutput(job, chunk.capture.take() .. chunk.capture.text())
+        end
+        job.state, job.ok, job.error, job.chunk = "cancelled", false, "cancelled by job-cancel", nil
+        print("cancelled job " .. shorten(jid, 12))
+    end
+    return B.jobSummary(job)
+end
+
+-- After a relink: the jobs that kept running meanwhile (job-status lists them).
+function B.reportJobs(link)
+    local n = 0
+    for _, job in pairs(link.jobs) do
+        if job.state == "running" then n = n + 1 end
+    end
+    if n > 0 then print(("%d detached job(s) still running; job-status lists them"):format(n)) end
+end
+
+-- Job chunks outlive the link: kept when it drops.
+function B.jobChunks(link)
+    local keep = {}
+    for _, chunk in ipairs(link.order) do
+        if chunk.job and not chunk.done then keep[#keep + 1] = chunk end
+    end
+    return keep
+end
+
+-- The methods of part B, by link method name.
+function B.runOrDetach(link, id, params)
+    if type(params) == "table" and params.detach == true then return B.detachProgram(link, id, params) end
+    return B.runProgram(link, id, params)
+end
+
+local function execEnabled(link)
+    return link.exec and settings.get("mcp.exec") ~= false
+end
+
+local function startExec(link, id, params)
+    if not execEnabled(link) then
+        return failExec(link, id, "exec-lua is disabled on this computer")
+    end
+    if type(params) == "table" and params.detach == true then return B.detachExec(link, id, params) end
+    if link.chunks[id] then
+        return warn("ignored exec-lua with an id that is already running: " .. shorten(id, 40))
+    end
+    local code = type(params) == "table" and params.code
+    if type(code) ~= "string" then
+        return failExec(link, id, "exec-lua needs params.code (a string of Lua)")
+    end
+    -- Each chunk gets its own globals; reads fall back to what programs see.
+    local env = setmetatable({}, { __index = _ENV or _G })
+    local fn, err = load(code, "=exec-lua", "t", env)
+    if not fn then return failExec(link, id, cutError(tostring(err))) end
+
+    local capture = newCapture(link.maxFrame)
+    local chunk = { id = id, co = coroutine.create(fn), capture = capture, target = capture.target }
+    link.chunks[id] = chunk
+    link.order[#link.order + 1] = chunk
+    -- Config-defined tools send their arguments as data: the chunk gets them as `...`.
+    if type(params.args) == "table" then stepChunk(link, chunk, params.args) else stepChunk(link, chunk) end
+end
+
+-- Hands an event to every chunk waiting for it (as parallel does). Chunks
+-- only start from frames, never while this loop runs, so link.order is
+-- stable here; finished and cancelled chunks are dropped afterwards.
+local CONTINUE = "mcp_computer_continue"
+
+local function deliverToChunks(link, ev, chunks)
+    if #link.order == 0 then return end
+    link.eventStart, link.tripped = os.clock(), false
+    chunks = chunks or link.order
+    for i, chunk in ipairs(chunks) do
+        if link.tripped then
+            -- The watchdog fired: yield at once and hand this event to the
+            -- chunks still due it in a fresh resume (a new 7 s) of our own.
+            local rest = {}
+            for j = i, #chunks do rest[#rest + 1] = chunks[j] end
+            link.deferred[#link.deferred + 1] = { ev = ev, chunks = rest }
+            os.queueEvent(CONTINUE)
+            break
+        end
+        if not chunk.done and (chunk.filter == nil or chunk.filter == ev[1]) then
+            stepChunk(link, chunk, table.unpack(ev, 1, ev.n))
+        end
+    end
+    local alive = {}
+    for _, chunk in ipairs(link.order) do
+        if not chunk.done then alive[#alive + 1] = chunk end
+    end
+    link.order = alive
+end
+
+-- For the parts after this one.
+M.B, M.CONTINUE, M.deliverToChunks, M.startExec = B, CONTINUE, deliverToChunks, startExec
