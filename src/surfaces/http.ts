@@ -1,7 +1,7 @@
 // The HTTP listener on MCP_HOST:MCP_PORT: guards every request (Origin, Host), then hands it to the
 // router. Routes (MCP, health ...) are added by whoever wires the bridge.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { INTERNAL_ERROR, errorResponse } from '../jsonrpc/message.js';
 import { bearerToken } from '../auth/tokens.js';
@@ -94,6 +94,9 @@ function unauthorized(res: ServerResponse, path: string, presented: boolean): vo
 export async function startHttpServer(router: Router, log: Logger, options: HttpServerOptions): Promise<HttpServer> {
   const guardHost = isLoopbackHost(options.host);
   const inFlight = new Set<ServerResponse>();
+  // every open connection, so close() can end those that never sent a byte at once: node's
+  // closeIdleConnections() leaves them to the grace period (fetch opens one after an aborted call)
+  const connections = new Set<Socket>();
   const answers = options.answers ?? new AnswerWriter();
   // any client can provoke these warnings at will: a budget keeps a flood from flooding the log
   const budget = new LogBudget(50);
@@ -176,6 +179,11 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
     });
   });
 
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -195,6 +203,9 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
           resolve();
         });
         server.closeIdleConnections();
+        // node counts a connection that has sent nothing yet as busy; one that sent part of a request
+        // (bytes read, no answer in flight) is left to the grace period like any request in progress
+        for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
         // keep-alive sockets become idle once their in-flight answer is written
         for (const res of inFlight) res.once('finish', () => server.closeIdleConnections());
       }),

@@ -662,6 +662,40 @@ test('closing answers an in-flight call (its link ends) and idle keep-alive conn
   await closed;
 });
 
+test('close after an MCP client aborted a slow call: the connection left without a request is closed at once, not after the grace period', async () => {
+  const own = await startTestBridge({ CC_PROBE_TIMEOUT_MS: '3600000' });
+  const computer = await linkComputer(own, { computerId: 5, onRequest: () => null });
+  // fetch (undici) answers an abort by dropping that socket and opening a fresh one that sends nothing
+  const aborter = new AbortController();
+  const call = fetch(own.mcpUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(req(1, 'tools/call', { name: 'probe-computers' })),
+    signal: aborter.signal,
+  }).then(() => 'answered', (err) => err.name);
+  await computer.next((f) => f.type === 'request');
+  aborter.abort();
+  assert.equal(await call, 'AbortError');
+  await computer.next((f) => f.type === 'cancel');
+  // a plain keep-alive client that connected and has not sent a request (yet)
+  const silent = net.connect(new URL(own.mcpUrl).port, '127.0.0.1');
+  silent.on('error', () => {});
+  await once(silent, 'connect');
+  const silentClosed = once(silent, 'close').then(() => 'closed');
+  // a grace period of a minute: close() resolving within half of it shows nothing waited for it
+  // (when something does, the grace still ends the test process)
+  const closed = own.close(60_000).then(() => 'closed');
+  let guard;
+  const stuck = new Promise((resolve) => (guard = setTimeout(resolve, 30_000, 'still open'))); // hang guard, not a timing assertion
+  try {
+    assert.equal(await Promise.race([silentClosed, stuck]), 'closed');
+    assert.equal(await Promise.race([closed, stuck]), 'closed');
+  } finally {
+    clearTimeout(guard);
+  }
+  await computer.closed;
+});
+
 test('close(graceMs) cuts off a call that is still running after the grace period', async () => {
   const own = await startTimedBridge({ env: { CC_PROBE_TIMEOUT_MS: '3600000' } });
   const computer = new FakeComputer(own.linkUrl, { computerId: 4, onRequest: () => null });
