@@ -47,6 +47,9 @@ const CLOSE_TRY_AGAIN = 1013;
 /** A socket's ticket before 'connection' hands it its own (never counted). */
 const NO_TICKET: Ticket = { address: '?', stage: 'closed' };
 
+/** The listener table every ComputerSocket shares: empty, and frozen so nothing is ever added to it. */
+const NO_LISTENERS: object = Object.freeze(Object.create(null) as object);
+
 const UNLIMITED: AdmissionLimits = {
   maxLinks: Infinity,
   maxLinksPerAddress: Infinity,
@@ -117,6 +120,17 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     helloTimer: NodeJS.Timeout | null = null;
     ticket: Ticket = NO_TICKET;
     throttle: InboundThrottle | null = null;
+
+    // ws builds it as `new WebSocket(null, undefined, options)`
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    constructor(...args: any[]) {
+      super(...(args as ConstructorParameters<typeof WebSocket>));
+      // Its events are handled in `emit` and it never has a listener, so it shares one frozen, empty
+      // listener table instead of the per-emitter one (an object with a null prototype is in
+      // dictionary mode: ~200 B a link). Frozen, so a listener added by mistake throws instead of
+      // reaching every socket.
+      (this as unknown as { _events: object })._events = NO_LISTENERS;
+    }
 
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     override emit(event: string | symbol, ...args: any[]): boolean {
