@@ -10,10 +10,16 @@ export interface Exposure {
   warnings: string[];
 }
 
-export function checkExposure(config: Config): Exposure {
+export interface Listening {
+  /** Whether the MCP HTTP listener opens (--stdio without MCP_PORT opens none; the link port always opens). */
+  http: boolean;
+}
+
+export function checkExposure(config: Config, listening: Listening = { http: true }): Exposure {
   const warnings: string[] = [];
   let fatal: string | null = null;
-  if (!isLoopbackHost(config.mcpHost) && config.mcpAuthTokens.length === 0) {
+  // MCP_HOST matters only when something listens there
+  if (listening.http && !isLoopbackHost(config.mcpHost) && config.mcpAuthTokens.length === 0) {
     const risk = `MCP_HOST=${config.mcpHost} is not a loopback address and MCP_AUTH_TOKEN is not set: anyone who can reach ${config.mcpHost}:${config.mcpPort} can run code on every linked computer`;
     if (config.allowUnauthenticated) warnings.push(`WARNING: ${risk} (allowed by MCP_ALLOW_UNAUTHENTICATED=on)`);
     else fatal = `refusing to start: ${risk}. Set MCP_AUTH_TOKEN (or MCP_AUTH_TOKEN_FILE), bind MCP_HOST=127.0.0.1, or set MCP_ALLOW_UNAUTHENTICATED=1 to accept the risk.`;

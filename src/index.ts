@@ -58,7 +58,9 @@ async function main(argv: string[]): Promise<number | null> {
     }
     throw err;
   }
-  const exposure = checkExposure(config);
+  // in stdio mode the HTTP listener (MCP, REST, /health) runs only when MCP_PORT asks for it
+  const http = !stdio || process.env.MCP_PORT !== undefined;
+  const exposure = checkExposure(config, { http });
   if (exposure.fatal) {
     process.stderr.write(`cc-mcp-bridge: ${exposure.fatal}\n`);
     return EXIT_CONFIG;
@@ -70,8 +72,7 @@ async function main(argv: string[]): Promise<number | null> {
 
   let bridge;
   try {
-    // in stdio mode the HTTP listener (MCP, REST, /health) runs only when MCP_PORT asks for it
-    bridge = await startBridge(config, log, { http: !stdio || process.env.MCP_PORT !== undefined });
+    bridge = await startBridge(config, log, { http });
   } catch (err) {
     if (err instanceof ConfigFileError) {
       process.stderr.write(`cc-mcp-bridge: invalid configuration file:\n${err.message}\n`);

@@ -38,3 +38,15 @@ test('a link port without CC_LINK_TOKEN warns: loudly when it is not on loopback
   const local = check({ CC_LINK_HOST: '127.0.0.1' });
   assert.match(local.warnings[0], /^note: CC_LINK_TOKEN is not set/);
 });
+
+test('stdio mode without MCP_PORT opens no MCP HTTP port: MCP_HOST is not judged, the link port still is', () => {
+  const env = { MCP_HOST: '0.0.0.0', CC_LINK_HOST: '0.0.0.0' };
+  const stdio = checkExposure(loadConfig(env), { http: false });
+  assert.equal(stdio.fatal, null);
+  assert.equal(stdio.warnings.length, 1);
+  assert.match(stdio.warnings[0], /^WARNING: CC_LINK_HOST=0\.0\.0\.0 /);
+  assert.doesNotMatch(stdio.warnings.join('\n'), /MCP_HOST/);
+  // with the HTTP listener (HTTP mode, or --stdio with MCP_PORT) the refusal stands
+  assert.match(checkExposure(loadConfig(env), { http: true }).fatal, /^refusing to start: MCP_HOST=0\.0\.0\.0/);
+  assert.match(check(env).fatal, /^refusing to start/);
+});

@@ -212,6 +212,23 @@ test('stdio: 2026-07-28 server/discover and tools/list with _meta beside 2025 in
     assert.equal((await bridge.answer(1)).result.protocolVersion, '2025-06-18');
   }));
 
+test('stdio with MCP_HOST off loopback and no token starts (no MCP HTTP port opens), with MCP_PORT it refuses', async () => {
+  await run({ MCP_HOST: '0.0.0.0' }, async (bridge) => {
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    assert.deepEqual(await bridge.answer(1), { jsonrpc: '2.0', id: 1, result: {} });
+    await bridge.linkUrl();
+    bridge.stdin.end();
+    const r = await bridge.exited;
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /MCP_HOST|refusing/);
+  });
+  await run({ MCP_HOST: '0.0.0.0', MCP_PORT: '0' }, async (bridge) => {
+    const r = await bridge.exited;
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /refusing to start: MCP_HOST=0\.0\.0\.0 is not a loopback address/);
+  });
+});
+
 test('stdio with MCP_PORT set also serves HTTP, where initialize does not declare listChanged (no way to deliver it)', () =>
   run({ MCP_PORT: '0' }, async (bridge) => {
     await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
