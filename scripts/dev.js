@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm run dev` (after one `tsc -p tsconfig.json`): runs `tsc --watch` and (re)starts
-// `node dist/index.js` whenever the compiled output really changes (debounced; tsc re-emitting
-// identical bytes does not restart). Arguments go to the bridge. Built-ins only.
+// `npm run dev` (after one `tsc -p tsconfig.json` and scripts/build-lua.js): runs `tsc --watch` and
+// (re)starts `node dist/index.js` whenever the compiled output really changes (debounced; tsc
+// re-emitting identical bytes does not restart), and joins the computer program again when a file
+// in lua/mcp-computer/ changes. Arguments go to the bridge. Built-ins only.
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, watch } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -51,7 +52,8 @@ function stop(child) {
 const changed = new Set();
 let timer;
 watch(dist, { recursive: true }, (_event, file) => {
-  if (!file || file.endsWith('.map')) return;
+  // the computer program is read at each GET /mcp-computer.lua: a new one needs no restart
+  if (!file || file.endsWith('.map') || file === 'mcp-computer.lua') return;
   changed.add(file);
   clearTimeout(timer);
   timer = setTimeout(restart, DEBOUNCE_MS);
@@ -84,6 +86,16 @@ async function shutdown(why, code = 0) {
   process.exit(code);
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => shutdown());
+
+// The computer program's parts: join them again (scripts/build-lua.js) when one changes.
+let luaTimer;
+watch(`${root}lua/mcp-computer`, () => {
+  clearTimeout(luaTimer);
+  luaTimer = setTimeout(() => {
+    const join = spawn(process.execPath, [`${root}scripts/build-lua.js`], { cwd: root, stdio: 'inherit' });
+    join.on('exit', (code) => say(code === 0 ? 'joined lua/mcp-computer/ into dist/mcp-computer.lua' : `scripts/build-lua.js failed (${code})`));
+  }, DEBOUNCE_MS);
+});
 
 start();
 const tscBin = createRequire(import.meta.url).resolve('typescript/bin/tsc');

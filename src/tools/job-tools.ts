@@ -3,7 +3,7 @@
 // there. job-status reads it from a cursor and gives the result once done; job-cancel stops it.
 import { describe, type Link } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
-import { renderValue } from './exec-lua.js';
+import { fromResult, renderValue } from './exec-lua.js';
 import { malformed } from './files.js';
 import { callMethod, safeTool, updateHint } from './safe-tool.js';
 import type { Schema } from './schema.js';
@@ -118,6 +118,11 @@ export const jobStatus = safeTool({
     const s = summaryOf(r);
     if (!s || !isRecord(r) || typeof r.output !== 'string' || typeof r.cursor !== 'number') {
       return malformed(link, 'job-status', 'expected {job, kind, what, state, outputBytes, output, cursor}');
+    }
+    if (r.returns !== undefined) {
+      // a finished job's returned values: checked as exec-lua's are, before anything renders them
+      const parsed = fromResult({ returns: r.returns });
+      if (!parsed.ok) return malformed(link, 'job-status', parsed.problem);
     }
     return { ...textResult(renderStatus(s, r)), structuredContent: { computerId, ...r } };
   },

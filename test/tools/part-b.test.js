@@ -55,7 +55,15 @@ test('malformed answers are protocol errors that name what was expected', () =>
       'check-lua': { ok: false, errors: [{ line: 'one', message: 'x' }] },
       'read-screen': { width: 51, height: 19, cursorX: 1, cursorY: 1, lines: [1], foreground: [], background: [] },
       'send-input': {},
-      'job-status': (p) => ({ ok: true, result: p.job ? { job: p.job, kind: 'exec-lua', what: '', state: 'weird', outputBytes: 0 } : { jobs: [{}] } }),
+      'job-status': (p) => ({
+        ok: true,
+        result:
+          p.job === 'done'
+            ? { job: p.job, kind: 'exec-lua', what: '', state: 'done', outputBytes: 0, output: '', cursor: 0, returns: [{ type: 'table', value: {}, bytes: [{ path: ['a'], base64: '*' }] }] }
+            : p.job
+              ? { job: p.job, kind: 'exec-lua', what: '', state: 'weird', outputBytes: 0 }
+              : { jobs: [{}] },
+      }),
       'job-cancel': { job: 'j' },
     });
     const cases = [
@@ -67,6 +75,7 @@ test('malformed answers are protocol errors that name what was expected', () =>
       ['send-input', { text: 'x' }, /expected \{queued\}/],
       ['job-status', {}, /expected \{jobs: /],
       ['job-status', { job: 'j' }, /expected \{job, kind, what, state, outputBytes, output, cursor\}/],
+      ['job-status', { job: 'done' }, /"returns"\[0\]\.bytes\[0\]\.base64 is not base64 text/],
       ['job-cancel', { job: 'j' }, /expected \{job, kind, what, state, outputBytes\}/],
       ['exec-lua', { code: 'x', detach: true }, /too old to know "exec-lua"/],
     ];
