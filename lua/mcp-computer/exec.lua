@@ -305,6 +305,12 @@ local function execFrame(link, id, ok, err, output, outputTruncated, values)
     return frame('""', "[]", true)
 end
 
+-- CC's watchdog error carries the position of the code it stopped
+-- ("exec-lua:1: Too long without yielding": a level-1 LuaError in Cobalt).
+local function isWatchdog(err)
+    return err == TLWY or (type(err) == "string" and err:match(":%d+: " .. TLWY .. "$") ~= nil)
+end
+
 local function describeError(err)
     if err == nil then return "error (no message)" end
     if type(err) ~= "string" then
@@ -337,7 +343,7 @@ local function runAnswer(link, job)
     local ok, res = coroutine.resume(job.co)
     pacer = nil
     if not ok then
-        if res == TLWY then link.tripped = true end
+        if isWatchdog(res) then link.tripped = true end
         sendJson(link, encode({ type = "response", id = job.id, ok = false,
             error = "could not build the answer: " .. describeError(res),
             result = { output = "", returns = array({}), truncated = true } }))
@@ -416,7 +422,7 @@ local function stepChunk(link, chunk, ...)
     leaveChunk(saved)
     if not ok then res = { false, res, n = 2 } end
 
-    if not res[1] and res[2] == TLWY then
+    if not res[1] and isWatchdog(res[2]) then
         -- CC throws this once per resume; 1.5 s later it shuts the computer
         -- down. Nothing more may run before the next yield.
         link.tripped = true

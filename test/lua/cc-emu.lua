@@ -416,7 +416,11 @@ local function tlwyHook()
         if used > cfg.watchdog + cfg.hardAbort then hardAbort() end
     elseif used > cfg.watchdog then
         abortThrown = true -- thrown once per resume of the computer
-        error(TLWY, 0)
+        -- CobaltLuaMachine throws new LuaError(ABORT_MESSAGE): level 1, so
+        -- Cobalt's LuaError.fillTraceback puts the position of the running
+        -- Lua function in front ("/test.lua:1: Too long without yielding" in
+        -- CC's own ComputerTest); level 2 here is that function.
+        error(TLWY, 2)
     end
 end
 

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { CC_ANSWERS, CRAFTOS_PC_DIFFERS, FS_PATHS_CODE } from './fs-paths.js';
 import { callError, callOk, textOf } from './mcp-helpers.js';
 
 const T = { timeout: 120000 };
@@ -48,6 +49,13 @@ if (!CRAFTOS_DIR) {
       const listed = await callOk(bridge, 'list-files', { computerId: 8, path: 'tmp' });
       assert.deepEqual(listed.structuredContent.entries, [{ name: 'blob.bin', isDir: false, isReadOnly: false, size: data.length }]);
       await callOk(bridge, 'delete-file', { computerId: 8, path: 'tmp', recursive: true });
+    });
+
+    // The harness runs the same chunk (emulator.test.js) and must give CC_ANSWERS exactly.
+    test('fs on paths above the root: CraftOS-PC agrees with CC:Tweaked except where pinned', T, async () => {
+      const res = await callOk(bridge, 'exec-lua', { computerId: 8, code: FS_PATHS_CODE });
+      const got = res.structuredContent.returns[0].value;
+      assert.deepEqual(got, { ...CC_ANSWERS, ...CRAFTOS_PC_DIFFERS });
     });
 
     test('CC\'s own errors: rom/ read-only, .. cannot escape, missing files', T, async () => {
