@@ -5,14 +5,20 @@
 // with the same three members the bridge's code uses of an AbortSignal. Code that needs a real
 // AbortSignal (fetch) links one to it, as it would to any signal.
 
+/**
+ * Called on abort: a function, or an object's `handleEvent()` (as EventTarget allows), so a
+ * long-lived object can listen without a closure per request.
+ */
+export type AbortListener = (() => void) | { handleEvent(): void };
+
 /** What the bridge's code uses of an AbortSignal; a real AbortSignal is one too. */
 export interface CancelSignal {
   readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
+  addEventListener(type: 'abort', listener: AbortListener, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: AbortListener): void;
 }
 
-type Listener = (() => void) | Cancellation;
+type Listener = AbortListener;
 
 /**
  * A signal and its controller in one plain object. Listeners run once, in the order added, when
@@ -24,30 +30,31 @@ export class Cancellation implements CancelSignal {
   // most signals get at most one listener: no array for them
   private first: Listener | null = null;
   private rest: Listener[] | null = null;
-  private unlink: (() => void) | null = null;
-  private parent: Cancellation | null = null;
+  private parent: CancelSignal | null = null;
 
   /** A Cancellation aborted when `parent` aborts (at once if it has). */
   static linked(parent: CancelSignal | undefined): Cancellation {
     const child = new Cancellation();
     if (!parent) return child;
     if (parent.aborted) child.aborted = true;
-    else if (parent instanceof Cancellation) {
-      parent.add(child);
+    else {
+      // the child itself is the listener (handleEvent): no closure
+      parent.addEventListener('abort', child, { once: true });
       child.parent = parent;
-    } else {
-      const onAbort = () => child.abort();
-      parent.addEventListener('abort', onAbort, { once: true });
-      child.unlink = () => parent.removeEventListener('abort', onAbort);
     }
     return child;
   }
 
-  addEventListener(_type: 'abort', listener: () => void): void {
+  /** As a listener of its parent. */
+  handleEvent(): void {
+    this.abort();
+  }
+
+  addEventListener(_type: 'abort', listener: AbortListener): void {
     this.add(listener);
   }
 
-  removeEventListener(_type: 'abort', listener: () => void): void {
+  removeEventListener(_type: 'abort', listener: AbortListener): void {
     this.remove(listener);
   }
 
@@ -67,11 +74,8 @@ export class Cancellation implements CancelSignal {
   /** Stops following the parent (the call ended); the listeners stay. */
   dispose(): void {
     if (this.parent) {
-      this.parent.remove(this);
+      this.parent.removeEventListener('abort', this);
       this.parent = null;
-    } else if (this.unlink) {
-      this.unlink();
-      this.unlink = null;
     }
   }
 
@@ -95,8 +99,8 @@ export class Cancellation implements CancelSignal {
 
 function run(listener: Listener): void {
   try {
-    if (listener instanceof Cancellation) listener.abort();
-    else listener();
+    if (typeof listener === 'function') listener();
+    else listener.handleEvent();
   } catch (err) {
     // as EventTarget does: reported as uncaught, after the other listeners ran
     queueMicrotask(() => {

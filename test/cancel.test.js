@@ -84,3 +84,18 @@ test('linked: aborted with its parent (a Cancellation or an AbortSignal), at onc
   }
   assert.equal(Cancellation.linked(undefined).aborted, false);
 });
+
+test('an object listener gets handleEvent(), on a Cancellation as on an AbortSignal; removing it works the same', () => {
+  const seen = [];
+  const a = { handleEvent: () => seen.push('a') };
+  const b = { handleEvent: () => seen.push('b') };
+  const c = new Cancellation();
+  c.addEventListener('abort', a);
+  c.addEventListener('abort', b);
+  c.removeEventListener('abort', a);
+  c.abort();
+  const controller = new AbortController();
+  controller.signal.addEventListener('abort', a);
+  controller.abort();
+  assert.deepEqual(seen, ['b', 'a']);
+});

@@ -148,14 +148,28 @@ export function encodeRequest(id: string, method: string, params?: unknown): str
   return asciiJson(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
 }
 
-const REQUEST_HEAD = '{"type":"request","id":"';
+export const REQUEST_HEAD = '{"type":"request","id":"';
+
+/** Tails of requests without params, by method (a probe sends the same ping every time). */
+const TAILS = new Map<string, string>();
 
 /**
- * `encodeRequest` for many ids at once (a probe sends the same request to every computer): the
- * frame is encoded once and each id spliced in. Only for ids that need no JSON escaping (randomUUID).
+ * The request frame without `REQUEST_HEAD` and the id: `REQUEST_HEAD + id + tail` is `encodeRequest`'s
+ * frame, for ids that need no JSON escaping (randomUUID). A probe sends the same request to every
+ * computer: it is encoded once (once per method, when it has no params), each id spliced in.
  */
-export function requestEncoder(method: string, params?: unknown): (id: string) => string {
+export function requestTail(method: string, params?: unknown): string {
+  const known = params === undefined ? TAILS.get(method) : undefined;
+  if (known !== undefined) return known;
   const tail = encodeRequest('', method, params).slice(REQUEST_HEAD.length);
+  // only the bridge's own methods come here without params: the map stays tiny
+  if (params === undefined) TAILS.set(method, tail);
+  return tail;
+}
+
+/** `encodeRequest` for many ids at once: `requestTail` spliced after each id. */
+export function requestEncoder(method: string, params?: unknown): (id: string) => string {
+  const tail = requestTail(method, params);
   return (id) => REQUEST_HEAD + id + tail;
 }
 

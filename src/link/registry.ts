@@ -2,7 +2,7 @@
 // send/close, so every rule here is testable with plain values.
 import { randomUUID } from 'node:crypto';
 import type { CancelSignal } from '../cancel.js';
-import { encodeCancel, encodeRequest, requestEncoder, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
+import { REQUEST_HEAD, encodeCancel, encodeRequest, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
 import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
 
 /** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
@@ -161,7 +161,6 @@ export class LinkRegistry {
 
   request(link: Link, method: string, params: unknown, options: RequestOptions): Promise<Outcome> {
     const startedAt = this.now();
-    const elapsed = () => this.now() - startedAt;
     if (link.closed) return Promise.resolve({ status: 'disconnected', reason: 'link closed', ms: 0 });
     if (options.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
     if (link.pending.size >= this.maxPendingPerLink) {
@@ -174,29 +173,15 @@ export class LinkRegistry {
         new FrameTooLargeError(`request is ${Buffer.byteLength(frame)} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`),
       );
     }
-    return new Promise<Outcome>((resolve) => {
-      const onAbort = () => {
-        this.sendCancel(link, id);
-        settle({ status: 'cancelled', ms: elapsed() });
-      };
-      const settle = (outcome: Outcome) => {
-        if (!link.pending.delete(id)) return;
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve(outcome);
-      };
-      const timer = setTimeout(() => {
-        if (options.cancelOnTimeout) this.sendCancel(link, id);
-        settle({ status: 'timeout', ms: elapsed() });
-      }, options.timeoutMs);
-      track(link, id, { startedAt, settle });
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        link.socket.send(frame);
-      } catch (err) {
-        settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: elapsed() });
-      }
-    });
+    const request = new SingleRequest(this, link, id, startedAt, this.now, options);
+    track(link, id, request);
+    options.signal?.addEventListener('abort', request, { once: true });
+    try {
+      link.socket.send(frame);
+    } catch (err) {
+      request.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: request.elapsed() });
+    }
+    return request.promise;
   }
 
   /**
@@ -207,7 +192,7 @@ export class LinkRegistry {
    */
   requestAll(links: readonly Link[], method: string, params: unknown, options: Omit<RequestOptions, 'maxFrameBytes'>): Promise<Outcome[]> {
     const fanout = new Fanout(this, links.length, this.now, options);
-    const encode = requestEncoder(method, params);
+    const tail = requestTail(method, params);
     if (options.signal?.aborted) {
       for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
       return fanout.promise;
@@ -224,7 +209,7 @@ export class LinkRegistry {
         fanout.slots.push(slot);
         track(link, id, slot);
         try {
-          link.socket.send(encode(id));
+          link.socket.send(REQUEST_HEAD + id + tail);
         } catch (err) {
           slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
         }
@@ -285,7 +270,6 @@ class Fanout {
   private left: number;
   private timer: NodeJS.Timeout | null = null;
   private resolve!: (outcomes: Outcome[]) => void;
-  private readonly onAbort = () => this.endPending('cancelled', true);
 
   constructor(
     private readonly registry: LinkRegistry,
@@ -308,15 +292,20 @@ class Fanout {
   arm(): void {
     if (this.left === 0) return;
     this.timer = setTimeout(() => this.endPending('timeout', this.options.cancelOnTimeout === true), this.options.timeoutMs);
-    this.options.signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.options.signal?.addEventListener('abort', this, { once: true });
   }
 
   done(index: number, outcome: Outcome): void {
     this.outcomes[index] = outcome;
     if (--this.left > 0) return;
     if (this.timer) clearTimeout(this.timer);
-    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.options.signal?.removeEventListener('abort', this);
     this.resolve(this.outcomes);
+  }
+
+  /** The caller aborted (this object is its abort listener: no closure per probe). */
+  handleEvent(): void {
+    this.endPending('cancelled', true);
   }
 
   /** The timer fired or the caller aborted: every request still in flight ends so. */
@@ -347,4 +336,52 @@ class FanoutSlot implements Pending {
     if (!this.link.pending.delete(this.id)) return;
     this.fanout.done(this.index, outcome);
   }
+}
+
+/**
+ * One `request`: what the link's pending map holds, its timer and (handleEvent) its abort listener,
+ * in one object instead of three closures.
+ */
+class SingleRequest implements Pending {
+  readonly promise: Promise<Outcome>;
+  private resolve!: (outcome: Outcome) => void;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly registry: LinkRegistry,
+    private readonly link: Link,
+    private readonly id: string,
+    readonly startedAt: number,
+    private readonly now: () => number,
+    private readonly options: RequestOptions,
+  ) {
+    this.promise = new Promise((resolve) => (this.resolve = resolve));
+    this.timer = setTimeout(requestTimedOut, options.timeoutMs, this);
+  }
+
+  elapsed(): number {
+    return this.now() - this.startedAt;
+  }
+
+  settle(outcome: Outcome): void {
+    if (!this.link.pending.delete(this.id)) return;
+    clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this);
+    this.resolve(outcome);
+  }
+
+  /** The caller aborted: the computer is told to stop. */
+  handleEvent(): void {
+    this.registry.sendCancel(this.link, this.id);
+    this.settle({ status: 'cancelled', ms: this.elapsed() });
+  }
+
+  timedOut(): void {
+    if (this.options.cancelOnTimeout) this.registry.sendCancel(this.link, this.id);
+    this.settle({ status: 'timeout', ms: this.elapsed() });
+  }
+}
+
+function requestTimedOut(request: SingleRequest): void {
+  request.timedOut();
 }

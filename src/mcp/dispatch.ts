@@ -17,6 +17,7 @@ import {
   isRecord,
   resultResponse,
   type JsonRpcId,
+  type Message,
   type Response,
 } from '../jsonrpc/message.js';
 import { negotiate } from './protocol.js';
@@ -125,7 +126,7 @@ export class Dispatcher {
       if (message.kind === 'invalid') {
         return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
       }
-      const response = await this.handleMessage(body, caller);
+      const response = await this.answer(message, caller);
       if (response && 'error' in response && response.error.code === SERVER_BUSY) {
         return { status: 503, body: response, headers: { 'retry-after': '1' } };
       }
@@ -149,8 +150,12 @@ export class Dispatcher {
   }
 
   /** One message; null when it needs no answer (notifications, client responses). */
-  async handleMessage(value: unknown, caller: Caller = LOCAL): Promise<Response | null> {
-    const message = classify(value);
+  handleMessage(value: unknown, caller: Caller = LOCAL): Promise<Response | null> {
+    return this.answer(classify(value), caller);
+  }
+
+  /** One classified message (a single body is classified once, not again here). */
+  private async answer(message: Message, caller: Caller): Promise<Response | null> {
     switch (message.kind) {
       case 'invalid':
         return errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`);

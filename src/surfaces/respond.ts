@@ -52,7 +52,27 @@ const DEFAULT_WRITER = new AnswerWriter();
  * `stallMs` pass without the client taking a piece; then the socket is destroyed and the answer freed.
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
-  sendBytes(res, status, 'application/json', Buffer.from(JSON.stringify(body), 'utf8'), headers);
+  const text = JSON.stringify(body);
+  // an answer of one piece (nearly all) is handed to node as the string: node then writes the head
+  // and the body in one write, with no Buffer copy and no writev (issue 16: ~1 KB less allocated
+  // per call, and one write instead of a two-piece writev)
+  if (text.length <= SEND_CHUNK_BYTES) {
+    const length = Buffer.byteLength(text, 'utf8');
+    if (length <= SEND_CHUNK_BYTES) {
+      res.writeHead(status, headFields('application/json', length, headers));
+      res.end(text, 'utf8');
+      // the client must still take it in time
+      if (res.writableLength > 0) paced(res, EMPTY, true);
+      return;
+    }
+  }
+  sendBytes(res, status, 'application/json', Buffer.from(text, 'utf8'), headers);
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function headFields(contentType: string, length: number, headers: Record<string, string> | undefined): Record<string, string | number> {
+  return headers ? { 'content-type': contentType, 'content-length': length, ...headers } : { 'content-type': contentType, 'content-length': length };
 }
 
 /**
@@ -65,7 +85,7 @@ export function sendSseMessage(res: ServerResponse, status: number, body: unknow
 }
 
 function sendBytes(res: ServerResponse, status: number, contentType: string, data: Buffer, headers: Record<string, string> | undefined): void {
-  res.writeHead(status, headers ? { 'content-type': contentType, 'content-length': data.length, ...headers } : { 'content-type': contentType, 'content-length': data.length });
+  res.writeHead(status, headFields(contentType, data.length, headers));
   // most answers are one piece the socket takes at once: no closures and no timer for them
   if (data.length <= SEND_CHUNK_BYTES) {
     res.end(data);
