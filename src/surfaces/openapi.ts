@@ -3,6 +3,7 @@
 // and the two list routes. Tool schemas are JSON Schema, which OpenAPI 3.1 takes as they are.
 import type { Schema } from '../tools/schema.js';
 import type { Tool } from '../tools/tool.js';
+import { COMPUTER_SCHEMA } from '../tools/list-computers.js';
 import type { EndpointAlias } from './endpoints.js';
 
 export interface OpenApiInfo {
@@ -57,17 +58,11 @@ function components(): Record<string, unknown> {
         properties: { type: { type: 'string' }, text: { type: 'string' } },
         required: ['type'],
       },
+      // list-computers' entry (one definition for both) plus the address the computer dialled from
       Computer: {
-        type: 'object',
-        properties: {
-          computerId: { type: 'integer' },
-          label: { type: ['string', 'null'] },
-          version: { type: ['string', 'null'], description: 'version of the mcp-computer program' },
-          connectedAt: { type: 'string', format: 'date-time' },
-          lastSeenAt: { type: 'string', format: 'date-time' },
-          remoteAddress: { type: 'string' },
-        },
-        required: ['computerId', 'label', 'version', 'connectedAt', 'lastSeenAt', 'remoteAddress'],
+        ...COMPUTER_SCHEMA,
+        properties: { ...COMPUTER_SCHEMA.properties, remoteAddress: { type: 'string' } },
+        required: [...COMPUTER_SCHEMA.required, 'remoteAddress'],
       },
       ToolInfo: {
         type: 'object',

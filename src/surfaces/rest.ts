@@ -7,6 +7,7 @@ import { Cancellation } from '../cancel.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import { callTool, type CallDeps } from '../tools/call.js';
+import { computerEntry } from '../tools/list-computers.js';
 import type { FailureCode } from '../tools/tool.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
 import type { Handler, Methods, RouteContext } from './router.js';
@@ -142,10 +143,8 @@ export function restRoutes(deps: RestDeps): Record<string, Methods> {
     sendJson(
       res,
       200,
-      deps.links.list().map((link) => {
-        const info = link.info();
-        return { ...info, connectedAt: new Date(info.connectedAt).toISOString(), lastSeenAt: new Date(info.lastSeenAt).toISOString() };
-      }),
+      // what list-computers shows, plus where the computer dialled from
+      deps.links.list().map((link) => ({ ...computerEntry(link), remoteAddress: link.remoteAddress })),
     );
   const getOnly = notAllowed('GET, HEAD');
   return {

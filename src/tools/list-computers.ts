@@ -2,9 +2,36 @@
 // from the bridge's own records: no request is sent, so it answers even for a busy computer.
 import { identityLine, peripheralsLine, KINDS } from '../link/identity.js';
 import { describe, type Link } from '../link/registry.js';
+import type { Schema } from './schema.js';
 import { textResult, type Tool } from './tool.js';
 
-function entry(link: Link): Record<string, unknown> {
+/** One computer as list-computers' structuredContent and REST GET /computers show it (computerEntry). */
+export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; required: string[] } = {
+  type: 'object',
+  properties: {
+    computerId: { type: 'integer' },
+    label: { type: ['string', 'null'] },
+    kind: { type: ['string', 'null'], enum: [...KINDS, null] },
+    advanced: { type: ['boolean', 'null'] },
+    host: { type: ['string', 'null'], description: "the computer's _HOST" },
+    ccVersion: { type: ['string', 'null'] },
+    version: { type: ['string', 'null'], description: 'version of the mcp-computer program' },
+    peripherals: {
+      type: ['array', 'null'],
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, types: { type: 'array', items: { type: 'string' } } },
+        required: ['name', 'types'],
+      },
+    },
+    connectedAt: { type: 'string', format: 'date-time' },
+    lastSeenAt: { type: 'string', format: 'date-time' },
+  },
+  required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'connectedAt', 'lastSeenAt'],
+};
+
+/** One computer as list-computers' structuredContent and REST GET /computers show it. */
+export function computerEntry(link: Link): Record<string, unknown> {
   const { kind, advanced, host, ccVersion, peripherals } = link.identity;
   return {
     computerId: link.computerId,
@@ -38,32 +65,7 @@ export const listComputers: Tool = {
   outputSchema: {
     type: 'object',
     properties: {
-      computers: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            computerId: { type: 'integer' },
-            label: { type: ['string', 'null'] },
-            kind: { type: ['string', 'null'], enum: [...KINDS, null] },
-            advanced: { type: ['boolean', 'null'] },
-            host: { type: ['string', 'null'] },
-            ccVersion: { type: ['string', 'null'] },
-            version: { type: ['string', 'null'] },
-            peripherals: {
-              type: ['array', 'null'],
-              items: {
-                type: 'object',
-                properties: { name: { type: 'string' }, types: { type: 'array', items: { type: 'string' } } },
-                required: ['name', 'types'],
-              },
-            },
-            connectedAt: { type: 'string' },
-            lastSeenAt: { type: 'string' },
-          },
-          required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'connectedAt', 'lastSeenAt'],
-        },
-      },
+      computers: { type: 'array', items: COMPUTER_SCHEMA },
     },
     required: ['computers'],
   },
@@ -72,6 +74,6 @@ export const listComputers: Tool = {
   async call(_args, { links }) {
     const linked = links.list();
     if (linked.length === 0) return { ...textResult('No computers are linked.'), structuredContent: { computers: [] } };
-    return { ...textResult(linked.map(line).join('\n')), structuredContent: { computers: linked.map(entry) } };
+    return { ...textResult(linked.map(line).join('\n')), structuredContent: { computers: linked.map(computerEntry) } };
   },
 };

@@ -3,9 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { linkComputer, startTestBridge, until, withBridge } from '../helpers.js';
+import { FakeComputer, callTool, linkComputer, startTestBridge, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
+import { validate } from '../../dist/tools/schema.js';
 
 // the safe tools (built-ins besides probe-computers and exec-lua): tools added later need no edit here
 const SAFE_TOOLS = BUILTIN_TOOLS.map((t) => t.name).filter((n) => n !== 'probe-computers' && n !== 'exec-lua');
@@ -50,12 +51,47 @@ test('GET /tools lists every offered tool with its schemas; GET /computers the l
     assert.equal(status, 200);
     assert.deepEqual(json.map((c) => [c.computerId, c.label]), [[2, null], [4, 'miner']]);
     for (const c of json) {
-      assert.deepEqual(Object.keys(c).sort(), ['computerId', 'connectedAt', 'label', 'lastSeenAt', 'remoteAddress', 'version']);
+      assert.deepEqual(Object.keys(c).sort(), ['advanced', 'ccVersion', 'computerId', 'connectedAt', 'host', 'kind', 'label', 'lastSeenAt', 'peripherals', 'remoteAddress', 'version']);
       assert.equal(new Date(c.connectedAt).toISOString(), c.connectedAt);
       assert.equal(new Date(c.lastSeenAt).toISOString(), c.lastSeenAt);
       assert.match(c.remoteAddress, /127\.0\.0\.1/);
     }
     await Promise.all([a.close(), b.close()]);
+  }));
+
+test('GET /computers lacked the identity list-computers returns: now the same entries (kind, advanced, host, ccVersion, peripherals ...) plus remoteAddress, as the OpenAPI Computer schema says', () =>
+  withBridge({}, async (bridge) => {
+    const turtle = new FakeComputer(bridge.linkUrl, { computerId: 7, computerLabel: 'miner' });
+    const hello = {
+      type: 'hello',
+      computerId: 7,
+      computerLabel: 'miner',
+      version: '0.1.0',
+      kind: 'turtle',
+      advanced: true,
+      host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)',
+      ccVersion: '1.110.0',
+      peripherals: [{ name: 'left', types: ['modem'] }],
+    };
+    assert.equal((await turtle.link(hello)).type, 'hello-ok');
+    const plain = await linkComputer(bridge, { computerId: 3 });
+    const tool = (await callTool(bridge, 'list-computers')).structuredContent.computers;
+    const { status, json } = await rest(bridge, 'GET', '/computers');
+    assert.equal(status, 200);
+    assert.equal(json.length, 2);
+    for (const [i, c] of json.entries()) {
+      const { remoteAddress, ...rest } = c;
+      assert.match(remoteAddress, /127\.0\.0\.1/);
+      assert.deepEqual(rest, tool[i]);
+    }
+    const seven = json.find((c) => c.computerId === 7);
+    assert.deepEqual([seven.kind, seven.advanced, seven.host, seven.ccVersion, seven.peripherals], ['turtle', true, hello.host, '1.110.0', hello.peripherals]);
+    assert.equal(json.find((c) => c.computerId === 3).kind, null);
+    const doc = (await rest(bridge, 'GET', '/openapi.json')).json;
+    const schema = doc.components.schemas.Computer;
+    for (const field of ['kind', 'advanced', 'host', 'ccVersion', 'peripherals', 'remoteAddress']) assert.ok(schema.required.includes(field), field);
+    for (const c of json) assert.equal(validate(c, schema, 'computer'), null);
+    await Promise.all([turtle.close(), plain.close()]);
   }));
 
 test('POST /tools/<name>: an empty body means {}; the answer is the tool result with isError false', () =>
