@@ -101,6 +101,31 @@ describeLua('exec-lua: big answers are capped before encoding (issue 14, finding
   });
 });
 
+// Finding 2, "whatever happens, the bridge gets an answer": describing a
+// returned table calls tostring on its table keys, so a key's __tostring runs
+// inside the answer's encoder. One that raises, and one that never returns
+// (the watchdog stops the encoder, and 1 s later CC's hard abort would stop
+// the computer unless the program yields at once) still give an error answer.
+describeLua('exec-lua: an answer that cannot be built is still an answer (issue 14, finding 2)', () => {
+  const keyed = (body) => `local k = setmetatable({}, { __tostring = function() ${body} end }) return { [k] = 1 }`;
+
+  test('a key whose __tostring raises: an error answer, the link goes on', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1 });
+    const { res } = await answer(link, keyed('error("no text for you")'));
+    assert.equal(res.ok, false, JSON.stringify(res));
+    assert.match(res.error, /^could not build the answer: .*no text for you/);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+
+  test('a key whose __tostring never returns: the watchdog stops the encoder, an error answer, no hard abort', T, async (t) => {
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1 });
+    const { res } = await answer(link, keyed('while true do end'));
+    assert.equal(res.ok, false, JSON.stringify(res));
+    assert.match(res.error, /^could not build the answer: Too long without yielding/);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+});
+
 describeLua('exec-lua: byte strings come back exactly (issue 14, finding 4)', () => {
   const bytes = (d) => (d.base64 !== undefined ? Buffer.from(d.base64, 'base64') : Buffer.from(d.value, 'utf8'));
 
