@@ -56,6 +56,22 @@ function patternSchema(schema: Schema, key: string): Schema | undefined {
   return undefined;
 }
 
+/** Characters (code points) in a string: a surrogate pair is one, a lone surrogate is one too. */
+export function codePoints(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
 /** Returns null when valid, else a sentence naming the argument and what is wrong. */
 export function validate(value: unknown, schema: Schema, path = 'arguments'): string | null {
   if (schema.type !== undefined) {
@@ -74,11 +90,14 @@ export function validate(value: unknown, schema: Schema, path = 'arguments'): st
     if (schema.maximum !== undefined && value > schema.maximum) return `${path} must be at most ${schema.maximum}`;
   }
   if (typeof value === 'string') {
-    if (schema.minLength !== undefined && value.length < schema.minLength) {
-      return schema.minLength === 1 ? `${path} must not be empty` : `${path} must be at least ${schema.minLength} characters`;
+    // JSON Schema counts characters (code points); value.length counts UTF-16 units, one or two per
+    // character, so it settles most cases without counting
+    const { minLength, maxLength } = schema;
+    if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && codePoints(value) < minLength))) {
+      return minLength === 1 ? `${path} must not be empty` : `${path} must be at least ${minLength} characters`;
     }
-    if (schema.maxLength !== undefined && value.length > schema.maxLength) {
-      return `${path} must be at most ${schema.maxLength} characters`;
+    if (maxLength !== undefined && value.length > maxLength && codePoints(value) > maxLength) {
+      return `${path} must be at most ${maxLength} characters`;
     }
   }
   if (Array.isArray(value) && schema.items) {

@@ -135,3 +135,17 @@ test('what the tools send, and how job answers render', () =>
     // argument checks before anything is sent
     assert.match(text(await callTool(bridge, 'send-input', { computerId: 3, keys: Array(65).fill('a') })), /at most 64 are allowed/);
   }));
+
+test('a tool argument\'s maxLength counts characters: 128 non-BMP characters are a valid job id (256 UTF-16 units were refused), 129 are not', () =>
+  withBridge({}, async (bridge) => {
+    const seen = [];
+    await computerWith(bridge, { 'job-status': (p) => ({ ok: false, error: `no job ${p.job.length / 2}` }) }, seen);
+    const job = '\u{1F600}'.repeat(128);
+    const ok = await callTool(bridge, 'job-status', { computerId: 3, job });
+    assert.match(text(ok), /no job 128/);
+    assert.equal(seen.at(-1).params.job, job);
+    const long = await callTool(bridge, 'job-status', { computerId: 3, job: job + '\u{1F600}' });
+    assert.equal(long.isError, true);
+    assert.match(text(long), /argument "job" must be at most 128 characters/);
+    assert.equal(seen.length, 1, 'the long one was not sent');
+  }));

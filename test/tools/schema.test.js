@@ -75,3 +75,21 @@ test('schemas of upstream tools: enum members compared as JSON values, patternPr
   assert.equal(validate({ 'y-a': 1, b: 2 }, { type: 'object', patternProperties: { '^y-': null }, additionalProperties: null }), null);
   assert.equal(validate({ 'y-a': 1 }, { type: 'object', patternProperties: { '^y-': true }, additionalProperties: false }), null);
 });
+
+test('minLength/maxLength counted UTF-16 units: JSON Schema counts characters, so a non-BMP character is one', () => {
+  const emoji = '\u{1F600}'; // one character, two UTF-16 units
+  const max = { type: 'string', maxLength: 3 };
+  assert.equal(validate(emoji.repeat(3), max, 'text'), null);
+  assert.equal(validate(`ab${emoji}`, max, 'text'), null);
+  assert.equal(validate(emoji.repeat(4), max, 'text'), 'text must be at most 3 characters');
+  assert.equal(validate(`abc${emoji}`, max, 'text'), 'text must be at most 3 characters');
+  const min = { type: 'string', minLength: 2 };
+  assert.equal(validate(emoji, min, 'text'), 'text must be at least 2 characters');
+  assert.equal(validate(emoji.repeat(2), min, 'text'), null);
+  assert.equal(validate(`a${emoji}`, min, 'text'), null);
+  assert.equal(validate('\u{1F600}', { type: 'string', minLength: 1, maxLength: 1 }, 'key'), null);
+  // a lone surrogate (JSON may carry one as \ud800) is one character too
+  assert.equal(validate('\ud800\ud800\ud800', { type: 'string', maxLength: 2 }, 'text'), 'text must be at most 2 characters');
+  assert.equal(validate('\udc00\ud800', { type: 'string', minLength: 2, maxLength: 2 }, 'text'), null);
+  assert.equal(validate(`\ud800${emoji}`, { type: 'string', minLength: 2, maxLength: 2 }, 'text'), null);
+});
