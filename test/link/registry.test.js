@@ -290,3 +290,32 @@ test('a request on one link never shows up in the pending requests of another (i
   assert.deepEqual((await all).map((o) => o.status), ['disconnected', 'disconnected']);
   assert.equal(lc.pending.size, 0);
 });
+
+test('a link whose last request ended keeps no map of its own; its next request works and stays its own', async () => {
+  const registry = new LinkRegistry();
+  const a = recordingSocket();
+  const b = recordingSocket();
+  const la = registry.register(a, hello(1), 'a').link;
+  const lb = registry.register(b, hello(2), 'b').link;
+  const idle = la.pending;
+  const one = registry.request(la, 'ping', undefined, { timeoutMs: 60_000 });
+  const all = registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 60_000 });
+  assert.notEqual(la.pending, idle, 'a link in use has its own map');
+  assert.notEqual(la.pending, lb.pending);
+  registry.resolve(la, { type: 'response', id: a.sent[0].id, ok: true, result: 'x' });
+  assert.equal(la.pending.size, 1, 'one of its two requests still in flight');
+  registry.resolve(la, { type: 'response', id: a.sent[1].id, ok: true, result: 'x' });
+  registry.resolve(lb, { type: 'response', id: b.sent[0].id, ok: true, result: 'y' });
+  assert.equal((await one).status, 'ok');
+  assert.deepEqual((await all).map((o) => o.status), ['ok', 'ok']);
+  // both gave their maps back: they share the one empty map again (an emptied Map keeps its table)
+  assert.equal(la.pending, idle);
+  assert.equal(lb.pending, idle);
+  const again = registry.request(lb, 'ping', undefined, { timeoutMs: 60_000 });
+  assert.equal(lb.pending.size, 1);
+  assert.equal(la.pending.size, 0, 'the other idle link sees nothing of it');
+  assert.equal(registry.resolve(la, { type: 'response', id: b.sent[1].id, ok: true, result: 'forged' }), false);
+  registry.resolve(lb, { type: 'response', id: b.sent[1].id, ok: true, result: 'z' });
+  assert.deepEqual((await again).status, 'ok');
+  assert.equal(lb.pending, idle);
+});
