@@ -181,6 +181,33 @@ local function full(lim, st)
     return false
 end
 
+-- The name of key k in the copy of t (out: the copy so far). JSON keys are
+-- text, so different Lua keys can have the same text: the number 1 and the
+-- string "1", true and "true", a byte string key shown as \233 and the
+-- UTF-8 key \233. Nothing may be lost, so every key gets its own name: a
+-- UTF-8 string key is always its own text; any other key takes its text if
+-- no UTF-8 string key of t has it and no earlier key took it, else its text
+-- with " (<type> key)" added, else " (<type> key 2)", " (<type> key 3)" ...
+-- (type being Lua's type() of the key: a byte string key is a "string key").
+-- Also returns whether k is a byte string (listed in the descriptor's bytes).
+local function keyName(t, k, out, suffixes)
+    local tk = type(k)
+    local byteKey = tk == "string" and not isUtf8(k)
+    if tk == "string" and not byteKey and out[k] == nil then return k, false end
+    local text = byteKey and byteText(k) or keyString(k)
+    if (tk ~= "string" or byteKey) and out[text] == nil and rawget(t, text) == nil then return text, byteKey end
+    local base = text .. " (" .. tk .. " key"
+    local n, name = suffixes[base] or 1, nil
+    while true do
+        name = n == 1 and base .. ")" or base .. " " .. n .. ")"
+        if out[name] == nil and rawget(t, name) == nil then break end
+        n = n + 1
+        if n % 256 == 0 then pace() end
+    end
+    suffixes[base] = n + 1
+    return name, byteKey
+end
+
 local function copyTable(t, lim, st, depth)
     if st.path[t] then return "<cycle>" end
     if st.seen[t] then return "<repeated>" end
@@ -215,13 +242,11 @@ local function copyTable(t, lim, st, depth)
         end
     else
         out = {}
+        local suffixes = {}
         for k, v in next, t do
             if full(lim, st) then break end
-            local key = keyString(k)
-            local byteKey = type(k) == "string" and not isUtf8(k)
-            if byteKey then key = byteText(k) end
+            local key, byteKey = keyName(t, k, out, suffixes)
             st.items, st.bytes = st.items + 1, st.bytes + #key + 4
-            if out[key] ~= nil then key = key .. " (" .. type(k) .. " key)" end
             if byteKey then noteBytes(st, k, key) end
             st.keys[#st.keys + 1] = key
             out[key] = copyValue(v, lim, st, depth + 1)
