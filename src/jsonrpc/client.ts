@@ -94,10 +94,15 @@ export class JsonRpcClient {
   private readonly closeHandlers = new Set<(reason: string) => void>();
   private closedReason: string | null = null;
 
+  /** What a request in flight needs of its client. */
+  private readonly owner: RequestOwner;
+
   constructor(
     private readonly transport: Transport,
     private readonly options: ClientOptions,
-  ) {}
+  ) {
+    this.owner = { pending: this.pending, cancelRemote: (id, reason) => this.cancelRemote(id, reason), noticeBeforeClose: options.noticeBeforeClose === true };
+  }
 
   /** Why the connection ended, or null while it is open. */
   get closed(): string | null {
@@ -122,44 +127,14 @@ export class JsonRpcClient {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled before it was sent`));
     const id = this.nextId++;
-    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    const delivery = new Cancellation();
-    return new Promise<T>((resolve, reject) => {
-      const finish = () => {
-        this.pending.delete(id);
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const giveUp = (err: RpcClientError, reason: string) => {
-        if (!this.pending.has(id)) return;
-        finish();
-        reject(err);
-        const notice = this.cancelRemote(id, reason);
-        if (this.options.noticeBeforeClose) void notice.finally(() => delivery.abort());
-        else delivery.abort();
-      };
-      const onAbort = () => giveUp(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled`), 'cancelled by the caller');
-      const timer = setTimeout(
-        () => giveUp(new RpcClientError('ERR_RPC_TIMEOUT', `${method} timed out after ${timeoutMs} ms`), `timed out after ${timeoutMs} ms`),
-        timeoutMs,
-      );
-      this.pending.set(id, {
-        method,
-        resolve: (result) => {
-          finish();
-          resolve(result as T);
-        },
-        reject: (err) => {
-          finish();
-          reject(err);
-        },
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-      this.transport.send(message, delivery).catch((err: Error) => {
-        this.pending.get(id)?.reject(new RpcClientError('ERR_RPC_SEND', `${method} did not get through: ${err.message}`));
-      });
+    const request = new ClientRequest<T>(this.owner, id, method, options.timeoutMs ?? this.options.timeoutMs, signal);
+    this.pending.set(id, request);
+    signal?.addEventListener('abort', request, { once: true });
+    const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+    this.transport.send(message, request.delivery).catch((err: Error) => {
+      if (this.pending.get(id) === request) request.reject(new RpcClientError('ERR_RPC_SEND', `${method} did not get through: ${err.message}`));
     });
+    return request.promise;
   }
 
   async notify(method: string, params?: unknown): Promise<void> {
@@ -280,4 +255,75 @@ export class JsonRpcClient {
   private reply(message: unknown): void {
     this.transport.send(message).catch((err: Error) => this.options.log?.debug(`${this.label()}: answer not sent: ${err.message}`));
   }
+}
+
+interface RequestOwner {
+  pending: Map<JsonRpcId, Pending>;
+  cancelRemote(id: JsonRpcId, reason: string): Promise<void>;
+  noticeBeforeClose: boolean;
+}
+
+/**
+ * One request in flight: its pending entry, its timer (setTimeout's argument) and its abort listener
+ * (handleEvent) in one object, instead of six closures per request.
+ */
+class ClientRequest<T> implements Pending {
+  readonly promise: Promise<T>;
+  /** Aborts the delivery of the request when it is given up (HTTP: the POST). */
+  readonly delivery = new Cancellation();
+  private ok!: (value: T) => void;
+  private fail!: (err: RpcClientError) => void;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly owner: RequestOwner,
+    readonly id: JsonRpcId,
+    readonly method: string,
+    private readonly timeoutMs: number,
+    private readonly signal: CancelSignal | undefined,
+  ) {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.ok = resolve;
+      this.fail = reject;
+    });
+    this.timer = setTimeout(requestTimedOut, timeoutMs, this as ClientRequest<unknown>);
+  }
+
+  resolve(result: unknown): void {
+    this.finish();
+    this.ok(result as T);
+  }
+
+  reject(err: RpcClientError): void {
+    this.finish();
+    this.fail(err);
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.giveUp(new RpcClientError('ERR_RPC_CANCELLED', `${this.method} cancelled`), 'cancelled by the caller');
+  }
+
+  timedOut(): void {
+    this.giveUp(new RpcClientError('ERR_RPC_TIMEOUT', `${this.method} timed out after ${this.timeoutMs} ms`), `timed out after ${this.timeoutMs} ms`);
+  }
+
+  private finish(): void {
+    this.owner.pending.delete(this.id);
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this);
+  }
+
+  private giveUp(err: RpcClientError, reason: string): void {
+    if (!this.owner.pending.has(this.id)) return;
+    this.finish();
+    this.fail(err);
+    const notice = this.owner.cancelRemote(this.id, reason);
+    if (this.owner.noticeBeforeClose) void notice.finally(() => this.delivery.abort());
+    else this.delivery.abort();
+  }
+}
+
+function requestTimedOut(request: ClientRequest<unknown>): void {
+  request.timedOut();
 }

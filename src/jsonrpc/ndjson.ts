@@ -28,12 +28,25 @@ export class LineReader {
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(0x0a, start);
+      if (nl !== -1 && this.size === 0 && this.dropping < 0 && nl - start <= this.options.maxLineBytes) {
+        // a whole line inside this chunk (nearly every line): decoded in place, no piece kept
+        this.emit(chunk, start, nl);
+        start = nl + 1;
+        continue;
+      }
       const end = nl === -1 ? chunk.length : nl;
       this.take(chunk.subarray(start, end));
       if (nl === -1) return;
       this.finishLine();
       start = nl + 1;
     }
+  }
+
+  /** The line `bytes[start, end)` without a trailing \r, unless blank. */
+  private emit(bytes: Buffer, start: number, end: number): void {
+    if (end > start && bytes[end - 1] === 0x0d) end--;
+    const line = bytes.toString('utf8', start, end);
+    if (line.trim() !== '') this.options.onLine(line);
   }
 
   /** End of stream: a last line without a newline still counts. */
@@ -72,10 +85,10 @@ export class LineReader {
       this.options.onOversize(bytes, id);
       return;
     }
-    const line = (this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(this.pieces)).toString('utf8').replace(/\r$/, '');
+    const bytes = this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(this.pieces);
     this.pieces = [];
     this.size = 0;
-    if (line.trim() !== '') this.options.onLine(line);
+    this.emit(bytes, 0, bytes.length);
   }
 }
 

@@ -2,6 +2,7 @@
 // our log line by line with its name in front. Ending it: close stdin, SIGTERM after a grace,
 // SIGKILL after another; every child still alive when the bridge process exits is killed.
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import type { Logger } from '../log.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
@@ -132,10 +133,11 @@ export class StdioTransport implements Transport {
   send(message: unknown): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable || this.closing) return Promise.reject(new Error('the process is not running'));
-    // messages sent in one tick leave in one write (one syscall under load, not one each)
+    // messages sent in one turn of the event loop leave in one write (one syscall under load, not one
+    // each): a tick is one HTTP request's worth, so the pipe is uncorked after the loop's I/O phase
     if (!stdin.writableCorked) {
       stdin.cork();
-      process.nextTick(() => stdin.uncork());
+      setImmediate(uncork, stdin);
     }
     return new Promise((resolve, reject) => {
       stdin.write(encodeLine(message), (err) => (err ? reject(err) : resolve()));
@@ -167,4 +169,8 @@ export class StdioTransport implements Transport {
     }
     this.handlers?.message(value);
   }
+}
+
+function uncork(stream: Writable): void {
+  stream.uncork();
 }

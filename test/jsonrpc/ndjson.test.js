@@ -40,6 +40,17 @@ test('a line over the limit is dropped whole, reported once with its size, and t
   assert.deepEqual(oversize, [15, 10]);
 });
 
+test('lines whole inside one chunk: CRLF split across chunks, a line of exactly the limit kept, one byte over dropped', () => {
+  const { r, lines, oversize } = reader(8);
+  r.push(Buffer.from('12345678\n123456789\n"a"\r'));
+  r.push(Buffer.from('\n\r\n"b"\r\n'));
+  assert.deepEqual(lines, ['12345678', '"a"', '"b"']);
+  assert.deepEqual(oversize, [9]);
+  // a carriage return inside a line stays; only the one before the newline goes
+  r.push(Buffer.from('a\rb\r\r\n'));
+  assert.deepEqual(lines, ['12345678', '"a"', '"b"', 'a\rb\r']);
+});
+
 test('encodeLine writes one line with no embedded newline', () => {
   const line = encodeLine({ text: 'a\nb' });
   assert.equal(line, '{"text":"a\\nb"}\n');
