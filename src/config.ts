@@ -19,6 +19,7 @@ export interface Config {
   execLua: boolean;
   /** Largest exec-lua code argument, in bytes (CC_EXEC_MAX_CODE_BYTES). */
   execMaxCodeBytes: number;
+  execMaxResultValues: number;
   logLevel: LogLevel;
   /** Bearer tokens accepted on the MCP port (several for rotation); empty: no MCP auth. */
   mcpAuthTokens: string[];
@@ -87,6 +88,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_ALLOWED_ORIGINS', default: '', meaning: 'comma-separated extra Origins allowed besides loopback ones' },
   { name: 'CC_EXEC_LUA', default: 'on', meaning: 'on|off: offer the exec-lua tool' },
   { name: 'CC_EXEC_MAX_CODE_BYTES', default: '65536', meaning: 'largest exec-lua code argument in bytes (at most 1048576); larger fails before anything is sent' },
+  { name: 'CC_EXEC_MAX_RESULT_VALUES', default: '100000', meaning: 'most JSON values in the returned values of one exec-lua, Lua tool, run-program, call-peripheral or job result (1000 to 10000000); more fails that call as a malformed answer' },
   { name: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
   { name: 'MCP_AUTH_TOKEN', default: '', meaning: 'bearer token(s) every MCP/REST request must carry (comma-separated for rotation)' },
   { name: 'MCP_AUTH_TOKEN_FILE', default: '', meaning: 'file holding the MCP token(s), one per line (keeps them out of the process list)' },
@@ -233,6 +235,7 @@ export function loadConfig(
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
     execLua: read(env, 'CC_EXEC_LUA', onOff),
     execMaxCodeBytes: read(env, 'CC_EXEC_MAX_CODE_BYTES', integer(1024, MiB)),
+    execMaxResultValues: read(env, 'CC_EXEC_MAX_RESULT_VALUES', integer(1000, 10_000_000)),
     logLevel: read(env, 'LOG_LEVEL', level),
     mcpAuthTokens: readTokens(env, 'MCP_AUTH_TOKEN', readFile),
     linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),

@@ -37,6 +37,7 @@ test('every variable has its documented default', () => {
     allowedOrigins: [],
     execLua: true,
     execMaxCodeBytes: 65536,
+    execMaxResultValues: 100000,
     logLevel: 'info',
     mcpAuthTokens: [],
     linkTokens: [],
@@ -176,6 +177,12 @@ test('a bad CC_EXEC_LUA is a ConfigError', () => {
   for (const value of ['maybe', '2', 'enabled']) rejects('CC_EXEC_LUA', value);
 });
 
+test('CC_EXEC_MAX_RESULT_VALUES (was a fixed 100,000): 1000 to 10000000, anything else is a ConfigError', () => {
+  assert.equal(loadConfig({ CC_EXEC_MAX_RESULT_VALUES: '1000' }).execMaxResultValues, 1000);
+  assert.equal(loadConfig({ CC_EXEC_MAX_RESULT_VALUES: '10000000' }).execMaxResultValues, 10_000_000);
+  for (const value of ['999', '10000001', '0', '-5', '1e5', 'many']) rejects('CC_EXEC_MAX_RESULT_VALUES', value);
+});
+
 test('an origin that is not scheme://host[:port] is a ConfigError', () => {
   for (const value of [
     'example.com',
@@ -208,6 +215,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_ALLOWED_ORIGINS: 'empty',
     CC_EXEC_LUA: 'on',
     CC_EXEC_MAX_CODE_BYTES: '65536',
+    CC_EXEC_MAX_RESULT_VALUES: '100000',
     LOG_LEVEL: 'info',
     MCP_AUTH_TOKEN: 'empty',
     MCP_AUTH_TOKEN_FILE: 'empty',

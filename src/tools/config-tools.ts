@@ -35,7 +35,7 @@ export function luaTool(def: LuaToolConfig): Tool {
         delete data.computerId;
         delete data.computer;
       }
-      return runLua(links, target, def.lua, data, def.timeoutMs ?? config.execTimeoutMs, signal);
+      return runLua(links, target, def.lua, data, def.timeoutMs ?? config.execTimeoutMs, signal, config.execMaxResultValues);
     },
   };
 }

@@ -129,8 +129,6 @@ function render(outcome: ExecOutcome): string {
 const DESCRIPTOR_TYPES: ReadonlySet<unknown> = new Set(['nil', 'boolean', 'number', 'string', 'table', 'function', 'thread', 'userdata']);
 /** Most levels `returns` may nest: mcp-computer's list, descriptor and tables at most 17 deep stay well inside. */
 export const MAX_RESULT_DEPTH = 32;
-/** Most JSON values in one result's `returns` (mcp-computer sends at most 10,000 table items per value). */
-export const MAX_RESULT_VALUES = 100_000;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -163,7 +161,7 @@ type ResultParse = { ok: true; value: Pick<ExecOutcome, 'output' | 'returns' | '
  * of descriptors `{type, value?, repr?, truncated?}`, bounded in depth and size before anything
  * renders or serialises it. Problems name fields and JSON types, never the values.
  */
-export function fromResult(result: unknown): ResultParse {
+export function fromResult(result: unknown, maxValues: number): ResultParse {
   if (!isRecord(result)) return { ok: false, problem: `the result is ${aJsonType(result)}, not an object` };
   if (result.output === undefined && result.returns === undefined) return { ok: false, problem: 'the result has neither "output" nor "returns"' };
   const output = result.output ?? '';
@@ -172,8 +170,9 @@ export function fromResult(result: unknown): ResultParse {
   if (typeof output !== 'string') return { ok: false, problem: `"output" is ${aJsonType(output)}, not a string` };
   if (typeof truncated !== 'boolean') return { ok: false, problem: `"truncated" is ${aJsonType(truncated)}, not a boolean` };
   if (!Array.isArray(returns)) return { ok: false, problem: `"returns" is ${aJsonType(returns)}, not an array` };
-  const tooBig = boundsProblem(returns, { maxDepth: MAX_RESULT_DEPTH, maxNodes: MAX_RESULT_VALUES });
-  if (tooBig) return { ok: false, problem: `"returns" ${tooBig}` };
+  // maxValues is CC_EXEC_MAX_RESULT_VALUES (mcp-computer sends at most 10,000 table items per value)
+  const tooBig = boundsProblem(returns, { maxDepth: MAX_RESULT_DEPTH, maxNodes: maxValues });
+  if (tooBig) return { ok: false, problem: `"returns" ${tooBig}${tooBig.startsWith('holds') ? ' (CC_EXEC_MAX_RESULT_VALUES)' : ''}` };
   for (let i = 0; i < returns.length; i++) {
     const d: unknown = returns[i];
     const where = `"returns"[${i}]`;
@@ -279,7 +278,7 @@ export const execLua: Tool = {
     if (typeof target === 'string') return failedResult(`${target} ${linkedList(links)}`, 'unknown_computer');
     if (!(target instanceof Link)) return target;
     if (args.detach === true) return startDetached('exec-lua', target, { links, config, log, signal }, { code });
-    return runLua(links, target, code, undefined, (args.timeoutMs as number | undefined) ?? config.execTimeoutMs, signal);
+    return runLua(links, target, code, undefined, (args.timeoutMs as number | undefined) ?? config.execTimeoutMs, signal, config.execMaxResultValues);
   },
 };
 
@@ -294,6 +293,7 @@ export async function runLua(
   args: Record<string, unknown> | undefined,
   timeoutMs: number,
   signal: CancelSignal,
+  maxResultValues: number,
 ): Promise<ToolResult> {
     const computerId = target.computerId;
     let outcome;
@@ -310,7 +310,7 @@ export async function runLua(
     }
     const malformed = (problem: string) => `protocol error: computer ${describe(computerId, target.label)} sent a malformed exec-lua result: ${problem}`;
     const failed = (error: string, partial?: unknown, code?: FailureCode) => {
-      const parsed = partial === undefined ? null : fromResult(partial);
+      const parsed = partial === undefined ? null : fromResult(partial, maxResultValues);
       const kept = parsed?.ok ? parsed.value : {};
       const said = parsed && !parsed.ok ? `${error}\n${malformed(parsed.problem)}` : error;
       const result = finish({ computerId, ok: false, output: '', returns: [], truncated: false, ...kept, error: said });
@@ -319,7 +319,7 @@ export async function runLua(
 
     switch (outcome.status) {
       case 'ok': {
-        const parsed = fromResult(outcome.result);
+        const parsed = fromResult(outcome.result, maxResultValues);
         if (!parsed.ok) return failed(malformed(parsed.problem));
         return finish({ computerId, ok: true, ...parsed.value });
       }

@@ -121,7 +121,7 @@ export const jobStatus = safeTool({
     }
     if (r.returns !== undefined) {
       // a finished job's returned values: checked as exec-lua's are, before anything renders them
-      const parsed = fromResult({ returns: r.returns });
+      const parsed = fromResult({ returns: r.returns }, ctx.config.execMaxResultValues);
       if (!parsed.ok) return malformed(link, 'job-status', parsed.problem);
     }
     return { ...textResult(renderStatus(s, r)), structuredContent: { computerId, ...r } };

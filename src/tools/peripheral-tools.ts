@@ -84,7 +84,7 @@ export const callPeripheral = safeTool({
     const timeoutMs = (args.timeoutMs as number | undefined) ?? ctx.config.execTimeoutMs;
     const answer = await callMethod(ctx, link, 'call-peripheral', params, timeoutMs, { cancelOnTimeout: true });
     if (!answer.ok) return answer.error;
-    const parsed = fromResult(answer.result);
+    const parsed = fromResult(answer.result, ctx.config.execMaxResultValues);
     if (!parsed.ok) return malformed(link, 'call-peripheral', parsed.problem);
     const { returns, output, truncated } = parsed.value;
     const parts = [returns.length > 0 ? `=> ${returns.map(renderValue).join(', ')}` : '(nothing returned)'];

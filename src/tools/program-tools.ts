@@ -44,7 +44,7 @@ export const runProgram = safeTool({
     const timeoutMs = (args.timeoutMs as number | undefined) ?? ctx.config.execTimeoutMs;
     const answer = await callMethod(ctx, link, 'run-program', { command: args.command }, timeoutMs, { cancelOnTimeout: true });
     if (!answer.ok) return answer.error;
-    const parsed = fromResult(answer.result);
+    const parsed = fromResult(answer.result, ctx.config.execMaxResultValues);
     if (!parsed.ok) return malformed(link, 'run-program', parsed.problem);
     const { output, returns, truncated } = parsed.value;
     const first = returns[0];

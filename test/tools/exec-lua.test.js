@@ -279,3 +279,20 @@ test('policy on: exec-lua is listed with input and output schemas', () =>
     assert.equal(tool.inputSchema.additionalProperties, false);
     assert.deepEqual(tool.outputSchema.required, ['computerId', 'ok', 'output', 'returns', 'truncated']);
   }));
+
+test('CC_EXEC_MAX_RESULT_VALUES bounds the returned values (was a fixed 100,000): at the limit they render, one more fails the call naming the variable', () =>
+  withBridge({ CC_EXEC_MAX_RESULT_VALUES: '1000' }, async (bridge) => {
+    // JSON values counted: the returns array, the descriptor, its type and value, and n numbers
+    const returnsOf = (n) => [{ type: 'table', value: Array.from({ length: n }, (_, i) => i) }];
+    const c = await linkComputer(bridge, {
+      computerId: 1,
+      onRequest: (f) => ({ ok: true, result: { output: '', returns: returnsOf(f.method === 'exec-lua' ? f.params.code.length : f.params.argCount), truncated: false } }),
+    });
+    const atLimit = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'x'.repeat(996) });
+    assert.equal(atLimit.isError, undefined, atLimit.content[0].text);
+    assert.equal(atLimit.structuredContent.returns[0].value.length, 996);
+    const over = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'x'.repeat(997) });
+    assert.equal(over.isError, true);
+    assert.match(over.content[0].text, /malformed exec-lua result: "returns" holds more than 1000 values \(CC_EXEC_MAX_RESULT_VALUES\)/);
+    await c.close();
+  }));
