@@ -246,11 +246,20 @@ test('SIGINT with exec-lua in flight (long timeout): answered isError before exi
 
 test('a second signal during shutdown does not start a second shutdown', async () => {
   const bridge = await startProcess();
-  // a client stuck halfway through its headers keeps the shutdown waiting until it goes away
+  // a client stuck halfway through its request keeps the shutdown waiting until it goes away
   const stuck = net.connect(Number(new URL(bridge.mcpUrl).port), '127.0.0.1');
   stuck.on('error', () => {});
   await once(stuck, 'connect');
-  stuck.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+  // headers with Expect: 100-continue, then no body: node answers 100 Continue once it has read the
+  // headers, so the bridge is known to hold a request in progress before the signal (a connection
+  // it had not read yet would count as one that never sent anything, which shutdown ends at once)
+  let answered = '';
+  stuck.on('data', (c) => (answered += c.toString('latin1')));
+  stuck.write(
+    'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+      'Accept: application/json, text/event-stream\r\nContent-Length: 64\r\nExpect: 100-continue\r\n\r\n',
+  );
+  await until(() => answered.startsWith('HTTP/1.1 100 Continue'));
   bridge.kill('SIGTERM');
   await until(() => bridge.out.stderr.includes('SIGTERM received; shutting down'));
   bridge.kill('SIGINT');
