@@ -26,6 +26,20 @@ const MAX_NAME = 256;
 const MAX_TYPES = 32;
 const MAX_TEXT = 256;
 
+/**
+ * One copy of each string many computers send alike (_HOST, peripheral types), shared by every link
+ * that says it: JSON.parse makes a new string per hello for all but the shortest. Holds at most
+ * INTERNED distinct strings (then new ones are kept as they came), so peers cannot grow it.
+ */
+const INTERNED = 1024;
+const interned = new Map<string, string>();
+export function intern(value: string): string {
+  const known = interned.get(value);
+  if (known !== undefined) return known;
+  if (interned.size < INTERNED) interned.set(value, value);
+  return value;
+}
+
 type Parse<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function text(value: unknown, where: string): Parse<string | null> {
@@ -39,7 +53,8 @@ export function parsePeripherals(value: unknown, where: string): Parse<Periphera
   if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
   if (value.length > MAX_PERIPHERALS) return { ok: false, error: `${where} lists more than ${MAX_PERIPHERALS} peripherals` };
   const seen = new Set<string>();
-  const list: Peripheral[] = [];
+  // sized up front: a list grown by push keeps room for 17 (152 B for two peripherals, per link)
+  const list = new Array<Peripheral>(value.length);
   for (let i = 0; i < value.length; i++) {
     const p: unknown = value[i];
     const at = `${where}[${i}]`;
@@ -51,7 +66,7 @@ export function parsePeripherals(value: unknown, where: string): Parse<Periphera
     if (!Array.isArray(types) || types.length > MAX_TYPES || types.some((t) => typeof t !== 'string' || t === '' || t.length > MAX_NAME)) {
       return { ok: false, error: `${at}.types must be an array of at most ${MAX_TYPES} non-empty strings` };
     }
-    list.push({ name, types: [...(types as string[])] });
+    list[i] = { name, types: (types as string[]).map(intern) };
   }
   return { ok: true, value: list };
 }
@@ -75,7 +90,13 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
   }
   return {
     ok: true,
-    value: { kind: (kind as ComputerKind | undefined) ?? null, advanced: (advanced as boolean | undefined) ?? null, host: host.value, ccVersion: ccVersion.value, peripherals },
+    value: {
+      kind: (kind as ComputerKind | undefined) ?? null,
+      advanced: (advanced as boolean | undefined) ?? null,
+      host: host.value === null ? null : intern(host.value),
+      ccVersion: ccVersion.value === null ? null : intern(ccVersion.value),
+      peripherals,
+    },
   };
 }
 
