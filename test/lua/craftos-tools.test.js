@@ -8,21 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { callTool, textOf as text } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
-
-let rpcId = 1;
-async function callTool(bridge, name, args = {}) {
-  const res = await fetch(bridge.mcpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  const json = await res.json();
-  assert.equal(json.error, undefined, JSON.stringify(json.error));
-  return json.result;
-}
-const text = (r) => r.content.map((c) => c.text).join('\n');
 
 async function until(fn, what) {
   let last;

@@ -5,41 +5,11 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { startBridge } from '../../dist/bridge.js';
-import { loadConfig } from '../../dist/config.js';
 import { rpc, session } from '../helpers.js';
-import { useComputer } from './computer.js';
 import { describeLua } from './lua-env.js';
+import { bridgeFor, callTool, linkedComputer as computer, textOf as text } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
-
-async function bridgeFor(t, env = {}) {
-  const bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error', ...env }));
-  t.after(() => bridge.close(100));
-  return bridge;
-}
-
-let rpcId = 1;
-/** tools/call over MCP; `signal` aborts the HTTP request (the bridge then cancels the call). */
-async function callTool(bridge, name, args = {}, signal) {
-  const res = await fetch(bridge.mcpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method: 'tools/call', params: { name, arguments: args } }),
-    signal,
-  });
-  const json = await res.json();
-  assert.equal(json.error, undefined, JSON.stringify(json.error));
-  return json.result;
-}
-
-const text = (r) => r.content.map((c) => c.text).join('\n');
-
-async function computer(t, bridge, opts) {
-  const c = useComputer(t, { url: bridge.linkUrl, timeScale: 0.01, ...opts });
-  await c.waitForOutput('waiting for requests');
-  return c;
-}
 
 /** Waits until the computer's file system has `name` (a program wrote it: it is running). */
 async function waitForFile(c, name) {
