@@ -44,6 +44,9 @@ export const CLOSE_UNAUTHORIZED = 4401;
 /** A limit was hit: try again later. */
 const CLOSE_TRY_AGAIN = 1013;
 
+/** Unwritten pongs that cut a peer (ws's default maxPendingAutoPongs). */
+const MAX_PENDING_PONGS = 60;
+
 /** A socket's ticket before 'connection' hands it its own (never counted). */
 const NO_TICKET: Ticket = { address: '?', stage: 'closed' };
 
@@ -120,6 +123,9 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     helloTimer: NodeJS.Timeout | null = null;
     ticket: Ticket = NO_TICKET;
     throttle: InboundThrottle | null = null;
+    /** Pongs to the peer's pings not yet written out (ws's autoPong, done here: see answerPing). */
+    pendingPongs = 0;
+    pongWritten: (() => void) | null = null;
 
     // ws builds it as `new WebSocket(null, undefined, options)`
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -137,6 +143,9 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       switch (event) {
         case 'message':
           onFrame(this, args[0] as RawData, args[1] as boolean);
+          return true;
+        case 'ping':
+          answerPing(this, args[0] as Buffer);
           return true;
         case 'pong':
           this.alive = true;
@@ -192,6 +201,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     },
     // `sockets` is the one list of them (heartbeat, shutdown): no second set of them
     clientTracking: false,
+    // answerPing does it: ws's would make a closure per socket, and computers never ping
+    autoPong: false,
   });
   metrics.addGauge({ name: 'cc_link_connections_pre_hello', help: 'Link sockets that have not said hello yet (each holds one hello timer).', read: () => admission.pending });
 
@@ -214,6 +225,22 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   function onRawClose(this: object): void {
     const ticket = tickets.get(this);
     if (ticket) admission.close(ticket);
+  }
+
+  /**
+   * A peer's ping gets a pong, as ws's autoPong does (and like it, a peer with MAX_PENDING_PONGS pongs
+   * not yet written out, i.e. one that pings faster than they can be written, is cut); the callback
+   * that counts them is made at the first ping instead of for every socket.
+   */
+  function answerPing(ws: ComputerSocket, data: Buffer): void {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.pendingPongs >= MAX_PENDING_PONGS) {
+      ws.terminate();
+      return;
+    }
+    ws.pendingPongs++;
+    ws.pongWritten ??= () => void ws.pendingPongs--;
+    ws.pong(data, false, ws.pongWritten);
   }
 
   function onHelloTimeout(ws: ComputerSocket): void {

@@ -273,3 +273,41 @@ test('frames sent to one computer in the same turn (one corked write) arrive who
     await computer.close();
     await other.close();
   }));
+
+test("a peer's pings get pongs with their payload (pre-hello and linked), and the link still works", () =>
+  withBridge({}, async (bridge) => {
+    const ws = new WebSocket(bridge.linkUrl);
+    await once(ws, 'open');
+    const pongs = [];
+    ws.on('pong', (data) => pongs.push(data.toString()));
+    ws.ping('before hello');
+    await until(() => pongs.length === 1);
+    ws.send(JSON.stringify({ type: 'hello', computerId: 4 }));
+    await until(() => bridge.links.size === 1);
+    for (let i = 0; i < 5; i++) ws.ping(`p${i}`);
+    await until(() => pongs.length === 6);
+    assert.deepEqual(pongs, ['before hello', 'p0', 'p1', 'p2', 'p3', 'p4']);
+    ws.close();
+    await once(ws, 'close');
+  }));
+
+test('a peer whose pings outrun the writing of their pongs is cut at 60 unwritten, as ws does; other links stay', () =>
+  withBridge({}, async (bridge) => {
+    const quiet = await linkComputer(bridge, { computerId: 1 });
+    const ws = new WebSocket(bridge.linkUrl);
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ type: 'hello', computerId: 2 }));
+    await until(() => bridge.links.size === 2);
+    // not reading either: whatever the bridge cannot write out waits in it
+    ws._socket.pause();
+    const payload = 'x'.repeat(125);
+    for (let round = 0; round < 100 && bridge.links.size === 2 && ws.readyState === WebSocket.OPEN; round++) {
+      for (let i = 0; i < 500; i++) ws.ping(payload);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await until(() => bridge.links.size === 1);
+    assert.ok(bridge.links.get(1), 'the other link is untouched');
+    assert.equal(bridge.links.get(2), undefined);
+    ws.terminate();
+    await quiet.close();
+  }));
