@@ -33,14 +33,28 @@ export function aJsonType(value: unknown): string {
  */
 export function boundsProblem(value: unknown, bounds: JsonBounds): string | null {
   const maxNodes = bounds.maxNodes ?? Infinity;
-  const maxDepth = bounds.maxDepth;
-  const tooMany = () => `holds more than ${maxNodes} values`;
-  if (maxNodes < 1) return tooMany();
+  if (maxNodes < 1) return tooMany(maxNodes);
   if (typeof value !== 'object' || value === null) return null;
-  // containers still to open and their depths, in two flat stacks: every link frame and every MCP
-  // body passes through here, so it allocates no object per node and no array of values per object
-  const open: object[] = [value];
-  const depths: number[] = [1];
+  const problem = walk(value, bounds.maxDepth, maxNodes);
+  // the stacks are shared: keep nothing of this value alive in them
+  OPEN.length = 0;
+  DEPTHS.length = 0;
+  return problem;
+}
+
+const tooMany = (maxNodes: number) => `holds more than ${maxNodes} values`;
+
+// containers still to open and their depths, in two flat stacks shared by every walk (a walk never
+// yields, so no two overlap): every link frame and every MCP body passes through here, so it
+// allocates no object per node, no array of values per object and no stack per call
+const OPEN: object[] = [];
+const DEPTHS: number[] = [];
+
+function walk(value: object, maxDepth: number, maxNodes: number): string | null {
+  const open = OPEN;
+  const depths = DEPTHS;
+  open.push(value);
+  depths.push(1);
   let nodes = 1;
   while (open.length > 0) {
     const v = open.pop() as Record<string, unknown>;
@@ -48,7 +62,7 @@ export function boundsProblem(value: unknown, bounds: JsonBounds): string | null
     if (depth > maxDepth) return `nests deeper than ${maxDepth} levels`;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        if (++nodes > maxNodes) return tooMany();
+        if (++nodes > maxNodes) return tooMany(maxNodes);
         const child: unknown = v[i];
         if (typeof child === 'object' && child !== null) {
           open.push(child);
@@ -57,7 +71,7 @@ export function boundsProblem(value: unknown, bounds: JsonBounds): string | null
       }
     } else {
       for (const key in v) {
-        if (++nodes > maxNodes) return tooMany();
+        if (++nodes > maxNodes) return tooMany(maxNodes);
         const child = v[key];
         if (typeof child === 'object' && child !== null) {
           open.push(child);

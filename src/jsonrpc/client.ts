@@ -10,7 +10,7 @@
 //   await client.notify('notifications/initialized');
 //   await client.close();
 import type { Logger } from '../log.js';
-import { Cancellation, type CancelSignal } from '../cancel.js';
+import { Cancellation, type AbortListener, type CancelSignal } from '../cancel.js';
 import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
 import { DEFAULT_MAX_JSON_DEPTH, boundsProblem } from './bounds.js';
 
@@ -131,7 +131,7 @@ export class JsonRpcClient {
     this.pending.set(id, request);
     signal?.addEventListener('abort', request, { once: true });
     const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-    this.transport.send(message, request.delivery).catch((err: Error) => {
+    this.transport.send(message, request).catch((err: Error) => {
       if (this.pending.get(id) === request) request.reject(new RpcClientError('ERR_RPC_SEND', `${method} did not get through: ${err.message}`));
     });
     return request.promise;
@@ -265,12 +265,14 @@ interface RequestOwner {
 
 /**
  * One request in flight: its pending entry, its timer (setTimeout's argument) and its abort listener
- * (handleEvent) in one object, instead of six closures per request.
+ * (handleEvent) in one object, instead of six closures per request. It is also the signal its
+ * transport gets for the delivery (aborted when the request is given up: HTTP aborts the POST); the
+ * Cancellation behind it is made only if the transport listens (stdio does not).
  */
-class ClientRequest<T> implements Pending {
+class ClientRequest<T> implements Pending, CancelSignal {
   readonly promise: Promise<T>;
-  /** Aborts the delivery of the request when it is given up (HTTP: the POST). */
-  readonly delivery = new Cancellation();
+  private delivery: Cancellation | null = null;
+  private given = false;
   private ok!: (value: T) => void;
   private fail!: (err: RpcClientError) => void;
   private readonly timer: NodeJS.Timeout;
@@ -287,6 +289,23 @@ class ClientRequest<T> implements Pending {
       this.fail = reject;
     });
     this.timer = setTimeout(requestTimedOut, timeoutMs, this as ClientRequest<unknown>);
+  }
+
+  get aborted(): boolean {
+    return this.given;
+  }
+
+  addEventListener(_type: 'abort', listener: AbortListener): void {
+    (this.delivery ??= new Cancellation()).addEventListener('abort', listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: AbortListener): void {
+    this.delivery?.removeEventListener('abort', listener);
+  }
+
+  private abortDelivery(): void {
+    this.given = true;
+    this.delivery?.abort();
   }
 
   resolve(result: unknown): void {
@@ -319,8 +338,8 @@ class ClientRequest<T> implements Pending {
     this.finish();
     this.fail(err);
     const notice = this.owner.cancelRemote(this.id, reason);
-    if (this.owner.noticeBeforeClose) void notice.finally(() => this.delivery.abort());
-    else this.delivery.abort();
+    if (this.owner.noticeBeforeClose) void notice.finally(() => this.abortDelivery());
+    else this.abortDelivery();
   }
 }
 

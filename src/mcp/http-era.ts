@@ -72,6 +72,16 @@ function headersProblem(headers: McpHeaders, body: Record<string, unknown> & { m
   return null;
 }
 
+const reject = (error: ErrorResponse): HttpEra => ({ era: 'reject', reply: { status: 400, body: error } });
+
+/** The era object of each served legacy revision, made once (only read by callers). */
+const LEGACY = new Map<string, HttpEra>();
+function legacy(version: string): HttpEra {
+  let era = LEGACY.get(version);
+  if (!era) LEGACY.set(version, (era = Object.freeze({ era: 'legacy', version })));
+  return era;
+}
+
 /**
  * The revision one POST speaks. MCP-Protocol-Version picks it (absent: 2025-03-26, as the 2025
  * revisions allow); a version this server does not serve is -32022, a body whose `_meta` names another
@@ -81,7 +91,6 @@ function headersProblem(headers: McpHeaders, body: Record<string, unknown> & { m
 export function selectHttpEra(headers: McpHeaders, body: unknown): HttpEra {
   const id = bodyId(body);
   const header = headers.version?.trim();
-  const reject = (error: ErrorResponse): HttpEra => ({ era: 'reject', reply: { status: 400, body: error } });
   if (header !== undefined && !isServed(header)) return reject(unsupportedVersion(id, header));
   const declared = isRequest(body) ? declaredVersion(body) : undefined;
   if (declared !== undefined) {
@@ -93,10 +102,12 @@ export function selectHttpEra(headers: McpHeaders, body: unknown): HttpEra {
     }
   }
   const version = header ?? ASSUMED_PROTOCOL_VERSION;
-  if (!isModern(version)) return { era: 'legacy', version };
+  if (!isModern(version)) return legacy(version);
   if (isRequest(body)) {
     const problem = headersProblem(headers, body);
     if (problem) return reject(headerMismatch(id, problem));
   }
-  return { era: 'modern' };
+  return MODERN;
 }
+
+const MODERN: HttpEra = Object.freeze({ era: 'modern' });

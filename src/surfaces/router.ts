@@ -54,7 +54,7 @@ export class Router {
   match(method: string, url: string): Match {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const ctx: RouteContext = { path, query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), rest: '', authenticated: true };
+    const ctx: RouteContext = new Context(path, q === -1 ? '' : url.slice(q + 1));
     let methods = this.exact.get(path);
     if (!methods) {
       const hit = this.prefixes.find((p) => path.startsWith(p.prefix));
@@ -67,5 +67,21 @@ export class Router {
     const allow = Object.keys(methods).filter((m) => m !== '*');
     if (allow.includes('GET') && !allow.includes('HEAD')) allow.push('HEAD');
     return { kind: 'method-not-allowed', allow: allow.join(', '), ctx };
+  }
+}
+
+/** A RouteContext whose query string is parsed only when a handler asks for it (most never do). */
+class Context implements RouteContext {
+  rest = '';
+  authenticated = true;
+  private parsed: URLSearchParams | null = null;
+
+  constructor(
+    readonly path: string,
+    private readonly search: string,
+  ) {}
+
+  get query(): URLSearchParams {
+    return (this.parsed ??= new URLSearchParams(this.search));
   }
 }
