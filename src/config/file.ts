@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { isRecord } from '../jsonrpc/message.js';
 import type { Schema } from '../tools/schema.js';
+import { duplicates, key, kind, list, string, stringMap, unknownKeys, type Check } from './checks.js';
 
 export const MAX_LUA_BYTES = 64 * 1024;
 export const MAX_TOOL_TIMEOUT_MS = 300_000;
@@ -74,48 +75,10 @@ export class ConfigFileError extends Error {
   }
 }
 
-type Check = (problem: string, path: string) => void;
-
 const KNOWN_TOP = ['tools', 'servers', 'endpoints'];
 const TOOL_KEYS = ['name', 'title', 'description', 'inputSchema', 'target', 'lua', 'timeoutMs', 'annotations'];
 const STDIO_KEYS = ['id', 'command', 'args', 'env', 'cwd', 'timeoutMs'];
 const HTTP_KEYS = ['id', 'url', 'headers', 'timeoutMs'];
-
-const key = (path: string, k: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
-
-function kind(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-function unknownKeys(value: Record<string, unknown>, known: string[], path: string, fail: Check): void {
-  for (const k of Object.keys(value)) {
-    if (!known.includes(k)) fail(`unknown key; expected one of ${known.map((n) => `"${n}"`).join(', ')}`, key(path, k));
-  }
-}
-
-function string(value: unknown, path: string, fail: Check, opts: { empty?: boolean } = {}): string | undefined {
-  if (typeof value !== 'string') fail(`must be a string, got ${kind(value)}`, path);
-  else if (!opts.empty && value.trim() === '') fail('must not be empty', path);
-  else return value;
-  return undefined;
-}
-
-function stringMap(value: unknown, path: string, fail: Check): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isRecord(value)) {
-    fail(`must be an object of strings, got ${kind(value)}`, path);
-    return {};
-  }
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (typeof v !== 'string') fail(`must be a string, got ${kind(v)}`, key(path, k));
-    else out[k] = v;
-  }
-  return out;
-}
 
 function timeout(value: unknown, path: string, fail: Check): number | undefined {
   if (value === undefined) return undefined;
@@ -267,29 +230,6 @@ function endpoint(value: unknown, path: string, fail: Check): EndpointConfig | u
   const tool = string(value.tool, `${path}.tool`, fail);
   if (failures !== before) return undefined;
   return { path: p as string, tool: tool as string };
-}
-
-function list<T>(value: unknown, path: string, fail: Check, item: (v: unknown, p: string, f: Check) => T | undefined): Array<{ item: T; path: string }> {
-  if (value === undefined) return [];
-  if (!Array.isArray(value)) {
-    fail(`must be an array, got ${kind(value)}`, path);
-    return [];
-  }
-  const out: Array<{ item: T; path: string }> = [];
-  value.forEach((v, i) => {
-    const parsed = item(v, `${path}[${i}]`, fail);
-    if (parsed !== undefined) out.push({ item: parsed, path: `${path}[${i}]` });
-  });
-  return out;
-}
-
-function duplicates(items: Array<{ value: string; path: string }>, what: string, fail: Check): void {
-  const seen = new Map<string, string>();
-  for (const { value, path } of items) {
-    const first = seen.get(value);
-    if (first !== undefined) fail(`${what} ${JSON.stringify(value)} is already used at ${first}`, path);
-    else seen.set(value, path);
-  }
 }
 
 // counts problems so item parsers can tell whether their own checks failed
