@@ -239,8 +239,9 @@ function identity.fill(frame)
     return frame
 end
 
--- Sends an info frame when the label or peripherals changed since the
--- last one (or the hello); called for every event while linked.
+-- Sends an info frame when the label, peripherals or jobs (identity.jobsList,
+-- set by tools.lua) changed since the last one (or the hello); called for
+-- every event while linked.
 function identity.watch(link, ev)
     local now = os.clock()
     local name = ev[1]
@@ -250,9 +251,11 @@ function identity.watch(link, ev)
     link.identityChecked = now
     local label = labelOf()
     local peripherals = (due and name ~= "timer") and encode(identity.peripherals()) or link.sentPeripherals
-    if label == link.sentLabel and peripherals == link.sentPeripherals then return end
-    link.sentLabel, link.sentPeripherals = label, peripherals
-    sendJson(link, '{"type":"info","computerLabel":' .. encode(label == nil and NULL or label) .. ',"peripherals":' .. peripherals .. '}')
+    local jobs = encode(identity.jobsList(link))
+    if label == link.sentLabel and peripherals == link.sentPeripherals and jobs == link.sentJobs then return end
+    link.sentLabel, link.sentPeripherals, link.sentJobs = label, peripherals, jobs
+    sendJson(link, '{"type":"info","computerLabel":' .. encode(label == nil and NULL or label) .. ',"peripherals":' .. peripherals
+        .. ',"jobs":' .. jobs .. '}')
 end
 
 local function cutError(err)

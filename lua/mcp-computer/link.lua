@@ -224,7 +224,8 @@ end
 local function hello(link)
     local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
         maxFrame = link.maxFrame })
-    link.sentLabel, link.sentPeripherals = frame.computerLabel, encode(frame.peripherals)
+    frame.jobs = identity.jobsList(link)
+    link.sentLabel, link.sentPeripherals, link.sentJobs = frame.computerLabel, encode(frame.peripherals), encode(frame.jobs)
     if not sendJson(link, encode(frame)) then return false, link.lost end
     local timer = os.startTimer(HELLO_TIMEOUT)
     while true do

@@ -4,6 +4,7 @@
 -- From the parts before this one (see M in core.lua).
 local NULL, array, cutError, cutToEncoded, decodeChar, describe = M.NULL, M.array, M.cutError, M.cutToEncoded, M.decodeChar, M.describe
 local failExec, fitReturns, frameBudget, newCapture, respond, stepChunk = M.failExec, M.fitReturns, M.frameBudget, M.newCapture, M.respond, M.stepChunk
+local encode, identity = M.encode, M.identity
 
 ---------------------------------------------------------------------------
 -- Safe tools, part B (lua-tools): peripherals, programs, screen and
@@ -490,6 +491,36 @@ function B.reportJobs(link)
     end
     if n > 0 then print(("%d detached job(s) still running; job-status lists them"):format(n)) end
 end
+
+-- The computer's jobs for its hello and info frames, so a relinked computer
+-- (bridge restart, link drop) tells the bridge about the jobs it still has:
+-- [{job, kind, state, what}], running ones first (oldest first), then the
+-- finished ones, newest first; at most B.JOBS_MAX and within an eighth of a
+-- frame (all 16 fit at CC's 128 KiB; a small --max-frame leaves the last
+-- ones out: job-status lists them all). A job id longer than the bridge's
+-- 128 is left out (the bridge never makes one).
+B.JOB_ID_MAX = 128
+function B.jobsList(link)
+    local list = {}
+    for _, job in pairs(link.jobs) do
+        if #job.id <= B.JOB_ID_MAX then list[#list + 1] = job end
+    end
+    table.sort(list, function(a, b)
+        local ra, rb = a.state == "running", b.state == "running"
+        if ra ~= rb then return ra end
+        if ra then return a.seq < b.seq end
+        return a.seq > b.seq
+    end)
+    local budget, used, out = math.floor(frameBudget(link.maxFrame) / 8), 2, {}
+    for _, job in ipairs(list) do
+        local entry = { job = job.id, kind = job.kind, state = job.state, what = job.what }
+        local size = #encode(entry) + 1
+        if used + size > budget then break end
+        out[#out + 1], used = entry, used + size
+    end
+    return array(out)
+end
+identity.jobsList = B.jobsList
 
 -- Job chunks outlive the link: kept when it drops.
 function B.jobChunks(link)

@@ -1,6 +1,6 @@
 // Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
 import { DEFAULT_MAX_JSON_DEPTH, aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
-import { parseIdentity, parsePeripherals, type Identity, type Peripheral } from './identity.js';
+import { parseIdentity, parseJobs, parsePeripherals, type Identity, type JobInfo, type Peripheral } from './identity.js';
 
 export interface HelloFrame {
   type: 'hello';
@@ -15,11 +15,13 @@ export interface HelloFrame {
   identity: Identity;
 }
 
-/** A change of label or peripherals after the hello: the computer's whole current set of both. */
+/** A change of label, peripherals or jobs after the hello: the computer's whole current set of each. */
 export interface InfoFrame {
   type: 'info';
   computerLabel: string | null;
   peripherals: Peripheral[];
+  /** Its detached jobs; left out by a program that does not say. */
+  jobs?: readonly JobInfo[];
 }
 
 export interface ResponseFrame {
@@ -112,7 +114,13 @@ function parseInfo(value: Record<string, unknown>): FrameParse {
   if (label !== null && (typeof label !== 'string' || label.length > 1024)) return { ok: false, error: 'info.computerLabel must be a string or null' };
   const peripherals = parsePeripherals(value.peripherals, 'info.peripherals');
   if (!peripherals.ok) return { ok: false, error: peripherals.error };
-  return { ok: true, frame: { type: 'info', computerLabel: label === '' ? null : label, peripherals: peripherals.value } };
+  const frame: InfoFrame = { type: 'info', computerLabel: label === '' ? null : label, peripherals: peripherals.value };
+  if (value.jobs !== undefined) {
+    const jobs = parseJobs(value.jobs, 'info.jobs');
+    if (!jobs.ok) return { ok: false, error: jobs.error };
+    frame.jobs = jobs.value;
+  }
+  return { ok: true, frame };
 }
 
 function parseResponse(value: Record<string, unknown>): FrameParse {

@@ -9,6 +9,18 @@ export interface Peripheral {
   types: string[];
 }
 
+export const JOB_STATES = ['running', 'done', 'failed', 'cancelled'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** A detached job the computer has (exec-lua or run-program with detach:true), as its hello or info frame lists it. */
+export interface JobInfo {
+  job: string;
+  kind: string;
+  state: JobState;
+  /** The start of its code or command line. */
+  what: string;
+}
+
 export interface Identity {
   kind: ComputerKind | null;
   advanced: boolean | null;
@@ -16,9 +28,16 @@ export interface Identity {
   host: string | null;
   ccVersion: string | null;
   peripherals: Peripheral[] | null;
+  /** Its detached jobs (kept current by info frames); null from a program that does not say. */
+  jobs: readonly JobInfo[] | null;
 }
 
-export const UNKNOWN_IDENTITY: Identity = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null };
+export const UNKNOWN_IDENTITY: Identity = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null };
+
+/** Most jobs a frame may list (mcp-computer keeps at most 16). */
+export const MAX_JOBS = 64;
+const MAX_JOB_ID = 128;
+const MAX_JOB_KIND = 64;
 
 /** Most peripherals a frame may list (mcp-computer sends at most 256). */
 export const MAX_PERIPHERALS = 1024;
@@ -71,6 +90,46 @@ export function parsePeripherals(value: unknown, where: string): Parse<Periphera
   return { ok: true, value: list };
 }
 
+/** The job list of every computer that has none (most): one shared, frozen empty array. */
+export const NO_JOBS: readonly JobInfo[] = Object.freeze([]);
+
+/** A job list: [{job, kind, state, what}], ids unique; errors name the field only. */
+export function parseJobs(value: unknown, where: string): Parse<readonly JobInfo[]> {
+  if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
+  if (value.length > MAX_JOBS) return { ok: false, error: `${where} lists more than ${MAX_JOBS} jobs` };
+  if (value.length === 0) return { ok: true, value: NO_JOBS };
+  const seen = new Set<string>();
+  const list = new Array<JobInfo>(value.length); // sized up front, as the peripheral list
+  for (let i = 0; i < value.length; i++) {
+    const j: unknown = value[i];
+    const at = `${where}[${i}]`;
+    if (typeof j !== 'object' || j === null || Array.isArray(j)) return { ok: false, error: `${at} must be an object {job, kind, state, what}` };
+    const { job, kind, state, what } = j as Record<string, unknown>;
+    if (typeof job !== 'string' || job === '' || job.length > MAX_JOB_ID) return { ok: false, error: `${at}.job must be a non-empty string of at most ${MAX_JOB_ID} characters` };
+    if (seen.has(job)) return { ok: false, error: `${at}.job repeats an earlier job's id` };
+    seen.add(job);
+    if (typeof kind !== 'string' || kind === '' || kind.length > MAX_JOB_KIND) return { ok: false, error: `${at}.kind must be a non-empty string of at most ${MAX_JOB_KIND} characters` };
+    if (!JOB_STATES.includes(state as JobState)) return { ok: false, error: `${at}.state must be one of ${JOB_STATES.join(', ')}` };
+    if (typeof what !== 'string' || what.length > MAX_TEXT) return { ok: false, error: `${at}.what must be a string of at most ${MAX_TEXT} characters` };
+    list[i] = { job, kind: intern(kind), state: state as JobState, what };
+  }
+  return { ok: true, value: list };
+}
+
+/** What changed between two job lists, for the log: `job "a" started`, `job "a" running -> done`, `job "b" gone`. */
+export function jobChanges(before: readonly JobInfo[] | null, after: readonly JobInfo[]): string[] {
+  const old = new Map((before ?? []).map((j) => [j.job, j.state]));
+  const changes: string[] = [];
+  for (const j of after) {
+    const was = old.get(j.job);
+    if (was === undefined) changes.push(`job ${JSON.stringify(j.job)} ${j.state === 'running' ? 'started' : j.state}`);
+    else if (was !== j.state) changes.push(`job ${JSON.stringify(j.job)} ${was} -> ${j.state}`);
+    old.delete(j.job);
+  }
+  for (const id of old.keys()) changes.push(`job ${JSON.stringify(id)} gone`);
+  return changes;
+}
+
 /** The identity fields of a hello (each optional). */
 export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
   const { kind, advanced } = hello;
@@ -88,6 +147,12 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
     if (!parsed.ok) return parsed;
     peripherals = parsed.value;
   }
+  let jobs: readonly JobInfo[] | null = null;
+  if (hello.jobs !== undefined && hello.jobs !== null) {
+    const parsed = parseJobs(hello.jobs, 'hello.jobs');
+    if (!parsed.ok) return parsed;
+    jobs = parsed.value;
+  }
   return {
     ok: true,
     value: {
@@ -96,6 +161,7 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
       host: host.value === null ? null : intern(host.value),
       ccVersion: ccVersion.value === null ? null : intern(ccVersion.value),
       peripherals,
+      jobs,
     },
   };
 }
@@ -114,4 +180,10 @@ export function peripheralsLine(peripherals: Peripheral[] | null): string {
   if (peripherals === null) return 'peripherals not said';
   if (peripherals.length === 0) return 'no peripherals';
   return `peripherals: ${peripherals.map((p) => `${p.name} (${p.types.join(', ') || 'no type'})`).join(', ')}`;
+}
+
+/** The jobs part of a list-computers line; empty when there are none or the program does not say. */
+export function jobsLine(jobs: readonly JobInfo[] | null): string {
+  if (jobs === null || jobs.length === 0) return '';
+  return `; jobs: ${jobs.map((j) => `${j.job} ${j.state} (${j.kind}: ${j.what})`).join(', ')}`;
 }

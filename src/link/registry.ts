@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CancelSignal } from '../cancel.js';
 import { REQUEST_HEAD, encodeCancel, encodeRequest, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
-import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
+import { UNKNOWN_IDENTITY, jobChanges, type Identity } from './identity.js';
 
 /** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
 export function describe(computerId: number, label: string | null): string {
@@ -151,7 +151,8 @@ export class LinkRegistry {
     const after = new Set(info.peripherals.map((p) => p.name));
     for (const name of after) if (!before.has(name)) changes.push(`peripheral ${name} attached`);
     for (const name of before) if (!after.has(name)) changes.push(`peripheral ${name} detached`);
-    link.identity = { ...link.identity, peripherals: info.peripherals };
+    if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, info.jobs));
+    link.identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
     return changes;
   }
 

@@ -1,6 +1,6 @@
 // list-computers: every linked computer with what it said it is (hello, kept current by info frames),
 // from the bridge's own records: no request is sent, so it answers even for a busy computer.
-import { identityLine, peripheralsLine, KINDS } from '../link/identity.js';
+import { identityLine, jobsLine, peripheralsLine, JOB_STATES, KINDS } from '../link/identity.js';
 import { describe, type Link } from '../link/registry.js';
 import type { Schema } from './schema.js';
 import { textResult, type Tool } from './tool.js';
@@ -24,15 +24,24 @@ export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; req
         required: ['name', 'types'],
       },
     },
+    jobs: {
+      type: ['array', 'null'],
+      description: "its detached jobs (exec-lua or run-program with detach:true), running first, as it last said (hello, info frames); null from a program that does not say; job-status reads one",
+      items: {
+        type: 'object',
+        properties: { job: { type: 'string' }, kind: { type: 'string' }, state: { type: 'string', enum: [...JOB_STATES] }, what: { type: 'string' } },
+        required: ['job', 'kind', 'state', 'what'],
+      },
+    },
     connectedAt: { type: 'string', format: 'date-time' },
     lastSeenAt: { type: 'string', format: 'date-time' },
   },
-  required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'connectedAt', 'lastSeenAt'],
+  required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'jobs', 'connectedAt', 'lastSeenAt'],
 };
 
 /** One computer as list-computers' structuredContent and REST GET /computers show it. */
 export function computerEntry(link: Link): Record<string, unknown> {
-  const { kind, advanced, host, ccVersion, peripherals } = link.identity;
+  const { kind, advanced, host, ccVersion, peripherals, jobs } = link.identity;
   return {
     computerId: link.computerId,
     label: link.label,
@@ -42,6 +51,7 @@ export function computerEntry(link: Link): Record<string, unknown> {
     ccVersion,
     version: link.version,
     peripherals: peripherals === null ? null : peripherals.map((p) => ({ name: p.name, types: [...p.types] })),
+    jobs: jobs === null ? null : jobs.map((j) => ({ ...j })),
     connectedAt: new Date(link.connectedAt).toISOString(),
     lastSeenAt: new Date(link.lastSeenAt).toISOString(),
   };
@@ -49,7 +59,7 @@ export function computerEntry(link: Link): Record<string, unknown> {
 
 function line(link: Link): string {
   return (
-    `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}; ` +
+    `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}${jobsLine(link.identity.jobs)}; ` +
     `connected ${new Date(link.connectedAt).toISOString()}, last seen ${new Date(link.lastSeenAt).toISOString()}`
   );
 }
@@ -59,7 +69,8 @@ export const listComputers: Tool = {
   title: 'List linked computers',
   description:
     'List every ComputerCraft computer linked to the bridge, one line each: id and label, kind (computer, turtle, pocket, command), ' +
-    'advanced or basic, CC version and _HOST, mcp-computer version, attached peripherals (name and types), when it linked and was last heard from. ' +
+    'advanced or basic, CC version and _HOST, mcp-computer version, attached peripherals (name and types), its detached jobs (id, state), ' +
+    'when it linked and was last heard from. ' +
     'Answers from what the computers reported (no request is sent). Takes no arguments.',
   inputSchema: { type: 'object', additionalProperties: false },
   outputSchema: {

@@ -10,8 +10,8 @@ const hello = (extra) => parse({ type: 'hello', computerId: 1, ...extra });
 
 test('a hello with every identity field keeps them; a hello without them has nulls', () => {
   const full = hello({ kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }] });
-  assert.deepEqual(full.frame.identity, { kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }] });
-  assert.deepEqual(hello({ kind: null, advanced: null, peripherals: null }).frame.identity, { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null });
+  assert.deepEqual(full.frame.identity, { kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }], jobs: null });
+  assert.deepEqual(hello({ kind: null, advanced: null, peripherals: null }).frame.identity, { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null });
 });
 
 test('bad identity fields refuse the hello, naming the field', () => {

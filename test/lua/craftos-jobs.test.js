@@ -1,11 +1,14 @@
 // On CraftOS-PC (a real CC runtime): returned tables with colliding keys keep every value
-// (key-collisions). Skipped with one line when CraftOS-PC is not on this machine.
+// (key-collisions); after a bridge restart the relinked computer's hello lists its detached jobs,
+// so list-computers shows them without a job-status (relink-jobs). Skipped with one line when
+// CraftOS-PC is not on this machine.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
 import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
-import { callTool } from './mcp-helpers.js';
+import { until } from '../helpers.js';
+import { callOk, callTool } from './mcp-helpers.js';
 import { COLLIDING_CODE, checkColliding } from './collisions.js';
 
 const T = { timeout: 60000 };
@@ -15,7 +18,7 @@ const ID = 33;
 if (!CRAFTOS_DIR) {
   test('CraftOS-PC jobs and key tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
 } else {
-  describe('CraftOS-PC: returned tables with colliding keys', () => {
+  describe('CraftOS-PC: colliding keys, jobs after a relink', () => {
     let bridge;
     let pc;
     before(async () => {
@@ -36,6 +39,27 @@ if (!CRAFTOS_DIR) {
       assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
       assert.equal(sc.truncated, false);
       checkColliding(sc.returns);
+    });
+
+    test('a bridge restart: the relinked computer\'s hello lists its running and finished jobs (relink-jobs)', T, async () => {
+      const running = (await callOk(bridge, 'exec-lua', { computerId: ID, code: 'while true do sleep(0.5) end', detach: true })).structuredContent.job;
+      const done = (await callOk(bridge, 'exec-lua', { computerId: ID, code: 'return 42', detach: true })).structuredContent.job;
+      const failed = (await callOk(bridge, 'run-program', { computerId: ID, command: 'no-such-program', detach: true })).structuredContent.job;
+      const port = new URL(bridge.linkUrl).port;
+      await bridge.close(100);
+      bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: port, LOG_LEVEL: 'error' }));
+      await until(() => bridge.links.get(ID), 20, 40000);
+      const listed = await callOk(bridge, 'list-computers');
+      const jobs = listed.structuredContent.computers[0].jobs;
+      assert.ok(Array.isArray(jobs), `list-computers knows no jobs of the relinked computer: ${JSON.stringify(jobs)}`);
+      assert.deepEqual(jobs.map((j) => [j.job, j.kind, j.state]), [
+        [running, 'exec-lua', 'running'],
+        [failed, 'run-program', 'done'],
+        [done, 'exec-lua', 'done'],
+      ]);
+      // (shell.run of a missing program returns false: the job ran to its end, "done"; its result says false)
+      await callOk(bridge, 'job-cancel', { computerId: ID, job: running });
+      await until(async () => (await callTool(bridge, 'list-computers')).structuredContent.computers[0].jobs.every((j) => j.state !== 'running'), 50, 40000);
     });
   });
 }

@@ -27,6 +27,7 @@ describeLua('identity', () => {
         { name: 'left', types: ['modem'] },
         { name: 'right', types: ['minecraft:chest', 'inventory'] },
       ],
+      jobs: [],
       connectedAt: 'x',
       lastSeenAt: 'y',
     });

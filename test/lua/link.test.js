@@ -48,6 +48,7 @@ for (const mode of MODES) {
         host: 'ComputerCraft 1.109.0 (cc-emu)',
         ccVersion: '1.109.0',
         peripherals: [],
+        jobs: [],
       });
       assert.equal(c.output, [
         `mcp-computer v${VERSION} connecting to ${bridge.url}`,
