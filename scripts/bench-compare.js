@@ -31,7 +31,9 @@ const children = new Set();
 function startBridge(kind, extraEnv = {}) {
   const t0 = performance.now();
   const prof = kind.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${kind.cpuProfDir}`] : [];
-  const args = ['--expose-gc', ...prof, `--import=data:text/javascript,${encodeURIComponent(PRELOAD)}`, kind.script];
+  // --trace-gc-nvp: every GC prints the bytes allocated since the one before; their sum over a cell's
+  // window, per call, is the bridge's allocation per call (independent of the machine's load)
+  const args = ['--expose-gc', '--trace-gc-nvp', ...prof, `--import=data:text/javascript,${encodeURIComponent(PRELOAD)}`, kind.script];
   const cmd = hasTaskset ? 'taskset' : process.execPath;
   const argv = hasTaskset ? ['-c', '0', process.execPath, ...args] : args;
   const child = spawn(cmd, argv, {
@@ -63,14 +65,25 @@ function startBridge(kind, extraEnv = {}) {
   exited.then(() => children.delete(child));
   return new Promise((resolve, reject) => {
     let out = '';
+    let partial = '';
+    let bridge = null;
     const timer = setTimeout(() => reject(new Error(`${kind.name}: no startup lines within 10 s`)), 10_000);
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
-      out += chunk;
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop();
+      for (const line of lines) {
+        const allocated = / allocated=(\d+)/.exec(line);
+        if (allocated) {
+          if (bridge) bridge.allocated += Number(allocated[1]);
+        } else if (!bridge) out += `${line}\n`;
+      }
+      if (bridge) return;
       const mcp = /^MCP endpoint: (http:\/\/\S+)/m.exec(out);
       const link = /^Computer link: (ws:\/\/\S+)/m.exec(out);
       if (mcp && link) {
         clearTimeout(timer);
-        resolve({ kind, child, exited, startMs: performance.now() - t0, port: Number(new URL(mcp[1]).port), linkUrl: link[1] });
+        bridge = { kind, child, exited, startMs: performance.now() - t0, port: Number(new URL(mcp[1]).port), linkUrl: link[1], allocated: 0 };
+        resolve(bridge);
       }
     });
     exited.then((code) => reject(new Error(`${kind.name} exited during startup (${code})`)));
@@ -259,15 +272,17 @@ async function load(b, cell, seconds, warmup) {
   const running = agents.map(loop);
   await sleep(warmup * 1000);
   const cpu0 = cpuMicros(b);
+  const alloc0 = b.allocated;
   const start = performance.now();
   window = [start, start + seconds * 1000];
   await sleep(seconds * 1000);
   const cpu1 = cpuMicros(b);
+  const alloc1 = b.allocated;
   const elapsed = (performance.now() - start) / 1000;
   stop = true;
   await Promise.all(running);
   for (const a of agents) a.destroy();
-  return { lat, elapsed, cpu: cpu1 - cpu0, errors, firstError };
+  return { lat, elapsed, cpu: cpu1 - cpu0, allocated: alloc1 - alloc0, errors, firstError };
 }
 
 /** A bridge config with one stdio upstream server (the test fixture), pinned to the load core. */
@@ -345,7 +360,7 @@ export async function runCompare(argv) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bench-compare-'));
 
   const acc = {};
-  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, elapsed: 0, errors: 0, firstError: null, samples: [], rounds: [] });
+  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, elapsed: 0, allocated: 0, errors: 0, firstError: null, samples: [], rounds: [] });
   try {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 ? [...bridges].reverse() : bridges;
@@ -367,6 +382,7 @@ export async function runCompare(argv) {
                 a.lat.push(...m.lat);
                 a.calls += m.lat.length;
                 a.cpu += m.cpu;
+                a.allocated += m.allocated;
                 a.elapsed += m.elapsed;
                 a.errors += m.errors;
                 a.firstError ??= m.firstError;
@@ -435,7 +451,7 @@ export async function runCompare(argv) {
   const stats = (a) => {
     if (!a) return null;
     const sorted = a.lat.sort((x, y) => x - y);
-    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, errors: a.errors, firstError: a.firstError };
+    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, allocKBPerCall: a.allocated / a.calls / 1024, errors: a.errors, firstError: a.firstError };
   };
   const o2 = other.name;
   const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, idleLinks: idle, against: baseline ?? 'minimal' }, cells: {}, goals: [] };
@@ -446,7 +462,7 @@ export async function runCompare(argv) {
     .filter((c) => c.both || baseline)
     .map((c) => {
       const { ours: o, [o2]: m } = result.cells[c.key];
-      return [c.key, pair(o, m, (x) => x.reqPerSec), pair(o, m, (x) => x.p50), pair(o, m, (x) => x.p99), pair(o, m, (x) => x.cpuPerCall), `${r1(ratio(o?.cpuPerCall, m?.cpuPerCall))}x`, `${r1(ratio(o?.p99, m?.p99))}x`, `${o?.errors ?? 'n/a'} / ${m?.errors ?? 'n/a'}`];
+      return [c.key, pair(o, m, (x) => x.reqPerSec), pair(o, m, (x) => x.p50), pair(o, m, (x) => x.p99), pair(o, m, (x) => x.cpuPerCall), `${r1(ratio(o?.cpuPerCall, m?.cpuPerCall))}x`, `${r1(ratio(o?.p99, m?.p99))}x`, pair(o, m, (x) => x.allocKBPerCall), `${o?.errors ?? 'n/a'} / ${m?.errors ?? 'n/a'}`];
     });
   // the calls only our bridge makes, against our own probe at N=1 C=100 in the same run
   const probe1 = result.cells['N=1 C=100']?.ours ?? null;
@@ -456,7 +472,7 @@ export async function runCompare(argv) {
     const o = result.cells[c.key].ours;
     const vsProbe = ratio(o?.cpuPerCall, probe1?.cpuPerCall);
     result.goals.push({ what: `CPU per call ${c.key} vs our probe N=1 C=100`, ours: o?.cpuPerCall ?? null, probe: probe1?.cpuPerCall ?? null, ratio: vsProbe, limit: 1, met: vsProbe === null ? null : vsProbe <= 1 });
-    const row = [c.key, r1(o?.reqPerSec), r1(o?.p99), r1(o?.cpuPerCall), `${r1(vsProbe)}x`, vsProbe === null ? 'n/a' : vsProbe <= 1 ? 'met' : 'NOT met', o?.errors];
+    const row = [c.key, r1(o?.reqPerSec), r1(o?.p99), r1(o?.cpuPerCall), `${r1(vsProbe)}x`, vsProbe === null ? 'n/a' : vsProbe <= 1 ? 'met' : 'NOT met', r1(o?.allocKBPerCall), o?.errors];
     if (baseline) row.splice(4, 0, `${r1(ratio(result.cells[c.key][o2]?.cpuPerCall, probe1o?.cpuPerCall))}x`);
     callRows.push(row);
   }
@@ -488,8 +504,8 @@ export async function runCompare(argv) {
     out.push(`bench --compare: node ${process.version}, ${os.cpus().length} CPU(s), ${rounds} rounds x ${seconds} s per cell, bridges interleaved; ${hasTaskset ? 'bridge pinned to core 0, load generator and fake computers to core 1' : 'not pinned (no taskset)'}`);
     if (rows.length) {
       out.push('');
-      out.push(`Cells (${vs}; probe-computers unless named; CPU = bridge utime+stime from /proc per completed call)`);
-      out.push(table(['cell', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/call', 'CPU ratio', 'p99 ratio', 'errors'], rows));
+      out.push(`Cells (${vs}; probe-computers unless named; CPU = bridge utime+stime from /proc per completed call; alloc = bytes the bridge allocated per call, from --trace-gc-nvp)`);
+      out.push(table(['cell', 'req/s', 'p50 ms', 'p99 ms', 'CPU us/call', 'CPU ratio', 'p99 ratio', 'alloc KB/call', 'errors'], rows));
     }
     // each round runs both bridges back to back: the ratio per round is less exposed to load that comes and goes
     for (const c of cells) {
@@ -503,7 +519,7 @@ export async function runCompare(argv) {
     if (callRows.length) {
       out.push('');
       out.push('Other calls, our bridge (CPU per call as a ratio to our probe-computers at N=1 C=100 in the same run; goal: at most 1x)');
-      const head = ['cell', 'req/s', 'p99 ms', 'CPU us/call', 'vs our probe', 'goal <= 1x', 'errors'];
+      const head = ['cell', 'req/s', 'p99 ms', 'CPU us/call', 'vs our probe', 'goal <= 1x', 'alloc KB/call', 'errors'];
       if (baseline) head.splice(4, 0, 'baseline vs its probe');
       out.push(table(head, callRows));
     }
