@@ -9,7 +9,7 @@ import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } f
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
 import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
-import { InboundThrottle } from './throttle.js';
+import { chargeFrame, disposeThrottle, type ThrottleState } from './throttle.js';
 import { describe, type Link, type LinkRegistry, type LinkSocket } from './registry.js';
 
 export interface LinkServerOptions {
@@ -63,6 +63,7 @@ const UNLIMITED: AdmissionLimits = {
 
 export async function startLinkServer(registry: LinkRegistry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
+  const maxBytesPerSecond = options.maxBytesPerSecond ?? Infinity;
   const metrics = options.metrics ?? new Metrics();
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
@@ -113,7 +114,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
    * the registry and the listeners (ws keeps them in a dictionary-mode object, ~280 B) were ~550 B of
    * a link's heap. The events handled here ('message', 'pong', 'error', 'close') reach no listener.
    */
-  class ComputerSocket extends WebSocket implements LinkSocket {
+  class ComputerSocket extends WebSocket implements LinkSocket, ThrottleState {
     link: Link | null = null;
     /** The TCP socket under the WebSocket; set on 'connection'. */
     raw: Socket | null = null;
@@ -122,7 +123,10 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     remoteAddress = '?';
     helloTimer: NodeJS.Timeout | null = null;
     ticket: Ticket = NO_TICKET;
-    throttle: InboundThrottle | null = null;
+    // the inbound throttle's state (throttle.ts)
+    throttleStart = -Infinity;
+    throttleUsed = 0;
+    throttleTimer: NodeJS.Timeout | null = null;
     /** Pongs to the peer's pings not yet written out (ws's autoPong, done here: see answerPing). */
     pendingPongs = 0;
     pongWritten: (() => void) | null = null;
@@ -217,7 +221,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     // from now on the WebSocket's close gives the ticket back
     tickets.delete(raw);
     raw.off('close', onRawClose);
-    ws.throttle = new InboundThrottle(raw, options.maxBytesPerSecond ?? Infinity);
     ws.helloTimer = setTimeout(onHelloTimeout, helloTimeoutMs, ws);
     sockets.add(ws);
   });
@@ -266,7 +269,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
 
   function onClose(ws: ComputerSocket, code: number, reason: Buffer): void {
     sockets.delete(ws);
-    ws.throttle?.dispose();
+    disposeThrottle(ws);
     if (ws.helloTimer) clearTimeout(ws.helloTimer);
     ws.helloTimer = null;
     admission.close(ws.ticket);
@@ -279,7 +282,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   function onMessage(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
     metrics.framesIn++;
     const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
-    if (ws.throttle?.charge(size)) {
+    if (chargeFrame(ws, size, maxBytesPerSecond, Date.now())) {
       metrics.linksThrottled++;
       warn(`link from ${ws.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
     }

@@ -1,39 +1,47 @@
 // The inbound throttle and the log budget with a hand-driven clock, and the throttle on a real link.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InboundThrottle, MIN_FRAME_COST } from '../../dist/link/throttle.js';
+import { chargeFrame, disposeThrottle, MIN_FRAME_COST } from '../../dist/link/throttle.js';
 import { LogBudget } from '../../dist/link/log-budget.js';
 import { linkComputer, withBridge, until } from '../helpers.js';
 
-test('InboundThrottle: pauses once the second\'s budget is spent, resumes when the second is over', async () => {
-  let now = 0;
+// the fields a socket carries for the throttle, over a socket stand-in that records pause/resume
+function throttled(calls) {
+  return { throttleStart: -Infinity, throttleUsed: 0, throttleTimer: null, raw: { pause: () => calls.push('pause'), resume: () => calls.push('resume') } };
+}
+
+test('chargeFrame: pauses once the second\'s budget is spent, resumes when the second is over', async () => {
   const calls = [];
-  const socket = { pause: () => calls.push('pause'), resume: () => calls.push('resume') };
-  const throttle = new InboundThrottle(socket, 1000, () => now);
-  assert.equal(throttle.charge(600), false);
-  assert.equal(throttle.charge(300), false);
-  assert.equal(throttle.charge(200), true, 'over budget: paused');
-  assert.equal(throttle.paused, true);
-  assert.equal(throttle.charge(5000), false, 'already paused: no second pause');
+  const state = throttled(calls);
+  assert.equal(chargeFrame(state, 600, 1000, 0), false);
+  assert.equal(chargeFrame(state, 300, 1000, 0), false);
+  assert.equal(chargeFrame(state, 200, 1000, 0), true, 'over budget: paused');
+  assert.notEqual(state.throttleTimer, null);
+  assert.equal(chargeFrame(state, 5000, 1000, 0), false, 'already paused: no second pause');
   assert.deepEqual(calls, ['pause']);
   await until(() => calls.length === 2);
   assert.deepEqual(calls, ['pause', 'resume']);
-  assert.equal(throttle.paused, false);
-  now = 1000;
-  assert.equal(throttle.charge(900), false, 'a new second, a new budget');
-  throttle.dispose();
+  assert.equal(state.throttleTimer, null);
+  assert.equal(chargeFrame(state, 900, 1000, 1000), false, 'a new second, a new budget');
+  disposeThrottle(state);
 });
 
-test('InboundThrottle: tiny frames count at least MIN_FRAME_COST; dispose drops the timer', () => {
-  let now = 0;
+test('chargeFrame: tiny frames count at least MIN_FRAME_COST; disposeThrottle drops the timer', () => {
   const calls = [];
-  const throttle = new InboundThrottle({ pause: () => calls.push('pause'), resume: () => calls.push('resume') }, MIN_FRAME_COST * 4, () => now);
-  for (let i = 0; i < 4; i++) assert.equal(throttle.charge(1), false);
-  assert.equal(throttle.charge(1), true);
-  throttle.dispose();
-  assert.equal(throttle.paused, false);
-  throttle.dispose();
+  const state = throttled(calls);
+  for (let i = 0; i < 4; i++) assert.equal(chargeFrame(state, 1, MIN_FRAME_COST * 4, 0), false);
+  assert.equal(chargeFrame(state, 1, MIN_FRAME_COST * 4, 0), true);
+  disposeThrottle(state);
+  assert.equal(state.throttleTimer, null);
+  disposeThrottle(state);
   assert.deepEqual(calls, ['pause']);
+});
+
+test('chargeFrame: a socket not yet known is counted but never paused', () => {
+  const state = { ...throttled([]), raw: null };
+  assert.equal(chargeFrame(state, 5000, 1000, 0), false);
+  assert.equal(state.throttleUsed, 5000);
+  assert.equal(state.throttleTimer, null);
 });
 
 test('LogBudget: at most n lines a second, then one line saying how many were suppressed', () => {
