@@ -149,3 +149,29 @@ test('a tool argument\'s maxLength counts characters: 128 non-BMP characters are
     assert.match(text(long), /argument "job" must be at most 128 characters/);
     assert.equal(seen.length, 1, 'the long one was not sent');
   }));
+
+test('CC_EXEC_MAX_RESULT_VALUES bounds call-peripheral, run-program and job-status returns too: 1000 values pass, 1001 are a protocol error naming it', () =>
+  withBridge({ CC_EXEC_MAX_RESULT_VALUES: '1000' }, async (bridge) => {
+    // the returns array, the descriptor, its type and value, and n numbers: n + 4 values
+    const returnsOf = (n) => [{ type: 'table', value: Array.from({ length: n }, (_, i) => i) }];
+    const size = (s) => Number(s.slice(s.lastIndexOf(' ') + 1));
+    await computerWith(bridge, {
+      'call-peripheral': (p) => ({ ok: true, result: { returns: returnsOf(size(p.method)) } }),
+      'run-program': (p) => ({ ok: true, result: { output: '', returns: returnsOf(size(p.command)) } }),
+      'job-status': (p) => ({
+        ok: true,
+        result: { job: p.job, kind: 'exec-lua', what: '', state: 'done', outputBytes: 0, output: '', cursor: 0, returns: returnsOf(size(p.job)) },
+      }),
+    });
+    for (const [name, args] of [
+      ['call-peripheral', (n) => ({ name: 'left', method: `m ${n}` })],
+      ['run-program', (n) => ({ command: `x ${n}` })],
+      ['job-status', (n) => ({ job: `j ${n}` })],
+    ]) {
+      const ok = await callTool(bridge, name, { computerId: 3, ...args(996) });
+      assert.doesNotMatch(text(ok), /protocol error/, name);
+      const over = await callTool(bridge, name, { computerId: 3, ...args(997) });
+      assert.equal(over.isError, true, name);
+      assert.match(text(over), /"returns" holds more than 1000 values \(CC_EXEC_MAX_RESULT_VALUES\)/, name);
+    }
+  }));
