@@ -47,9 +47,6 @@ const CLOSE_TRY_AGAIN = 1013;
 /** Unwritten pongs that cut a peer (ws's default maxPendingAutoPongs). */
 const MAX_PENDING_PONGS = 60;
 
-/** A socket's ticket before 'connection' hands it its own (never counted). */
-const NO_TICKET: Ticket = { address: '?', stage: 'closed' };
-
 /** The listener table every ComputerSocket shares: empty, and frozen so nothing is ever added to it. */
 const NO_LISTENERS: object = Object.freeze(Object.create(null) as object);
 
@@ -114,7 +111,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
    * the registry and the listeners (ws keeps them in a dictionary-mode object, ~280 B) were ~550 B of
    * a link's heap. The events handled here ('message', 'pong', 'error', 'close') reach no listener.
    */
-  class ComputerSocket extends WebSocket implements LinkSocket, ThrottleState {
+  class ComputerSocket extends WebSocket implements LinkSocket, ThrottleState, Ticket {
     link: Link | null = null;
     /** The TCP socket under the WebSocket; set on 'connection'. */
     raw: Socket | null = null;
@@ -122,7 +119,9 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     /** `address:port` of the peer, for the log and the link. */
     remoteAddress = '?';
     helloTimer: NodeJS.Timeout | null = null;
-    ticket: Ticket = NO_TICKET;
+    // its admission ticket (admission.ts), copied from the one verifyClient took: no object of its own
+    address = '?';
+    stage: Ticket['stage'] = 'closed';
     // the inbound throttle's state (throttle.ts)
     throttleStart = -Infinity;
     throttleUsed = 0;
@@ -217,7 +216,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     // one flat string (a template literal would keep a cons string and its left half: 64 B, not 32)
     ws.remoteAddress = [raw.remoteAddress ?? '?', raw.remotePort ?? '?'].join(':');
     // verifyClient always ran for this socket; the fallback only satisfies the types
-    ws.ticket = tickets.get(raw) ?? { address: raw.remoteAddress ?? '?', stage: 'closed' };
+    // verifyClient always ran for this socket; without a ticket it stays 'closed' (never counted)
+    const ticket = tickets.get(raw);
+    if (ticket) {
+      ws.address = ticket.address;
+      ws.stage = ticket.stage;
+    }
     // from now on the WebSocket's close gives the ticket back
     tickets.delete(raw);
     raw.off('close', onRawClose);
@@ -272,7 +276,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     disposeThrottle(ws);
     if (ws.helloTimer) clearTimeout(ws.helloTimer);
     ws.helloTimer = null;
-    admission.close(ws.ticket);
+    admission.close(ws);
     const link = ws.link;
     if (!link) return;
     const why = `closed ${code}${reason.length ? ` ${reason.toString()}` : ''}`;
@@ -310,9 +314,9 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
         warn(`link ${describe(ws.link.computerId, ws.link.label)} sent a second hello; ignored`);
         return;
       }
-      if (ws.ticket.stage !== 'pending') return; // already refused; the socket is closing
+      if (ws.stage !== 'pending') return; // already refused; the socket is closing
       const current = registry.get(frame.computerId);
-      const refusal = admission.hello(ws.ticket, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
+      const refusal = admission.hello(ws, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
       if (refusal) {
         metrics.linksRefused.inc(refusal.reason);
         warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
@@ -363,7 +367,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number): void {
     if (ws.helloTimer) clearTimeout(ws.helloTimer);
     ws.helloTimer = null;
-    admission.close(ws.ticket);
+    admission.close(ws);
     ws.send(encodeHelloError(error, code));
     const reasons: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
     ws.close(closeCode, reasons[code]);
