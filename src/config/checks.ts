@@ -2,7 +2,18 @@
 // a Check with the JSON path of the offending value (`$.servers[1].env.PATH`) and what is wrong.
 import { isRecord } from '../jsonrpc/message.js';
 
-export type Check = (problem: string, path: string) => void;
+/** Reports one problem at a JSON path; `count` is how many it has taken so far. */
+export interface Check {
+  (problem: string, path: string): void;
+  readonly count: number;
+}
+
+/** A Check that collects into `problems` (its own count, so no parse shares state with another). */
+export function collector(problems: Array<{ path: string; message: string }>): Check {
+  return Object.defineProperty((message: string, path: string) => void problems.push({ path, message }), 'count', {
+    get: () => problems.length,
+  }) as Check;
+}
 
 /** `path.k`, or `path["k"]` for a key that is not an identifier. */
 export const key = (path: string, k: string) => (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);

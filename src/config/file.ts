@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { isRecord } from '../jsonrpc/message.js';
 import type { Schema } from '../tools/schema.js';
-import { duplicates, key, kind, list, string, stringMap, unknownKeys, type Check } from './checks.js';
+import { collector, duplicates, key, kind, list, string, stringMap, unknownKeys, type Check } from './checks.js';
 
 export const MAX_LUA_BYTES = 64 * 1024;
 export const MAX_TOOL_TIMEOUT_MS = 300_000;
@@ -137,7 +137,7 @@ function luaTool(value: unknown, path: string, fail: Check): LuaToolConfig | und
     return undefined;
   }
   unknownKeys(value, TOOL_KEYS, path, fail);
-  const before = failures;
+  const before = fail.count;
   const name = string(value.name, `${path}.name`, fail);
   if (name !== undefined && !TOOL_NAME.test(name)) fail('must be 1-64 characters of A-Z a-z 0-9 _ -', `${path}.name`);
   const title = value.title === undefined ? name : string(value.title, `${path}.title`, fail);
@@ -148,7 +148,7 @@ function luaTool(value: unknown, path: string, fail: Check): LuaToolConfig | und
   if (lua !== undefined && Buffer.byteLength(lua) > MAX_LUA_BYTES) fail(`is ${Buffer.byteLength(lua)} bytes; at most ${MAX_LUA_BYTES}`, `${path}.lua`);
   const timeoutMs = timeout(value.timeoutMs, `${path}.timeoutMs`, fail);
   if (value.annotations !== undefined && !isRecord(value.annotations)) fail(`must be an object, got ${kind(value.annotations)}`, `${path}.annotations`);
-  if (failures !== before) return undefined;
+  if (fail.count !== before) return undefined;
   const tool: LuaToolConfig = {
     name: name as string,
     title: title as string,
@@ -167,7 +167,7 @@ function server(value: unknown, path: string, fail: Check): ServerConfig | undef
     fail(`must be an object, got ${kind(value)}`, path);
     return undefined;
   }
-  const before = failures;
+  const before = fail.count;
   const id = string(value.id, `${path}.id`, fail);
   if (id !== undefined && !SERVER_ID.test(id)) {
     fail('must be 1-32 characters of A-Z a-z 0-9 _ -, start with a letter or digit, not end with "_" and not contain "__"', `${path}.id`);
@@ -194,7 +194,7 @@ function server(value: unknown, path: string, fail: Check): ServerConfig | undef
     }
     const env = stringMap(value.env, `${path}.env`, fail);
     const cwd = value.cwd === undefined ? undefined : string(value.cwd, `${path}.cwd`, fail);
-    if (failures !== before) return undefined;
+    if (fail.count !== before) return undefined;
     const stdio: StdioServerConfig = { id: id as string, command: command as string, args, env };
     if (cwd !== undefined) stdio.cwd = cwd;
     if (timeoutMs !== undefined) stdio.timeoutMs = timeoutMs;
@@ -212,7 +212,7 @@ function server(value: unknown, path: string, fail: Check): ServerConfig | undef
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) fail('must be an http:// or https:// URL', `${path}.url`);
   }
   const headers = stringMap(value.headers, `${path}.headers`, fail);
-  if (failures !== before) return undefined;
+  if (fail.count !== before) return undefined;
   const http: HttpServerConfig = { id: id as string, url: url as string, headers };
   if (timeoutMs !== undefined) http.timeoutMs = timeoutMs;
   return http;
@@ -224,25 +224,19 @@ function endpoint(value: unknown, path: string, fail: Check): EndpointConfig | u
     return undefined;
   }
   unknownKeys(value, ['path', 'tool'], path, fail);
-  const before = failures;
+  const before = fail.count;
   const p = string(value.path, `${path}.path`, fail);
   if (p !== undefined && !p.startsWith('/')) fail('must start with "/"', `${path}.path`);
   const tool = string(value.tool, `${path}.tool`, fail);
-  if (failures !== before) return undefined;
+  if (fail.count !== before) return undefined;
   return { path: p as string, tool: tool as string };
 }
-
-// counts problems so item parsers can tell whether their own checks failed
-let failures = 0;
 
 /** Validates a parsed JSON value; throws ConfigFileError listing every problem. */
 export function parseFileConfig(value: unknown, file: string): FileConfig {
   const problems: Problem[] = [];
-  failures = 0;
-  const fail: Check = (message, path) => {
-    failures++;
-    problems.push({ path, message });
-  };
+  // item parsers compare fail.count before and after to tell whether their own checks failed
+  const fail = collector(problems);
   if (!isRecord(value)) throw new ConfigFileError(file, [{ path: '$', message: `must be a JSON object, got ${kind(value)}` }]);
   unknownKeys(value, KNOWN_TOP, '$', fail);
   const tools = list(value.tools, '$.tools', fail, luaTool);
@@ -257,7 +251,6 @@ export function parseFileConfig(value: unknown, file: string): FileConfig {
       }
     }
   }
-  failures = 0;
   if (problems.length) throw new ConfigFileError(file, problems);
   return { tools: tools.map((t) => t.item), servers: servers.map((s) => s.item), endpoints: endpoints.map((e) => e.item) };
 }
