@@ -36,9 +36,12 @@ export function boundsProblem(value: unknown, bounds: JsonBounds): string | null
   if (maxNodes < 1) return tooMany(maxNodes);
   if (typeof value !== 'object' || value === null) return null;
   const problem = walk(value, bounds.maxDepth, maxNodes);
-  // the stacks are shared: keep nothing of this value alive in them
-  OPEN.length = 0;
-  DEPTHS.length = 0;
+  // the stacks are shared: keep nothing of this value alive in them (a walk that finds nothing wrong
+  // empties them itself; setting a length is a runtime call, so only when one stopped early)
+  if (problem !== null) {
+    OPEN.length = 0;
+    DEPTHS.length = 0;
+  }
   return problem;
 }
 

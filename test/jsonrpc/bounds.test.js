@@ -27,3 +27,12 @@ test('JSON type names never include the value', () => {
   assert.deepEqual([null, [], {}, 'x', 1, true].map(jsonType), ['null', 'array', 'object', 'string', 'number', 'boolean']);
   assert.deepEqual([null, [], {}, 'x'].map(aJsonType), ['null', 'an array', 'an object', 'a string']);
 });
+
+test('a walk that stops early leaves nothing behind for the next one (the stacks are shared)', () => {
+  let deep = [];
+  for (let i = 0; i < 10; i++) deep = [deep, [[[[1]]]], { a: [[[[2]]]] }];
+  assert.equal(boundsProblem(deep, { maxDepth: 5 }), 'nests deeper than 5 levels');
+  assert.equal(boundsProblem({ a: [1, 2] }, { maxDepth: 2 }), null);
+  assert.equal(boundsProblem([[1], [2], [3], [4]], { maxDepth: 8, maxNodes: 3 }), 'holds more than 3 values');
+  assert.equal(boundsProblem([[1]], { maxDepth: 2, maxNodes: 3 }), null);
+});
