@@ -147,10 +147,11 @@ export class LinkRegistry {
       changes.push(`label ${JSON.stringify(link.label)} -> ${JSON.stringify(info.computerLabel)}`);
       link.label = info.computerLabel;
     }
+    // names are quoted like labels: a computer chooses them, and a raw line break would forge a log line
     const before = new Set((link.identity.peripherals ?? []).map((p) => p.name));
     const after = new Set(info.peripherals.map((p) => p.name));
-    for (const name of after) if (!before.has(name)) changes.push(`peripheral ${name} attached`);
-    for (const name of before) if (!after.has(name)) changes.push(`peripheral ${name} detached`);
+    for (const name of after) if (!before.has(name)) changes.push(`peripheral ${JSON.stringify(name)} attached`);
+    for (const name of before) if (!after.has(name)) changes.push(`peripheral ${JSON.stringify(name)} detached`);
     if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, info.jobs));
     link.identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
     return changes;

@@ -57,12 +57,27 @@ test('the bridge: info before hello refuses the socket; a malformed info is drop
     old.send({ type: 'info', computerLabel: 'b', peripherals: [{ name: 'top', types: ['monitor'] }] });
     await until(() => bridge.links.get(2).label === 'b');
     assert.ok(bridge.logs.some((l) => /info\.peripherals must be an array; frame dropped/.test(l)));
-    assert.ok(bridge.logs.some((l) => /computer 2 \(Label: b\): label "a" -> "b", peripheral top attached/.test(l)));
+    assert.ok(bridge.logs.some((l) => /computer 2 \(Label: b\): label "a" -> "b", peripheral "top" attached/.test(l)));
     old.send({ type: 'info', computerLabel: 'b', peripherals: [] });
     await until(() => bridge.links.get(2).identity.peripherals.length === 0);
-    assert.ok(bridge.logs.some((l) => /peripheral top detached/.test(l)));
+    assert.ok(bridge.logs.some((l) => /peripheral "top" detached/.test(l)));
     old.send({ type: 'info', computerLabel: 'b', peripherals: [] }); // nothing changed: nothing logged
     assert.equal((await callTool(bridge, 'list-computers')).structuredContent.computers[0].label, 'b');
     await old.close();
     assert.equal((await callTool(bridge, 'list-computers')).content[0].text, 'No computers are linked.');
+  }));
+
+test('a peripheral name with a line break cannot forge a bridge log line (it is quoted like a label)', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 3, peripherals: [] });
+    const forged = 'top\n2026-01-01T00:00:00.000Z warn forged';
+    computer.send({ type: 'info', computerLabel: null, peripherals: [{ name: forged, types: ['monitor'] }] });
+    await until(() => bridge.links.get(3).identity.peripherals?.length === 1);
+    computer.send({ type: 'info', computerLabel: null, peripherals: [] });
+    await until(() => bridge.links.get(3).identity.peripherals.length === 0);
+    const lines = bridge.logs.join('\n').split('\n');
+    assert.ok(lines.some((l) => l.includes(`peripheral ${JSON.stringify(forged)} attached`)));
+    assert.ok(lines.some((l) => l.includes(`peripheral ${JSON.stringify(forged)} detached`)));
+    assert.ok(!lines.some((l) => l.startsWith('2026-01-01T00:00:00.000Z warn forged')));
+    await computer.close();
   }));
