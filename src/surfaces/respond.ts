@@ -53,23 +53,23 @@ const DEFAULT_WRITER = new AnswerWriter();
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
-  // an answer of one piece (nearly all) is handed to node as the string: node then writes the head
-  // and the body in one write, with no Buffer copy and no writev (issue 16: ~1 KB less allocated
-  // per call, and one write instead of a two-piece writev)
-  if (text.length <= SEND_CHUNK_BYTES) {
-    const length = Buffer.byteLength(text, 'utf8');
-    if (length <= SEND_CHUNK_BYTES) {
-      res.writeHead(status, headFields('application/json', length, headers));
-      res.end(text, 'utf8');
-      // the client must still take it in time
-      if (res.writableLength > 0) paced(res, EMPTY, true);
-      return;
-    }
+  // a small answer (nearly all) is handed to node as the string: node then writes the head and the
+  // body in one write, with no Buffer copy and no writev (issue 16: ~0.6 KB less allocated per call).
+  // Not a bigger one: node joins head and body into one string, which copies the body on the JS heap
+  // (a probe over 100 computers allocated ~15 KB more per call that way)
+  if (text.length <= STRING_ANSWER_MAX) {
+    res.writeHead(status, headFields('application/json', Buffer.byteLength(text, 'utf8'), headers));
+    res.end(text, 'utf8');
+    // the client must still take it in time
+    if (res.writableLength > 0) paced(res, EMPTY, true);
+    return;
   }
   sendBytes(res, status, 'application/json', Buffer.from(text, 'utf8'), headers);
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Longest answer (in UTF-16 units) written as a string; at most 12 KiB of UTF-8, one piece. */
+const STRING_ANSWER_MAX = 4096;
 
 function headFields(contentType: string, length: number, headers: Record<string, string> | undefined): Record<string, string | number> {
   return headers ? { 'content-type': contentType, 'content-length': length, ...headers } : { 'content-type': contentType, 'content-length': length };
