@@ -522,6 +522,12 @@ export async function runCompare(argv) {
       const head = ['cell', 'req/s', 'p99 ms', 'CPU us/call', 'vs our probe', 'goal <= 1x', 'alloc KB/call', 'errors'];
       if (baseline) head.splice(4, 0, 'baseline vs its probe');
       out.push(table(head, callRows));
+      // each round runs these right after our probe: the ratio per round is less exposed to load that comes and goes
+      const probeRounds = acc['N=1 C=100']?.ours?.rounds ?? [];
+      for (const c of cells.filter((c) => !c.both)) {
+        const per = (acc[c.key]?.ours?.rounds ?? []).slice(0, probeRounds.length).map((x, i) => x / probeRounds[i]);
+        if (per.length > 1) out.push(`  ${c.key}: vs our probe per round ${per.map((x) => r1(x)).join(', ')} (median ${r1(median(per))}x)`);
+      }
     }
     if (goals.length) {
       out.push('');
