@@ -14,7 +14,7 @@ import { AnswerWriter } from './surfaces/respond.js';
 import { TokenSet } from './auth/tokens.js';
 import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
-import { ConfigHub } from './config/hub.js';
+import type { ConfigHub } from './config/hub.js';
 import type { EndpointAliases } from './surfaces/endpoints.js';
 
 /** The computer program, joined from lua/mcp-computer/ into dist/ by npm run build (scripts/build-lua.js). */
@@ -60,10 +60,12 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   const tools = new ToolRegistry(config);
   tools.setSource(builtinSource);
   // a bad file throws ConfigFileError here, before anything listens
+  // the hub and the upstream client code (about a third of the modules) load only with a config file:
+  // a bare bridge starts faster without them
   const hub =
     config.configFile === null
       ? null
-      : new ConfigHub(config.configFile, tools, log, {
+      : new (await import('./config/hub.js')).ConfigHub(config.configFile, tools, log, {
           timeoutMs: config.upstreamTimeoutMs,
           maxMessageBytes: config.upstreamMaxMessageBytes,
           maxJsonDepth: config.upstreamMaxJsonDepth,
