@@ -24,10 +24,20 @@ export function validSessionId(id: string): boolean {
 
 const connections = new WeakMap<Socket, string>();
 let nextConnection = 1;
+// The last session id verified on each socket: a keep-alive client repeats it on every request, so
+// an exact match skips the HMAC. Any other string (altered, forged) is verified afresh.
+const verified = new WeakMap<Socket, string>();
 
 /** The cancellation scope of a request: its valid session, else its connection. */
 export function callerScope(socket: Socket, sessionHeader: string | string[] | undefined): string {
-  if (typeof sessionHeader === 'string' && validSessionId(sessionHeader.trim())) return `session:${sessionHeader.trim()}`;
+  if (typeof sessionHeader === 'string') {
+    const id = sessionHeader.trim();
+    if (verified.get(socket) === id) return `session:${id}`;
+    if (validSessionId(id)) {
+      verified.set(socket, id);
+      return `session:${id}`;
+    }
+  }
   let scope = connections.get(socket);
   if (scope === undefined) {
     scope = `connection:${nextConnection++}`;

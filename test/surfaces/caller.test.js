@@ -23,6 +23,23 @@ test('session ids: only ids this process signed are valid; others fall back to t
   assert.notEqual(callerScope(socketA, undefined), callerScope(socketB, undefined));
 });
 
+test('session id cache: an altered id after a good one on the same socket is refused; another socket with the same id is verified on its own', () => {
+  const id = issueSessionId();
+  const forged = id.replace(/.$/, (c) => (c === '0' ? '1' : '0'));
+  const socketA = {};
+  const socketB = {};
+  assert.equal(callerScope(socketA, id), `session:${id}`);
+  assert.equal(callerScope(socketA, id), `session:${id}`);
+  const connA = callerScope(socketA, forged);
+  assert.match(connA, /^connection:/);
+  assert.equal(callerScope(socketA, id), `session:${id}`);
+  assert.equal(callerScope(socketB, id), `session:${id}`);
+  const connB = callerScope(socketB, forged);
+  assert.match(connB, /^connection:/);
+  assert.notEqual(connA, connB);
+  assert.match(callerScope({}, forged), /^connection:/);
+});
+
 test('closing the HTTP request cancels its call: the computer gets the cancel frame, nothing is written back', () =>
   withBridge({}, async (bridge) => {
     const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
