@@ -1,7 +1,8 @@
 // The client role of JSON-RPC 2.0 over any message transport (stdio lines, Streamable HTTP):
 // requests with ids and timeouts, notifications both ways, and cancellation that tells the other
 // side (`notifications/cancelled`, as MCP defines it). The server role lives in mcp/dispatch.ts;
-// both classify messages with message.ts.
+// both classify messages with message.ts. A request in flight is a ClientRequest (client-request.ts);
+// what comes in from the transport is handled by client-inbound.ts.
 //
 //   const client = new JsonRpcClient(transport, { timeoutMs: 30_000 });
 //   await client.start();
@@ -10,9 +11,13 @@
 //   await client.notify('notifications/initialized');
 //   await client.close();
 import type { Logger } from '../log.js';
-import { Cancellation, type AbortListener, type CancelSignal } from '../cancel.js';
-import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
-import { DEFAULT_MAX_JSON_DEPTH, boundsProblem } from './bounds.js';
+import type { CancelSignal } from '../cancel.js';
+import type { JsonRpcId } from './message.js';
+import { DEFAULT_MAX_JSON_DEPTH } from './bounds.js';
+import { ClientRequest, RpcClientError, type Pending, type RequestOwner } from './client-request.js';
+import { failAnswer, receive, type InboundPeer } from './client-inbound.js';
+
+export { RpcClientError, type RpcClientErrorCode } from './client-request.js';
 
 /** What a transport tells its client. */
 export interface TransportHandlers {
@@ -44,21 +49,6 @@ export interface Transport {
 /** How long an abandoned request stays open while its notifications/cancelled is being delivered. */
 export const CANCEL_SEND_MS = 2000;
 
-export type RpcClientErrorCode = 'ERR_RPC_TIMEOUT' | 'ERR_RPC_CANCELLED' | 'ERR_RPC_CLOSED' | 'ERR_RPC_SEND' | 'ERR_RPC_REMOTE' | 'ERR_RPC_MALFORMED';
-
-export class RpcClientError extends Error {
-  constructor(
-    readonly code: RpcClientErrorCode,
-    message: string,
-    /** For ERR_RPC_REMOTE: the error object the other side answered. */
-    readonly rpcCode?: number,
-    readonly data?: unknown,
-  ) {
-    super(message);
-    this.name = 'RpcClientError';
-  }
-}
-
 export interface ClientOptions {
   /** Default timeout of every request, in ms. */
   timeoutMs: number;
@@ -81,12 +71,6 @@ export interface RequestOptions {
   signal?: CancelSignal;
 }
 
-interface Pending {
-  method: string;
-  resolve(result: unknown): void;
-  reject(err: RpcClientError): void;
-}
-
 export class JsonRpcClient {
   private nextId = 1;
   private readonly pending = new Map<JsonRpcId, Pending>();
@@ -96,12 +80,26 @@ export class JsonRpcClient {
 
   /** What a request in flight needs of its client. */
   private readonly owner: RequestOwner;
+  /** What the transport's messages are handled against (client-inbound.ts). */
+  private readonly peer: InboundPeer;
 
   constructor(
     private readonly transport: Transport,
     private readonly options: ClientOptions,
   ) {
     this.owner = { pending: this.pending, cancelRemote: (id, reason) => this.cancelRemote(id, reason), noticeBeforeClose: options.noticeBeforeClose === true };
+    const label = this.label();
+    const log = options.log;
+    this.peer = {
+      pending: this.pending,
+      notificationHandlers: this.notificationHandlers,
+      log,
+      label,
+      maxDepth: options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH,
+      reply: (message) => {
+        transport.send(message).catch((err: Error) => log?.debug(`${label}: answer not sent: ${err.message}`));
+      },
+    };
   }
 
   /** Why the connection ended, or null while it is open. */
@@ -116,9 +114,9 @@ export class JsonRpcClient {
 
   start(): Promise<void> {
     return this.transport.start({
-      message: (value) => this.receive(value),
+      message: (value) => receive(this.peer, value),
       close: (reason) => this.ended(reason),
-      dropped: (id, reason) => this.fail(id, reason),
+      dropped: (id, reason) => failAnswer(this.peer, id, reason),
     });
   }
 
@@ -190,159 +188,4 @@ export class JsonRpcClient {
     }
     for (const handler of this.closeHandlers) handler(reason);
   }
-
-  /** Fails request `id` (when it is waiting) because its answer was unusable: `the answer <reason>`. */
-  private fail(id: JsonRpcId | null, reason: string): void {
-    const pending = id === null ? undefined : this.pending.get(id);
-    pending?.reject(new RpcClientError('ERR_RPC_MALFORMED', `${pending.method}: the answer ${reason}`));
-  }
-
-  private receive(value: unknown, inBatch = false): void {
-    if (Array.isArray(value) && !inBatch) {
-      for (const item of value) this.receive(item, true);
-      return;
-    }
-    // bounded before anything walks it (classify, the tools that copy a result, JSON.stringify)
-    const maxDepth = this.options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
-    const tooDeep = boundsProblem(value, { maxDepth });
-    if (tooDeep) {
-      // the id sits at the top: reading it walks nothing; a request from the server has a method
-      const id = isRecord(value) && !('method' in value) && (typeof value.id === 'string' || typeof value.id === 'number') ? value.id : null;
-      const pending = id === null ? undefined : this.pending.get(id);
-      if (pending) this.fail(id, `${tooDeep} (CC_UPSTREAM_MAX_JSON_DEPTH)`);
-      else this.options.log?.warn(`${this.label()} sent a message that ${tooDeep}; dropped`);
-      return;
-    }
-    const message = classify(value);
-    const log = this.options.log;
-    switch (message.kind) {
-      case 'invalid': {
-        // a broken answer that still names one of our requests fails that request now, not at its timeout
-        const pending = message.id === null || (isRecord(value) && 'method' in value) ? undefined : this.pending.get(message.id);
-        if (pending) {
-          pending.reject(new RpcClientError('ERR_RPC_MALFORMED', `${pending.method}: the answer is not JSON-RPC (${message.reason})`));
-          return;
-        }
-        log?.warn(`${this.label()} sent an invalid JSON-RPC message (${message.reason}); ignored`);
-        return;
-      }
-      case 'notification': {
-        const handlers = this.notificationHandlers.get(message.method);
-        for (const handler of handlers ?? []) handler(message.params);
-        return;
-      }
-      case 'request':
-        // the bridge offers no client capabilities (sampling, roots, elicitation): only ping
-        this.reply(message.method === 'ping' ? resultResponse(message.id, {}) : errorResponse(message.id, METHOD_NOT_FOUND, `Method not found: ${message.method}`));
-        return;
-      case 'response': {
-        const response = value as { id: JsonRpcId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
-        const pending = response.id === null ? undefined : this.pending.get(response.id);
-        if (!pending) {
-          log?.debug(`${this.label()} answered an unknown or finished request ${JSON.stringify(response.id)}; ignored`);
-          return;
-        }
-        if (isRecord(response.error)) {
-          const { code, message: text, data } = response.error;
-          pending.reject(new RpcClientError('ERR_RPC_REMOTE', `${pending.method} failed: ${text} (${code})`, code, data));
-        } else {
-          pending.resolve(response.result);
-        }
-      }
-    }
-  }
-
-  private reply(message: unknown): void {
-    this.transport.send(message).catch((err: Error) => this.options.log?.debug(`${this.label()}: answer not sent: ${err.message}`));
-  }
-}
-
-interface RequestOwner {
-  pending: Map<JsonRpcId, Pending>;
-  cancelRemote(id: JsonRpcId, reason: string): Promise<void>;
-  noticeBeforeClose: boolean;
-}
-
-/**
- * One request in flight: its pending entry, its timer (setTimeout's argument) and its abort listener
- * (handleEvent) in one object, instead of six closures per request. It is also the signal its
- * transport gets for the delivery (aborted when the request is given up: HTTP aborts the POST); the
- * Cancellation behind it is made only if the transport listens (stdio does not).
- */
-class ClientRequest<T> implements Pending, CancelSignal {
-  readonly promise: Promise<T>;
-  private delivery: Cancellation | null = null;
-  private given = false;
-  private ok!: (value: T) => void;
-  private fail!: (err: RpcClientError) => void;
-  private readonly timer: NodeJS.Timeout;
-
-  constructor(
-    private readonly owner: RequestOwner,
-    readonly id: JsonRpcId,
-    readonly method: string,
-    private readonly timeoutMs: number,
-    private readonly signal: CancelSignal | undefined,
-  ) {
-    this.promise = new Promise<T>((resolve, reject) => {
-      this.ok = resolve;
-      this.fail = reject;
-    });
-    this.timer = setTimeout(requestTimedOut, timeoutMs, this as ClientRequest<unknown>);
-  }
-
-  get aborted(): boolean {
-    return this.given;
-  }
-
-  addEventListener(_type: 'abort', listener: AbortListener): void {
-    (this.delivery ??= new Cancellation()).addEventListener('abort', listener);
-  }
-
-  removeEventListener(_type: 'abort', listener: AbortListener): void {
-    this.delivery?.removeEventListener('abort', listener);
-  }
-
-  private abortDelivery(): void {
-    this.given = true;
-    this.delivery?.abort();
-  }
-
-  resolve(result: unknown): void {
-    this.finish();
-    this.ok(result as T);
-  }
-
-  reject(err: RpcClientError): void {
-    this.finish();
-    this.fail(err);
-  }
-
-  /** The caller's signal aborted. */
-  handleEvent(): void {
-    this.giveUp(new RpcClientError('ERR_RPC_CANCELLED', `${this.method} cancelled`), 'cancelled by the caller');
-  }
-
-  timedOut(): void {
-    this.giveUp(new RpcClientError('ERR_RPC_TIMEOUT', `${this.method} timed out after ${this.timeoutMs} ms`), `timed out after ${this.timeoutMs} ms`);
-  }
-
-  private finish(): void {
-    this.owner.pending.delete(this.id);
-    clearTimeout(this.timer);
-    this.signal?.removeEventListener('abort', this);
-  }
-
-  private giveUp(err: RpcClientError, reason: string): void {
-    if (!this.owner.pending.has(this.id)) return;
-    this.finish();
-    this.fail(err);
-    const notice = this.owner.cancelRemote(this.id, reason);
-    if (this.owner.noticeBeforeClose) void notice.finally(() => this.abortDelivery());
-    else this.abortDelivery();
-  }
-}
-
-function requestTimedOut(request: ClientRequest<unknown>): void {
-  request.timedOut();
 }
