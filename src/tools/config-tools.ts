@@ -3,7 +3,8 @@
 // They do not depend on CC_EXEC_LUA: the admin wrote the code, the agent only supplies arguments.
 import type { LuaToolConfig } from '../config/file.js';
 import { Link, type LinkRegistry } from '../link/registry.js';
-import { execLua, findComputer, linkedList, runLua } from './exec-lua.js';
+import { execLua, runLua } from './exec-lua.js';
+import { findComputer, linkedList } from './computer-target.js';
 import type { ToolSource } from './registry.js';
 import { failedResult, type Tool, type ToolResult } from './tool.js';
 

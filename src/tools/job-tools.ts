@@ -3,7 +3,7 @@
 // there. job-status reads it from a cursor and gives the result once done; job-cancel stops it.
 import { describe, type Link } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
-import { fromResult, renderValue } from './exec-lua.js';
+import { fromResult, renderValue } from './exec-result.js';
 import { malformed } from './files.js';
 import { callMethod, safeTool, updateHint } from './safe-tool.js';
 import type { Schema } from './schema.js';

@@ -1,7 +1,7 @@
 // list-peripherals and call-peripheral (issue 11 part B): fixed methods of mcp-computer, no code sent.
 import { describe } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
-import { fromResult, renderValue } from './exec-lua.js';
+import { fromResult, renderValue } from './exec-result.js';
 import { malformed } from './files.js';
 import { callMethod, safeTool } from './safe-tool.js';
 import { TIMEOUT_PROPERTY } from './job-tools.js';

@@ -1,6 +1,7 @@
 // run-program and check-lua (issue 11 part B): fixed methods of mcp-computer, no code sent to run.
 import { isRecord } from '../jsonrpc/message.js';
-import { fromResult, MAX_CODE_BYTES } from './exec-lua.js';
+import { MAX_CODE_BYTES } from './exec-lua.js';
+import { fromResult } from './exec-result.js';
 import { malformed } from './files.js';
 import { startDetached, TIMEOUT_PROPERTY } from './job-tools.js';
 import { callMethod, safeTool } from './safe-tool.js';

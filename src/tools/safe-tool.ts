@@ -3,7 +3,8 @@
 // `safeTool` and listed in builtins.ts; `callMethod` is how it talks to the computer.
 import { FrameTooLargeError, Link, describe } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
-import { CC_MAX_MESSAGE_BYTES, findComputer, linkedList } from './exec-lua.js';
+import { CC_MAX_MESSAGE_BYTES } from './exec-lua.js';
+import { findComputer, linkedList } from './computer-target.js';
 import { failedResult, type Tool, type ToolContext, type ToolResult } from './tool.js';
 import type { Schema } from './schema.js';
 

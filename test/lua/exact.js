@@ -4,7 +4,7 @@
 // theirs, so "\xE9" and "é" (C3 A9) can never look alike. It also checks that each `bytes` entry
 // names a string of the copy, and that the copy shows that string as its Lua literal body.
 import assert from 'node:assert/strict';
-import { luaByteLiteral } from '../../dist/tools/exec-lua.js';
+import { luaByteLiteral } from '../../dist/tools/exec-result.js';
 
 const hex = (b) => `x:${Buffer.from(b).toString('hex')}`;
 

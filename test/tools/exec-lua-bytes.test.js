@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, linkComputer, withBridge } from '../helpers.js';
-import { fromResult, luaByteLiteral } from '../../dist/tools/exec-lua.js';
+import { fromResult, luaByteLiteral } from '../../dist/tools/exec-result.js';
 
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');
 

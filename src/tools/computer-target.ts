@@ -1,0 +1,29 @@
+// Which linked computer a tool call names: "computerId" or an exact "computer" label.
+import { describe, type Link, type LinkRegistry } from '../link/registry.js';
+import { failedResult, type ToolResult } from './tool.js';
+
+export function linkedList(links: LinkRegistry): string {
+  const linked = links.list();
+  if (linked.length === 0) return 'No computers are linked.';
+  return `Linked computers: ${linked.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
+}
+
+/** Finds the one computer the arguments name, or says why not (a string: no such computer). */
+export function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
+  const hasId = args.computerId !== undefined;
+  const hasLabel = args.computer !== undefined;
+  if (hasId && hasLabel) return failedResult(`Give either "computerId" or "computer", not both. ${linkedList(links)}`, 'invalid_arguments');
+  if (hasId) {
+    return links.get(args.computerId as number) ?? `No linked computer has id ${args.computerId}.`;
+  }
+  if (hasLabel) {
+    const matches = links.list().filter((l) => l.label === args.computer);
+    if (matches.length === 1) return matches[0] as Link;
+    if (matches.length === 0) return `No linked computer has the label ${JSON.stringify(args.computer)}.`;
+    return `The label ${JSON.stringify(args.computer)} matches ${matches.length} computers (ids ${matches
+      .map((l) => l.computerId)
+      .join(', ')}); use "computerId".`;
+  }
+  return failedResult(`Say which computer: "computerId" (a number) or "computer" (an exact label). ${linkedList(links)}`, 'invalid_arguments');
+}
+
