@@ -2,15 +2,16 @@
 // player can `wget` the program from the same address the computer will dial.
 import { createServer, type IncomingMessage } from 'node:http';
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo, Socket } from 'node:net';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type RawData } from 'ws';
 import type { Logger } from '../log.js';
 import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
 import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
-import { chargeFrame, disposeThrottle, type ThrottleState } from './throttle.js';
-import { describe, type Link, type LinkRegistry, type LinkSocket } from './registry.js';
+import { chargeFrame, disposeThrottle } from './throttle.js';
+import { describe, type LinkRegistry } from './registry.js';
+import { socketClass, type ComputerSocket } from './computer-socket.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -43,12 +44,6 @@ const CLOSE_GOING_AWAY = 1001;
 export const CLOSE_UNAUTHORIZED = 4401;
 /** A limit was hit: try again later. */
 const CLOSE_TRY_AGAIN = 1013;
-
-/** Unwritten pongs that cut a peer (ws's default maxPendingAutoPongs). */
-const MAX_PENDING_PONGS = 60;
-
-/** The listener table every ComputerSocket shares: empty, and frozen so nothing is ever added to it. */
-const NO_LISTENERS: object = Object.freeze(Object.create(null) as object);
 
 const UNLIMITED: AdmissionLimits = {
   maxLinks: Infinity,
@@ -103,90 +98,20 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   /** Every computer socket open now, linked or not: the heartbeat and shutdown walk it. */
   const sockets = new Set<ComputerSocket>();
 
-  /**
-   * A computer's WebSocket. ws builds one per accepted socket (its `WebSocket` option), and it carries
-   * what a link needs besides ws's own objects: the link state, the registry's `LinkSocket` (frames
-   * counted, corked per turn), and its events, handled in `emit` instead of by four listeners per
-   * socket. With 10,000 idle links, a separate state object and the Map entry to it, a wrapper for
-   * the registry and the listeners (ws keeps them in a dictionary-mode object, ~280 B) were ~550 B of
-   * a link's heap. The events handled here ('message', 'pong', 'error', 'close') reach no listener.
-   */
-  class ComputerSocket extends WebSocket implements LinkSocket, ThrottleState, Ticket {
-    link: Link | null = null;
-    /** The TCP socket under the WebSocket; set on 'connection'. */
-    raw: Socket | null = null;
-    alive = true;
-    /** `address:port` of the peer, for the log and the link. */
-    remoteAddress = '?';
-    helloTimer: NodeJS.Timeout | null = null;
-    // its admission ticket (admission.ts), copied from the one verifyClient took: no object of its own
-    address = '?';
-    stage: Ticket['stage'] = 'closed';
-    // the inbound throttle's state (throttle.ts)
-    throttleStart = -Infinity;
-    throttleUsed = 0;
-    throttleTimer: NodeJS.Timeout | null = null;
-    /** Pongs to the peer's pings not yet written out (ws's autoPong, done here: see answerPing). */
-    pendingPongs = 0;
-    pongWritten: (() => void) | null = null;
-
-    // ws builds it as `new WebSocket(null, undefined, options)`
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    constructor(...args: any[]) {
-      super(...(args as ConstructorParameters<typeof WebSocket>));
-      // Its events are handled in `emit` and it never has a listener, so it shares one frozen, empty
-      // listener table instead of the per-emitter one (an object with a null prototype is in
-      // dictionary mode: ~200 B a link). Frozen, so a listener added by mistake throws instead of
-      // reaching every socket.
-      (this as unknown as { _events: object })._events = NO_LISTENERS;
-    }
-
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    override emit(event: string | symbol, ...args: any[]): boolean {
-      switch (event) {
-        case 'message':
-          onFrame(this, args[0] as RawData, args[1] as boolean);
-          return true;
-        case 'ping':
-          answerPing(this, args[0] as Buffer);
-          return true;
-        case 'pong':
-          this.alive = true;
-          if (this.link) registry.touch(this.link);
-          return true;
-        case 'error':
-          onError(this, args[0] as Error & { code?: string });
-          return true;
-        case 'close':
-          onClose(this, args[0] as number, args[1] as Buffer);
-          return true;
-        default:
-          return super.emit(event, ...args);
-      }
-    }
-
-    /**
-     * Frames sent to one computer in the same turn of the event loop leave in one write: its raw
-     * socket is corked at the first and uncorked once this turn's I/O is handled (at N=1 C=100 the
-     * probes of many clients reach the one computer together; one writev per frame was the bridge's
-     * top cost).
-     */
-    override send(text: string): void {
-      const raw = this.raw;
-      if (raw && raw.writableCorked === 0) {
-        if (corked.length === 0) setImmediate(uncorkAll);
-        corked.push(raw);
-        raw.cork();
-      }
-      metrics.framesOut++;
-      super.send(text);
-    }
-  }
+  const ListenerSocket = socketClass({
+    frame: onFrame,
+    pong: (ws) => {
+      if (ws.link) registry.touch(ws.link);
+    },
+    error: onError,
+    close: onClose,
+    sent: () => void metrics.framesOut++,
+  });
 
   const wss = new WebSocketServer({
     server: http,
     maxPayload: options.maxFrameBytes,
-    WebSocket: ComputerSocket,
+    WebSocket: ListenerSocket,
     // refused before the handshake, so a flood of sockets costs little
     verifyClient: (info, callback) => {
       const socket = info.req.socket;
@@ -232,22 +157,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   function onRawClose(this: object): void {
     const ticket = tickets.get(this);
     if (ticket) admission.close(ticket);
-  }
-
-  /**
-   * A peer's ping gets a pong, as ws's autoPong does (and like it, a peer with MAX_PENDING_PONGS pongs
-   * not yet written out, i.e. one that pings faster than they can be written, is cut); the callback
-   * that counts them is made at the first ping instead of for every socket.
-   */
-  function answerPing(ws: ComputerSocket, data: Buffer): void {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.pendingPongs >= MAX_PENDING_PONGS) {
-      ws.terminate();
-      return;
-    }
-    ws.pendingPongs++;
-    ws.pongWritten ??= () => void ws.pendingPongs--;
-    ws.pong(data, false, ws.pongWritten);
   }
 
   function onHelloTimeout(ws: ComputerSocket): void {
@@ -371,13 +280,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     ws.send(encodeHelloError(error, code));
     const reasons: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
     ws.close(closeCode, reasons[code]);
-  }
-
-  /** Link sockets corked in this turn of the event loop; one setImmediate uncorks them all. */
-  const corked: Socket[] = [];
-  function uncorkAll(): void {
-    for (const raw of corked) raw.uncork();
-    corked.length = 0;
   }
 
   const heartbeat = setInterval(() => {
