@@ -1,5 +1,6 @@
 // cc-mcp's text output: tool results read like the tool's own text; other content is named.
 import { isRecord } from '../jsonrpc/message.js';
+import { plural } from '../plural.js';
 
 function block(item: unknown): string {
   if (!isRecord(item)) return `[${JSON.stringify(item)}]`;
@@ -9,7 +10,7 @@ function block(item: unknown): string {
     case 'image':
     case 'audio': {
       const bytes = typeof item.data === 'string' ? Math.floor((item.data.length * 3) / 4) : 0;
-      return `[${item.type} ${String(item.mimeType ?? 'unknown type')}, about ${bytes} bytes]`;
+      return `[${item.type} ${String(item.mimeType ?? 'unknown type')}, about ${plural(bytes, 'byte')}]`;
     }
     case 'resource_link':
       return `[resource ${String(item.uri)}]`;

@@ -2,6 +2,7 @@
 // here before a recursive walk (JSON.stringify, validation, rendering) may touch it: JSON.parse itself
 // is iterative and accepts any depth, but the walks that follow overflow the stack somewhere between
 // a few thousand levels and ten thousand.
+import { plural } from '../plural.js';
 
 /** How deep a parsed value from a computer or a client may nest, unless a caller says otherwise. */
 export const DEFAULT_MAX_JSON_DEPTH = 64;
@@ -45,7 +46,7 @@ export function boundsProblem(value: unknown, bounds: JsonBounds): string | null
   return problem;
 }
 
-const tooMany = (maxNodes: number) => `holds more than ${maxNodes} values`;
+const tooMany = (maxNodes: number) => `holds more than ${plural(maxNodes, 'value')}`;
 
 // containers still to open and their depths, in two flat stacks shared by every walk (a walk never
 // yields, so no two overlap): every link frame and every MCP body passes through here, so it
@@ -62,7 +63,7 @@ function walk(value: object, maxDepth: number, maxNodes: number): string | null 
   while (open.length > 0) {
     const v = open.pop() as Record<string, unknown>;
     const depth = depths.pop() as number;
-    if (depth > maxDepth) return `nests deeper than ${maxDepth} levels`;
+    if (depth > maxDepth) return `nests deeper than ${plural(maxDepth, 'level')}`;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         if (++nodes > maxNodes) return tooMany(maxNodes);

@@ -24,6 +24,7 @@ import { negotiate } from './protocol.js';
 import type { CacheHints, ServerInfo } from './modern.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import type { Metrics } from '../metrics.js';
+import { atMostAllowed } from '../plural.js';
 
 export interface DispatcherOptions {
   links: LinkRegistry;
@@ -140,7 +141,7 @@ export class Dispatcher {
     }
     if (body.length === 0) return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: empty batch') };
     if (body.length > this.options.config.maxBatch) {
-      const message = `Invalid Request: the batch holds ${body.length} messages; at most ${this.options.config.maxBatch} are allowed (MCP_MAX_BATCH)`;
+      const message = `Invalid Request: the batch holds ${body.length} messages; ${atMostAllowed(this.options.config.maxBatch)} (MCP_MAX_BATCH)`;
       return { status: 400, body: errorResponse(null, INVALID_REQUEST, message) };
     }
     const responses = (await Promise.all(body.map((item) => this.handleMessage(item, caller)))).filter(

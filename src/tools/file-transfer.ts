@@ -7,6 +7,7 @@ import { adler32, ADLER_START, adlerText, isStrictBase64 } from './checksum.js';
 import { malformed } from './files.js';
 import { callMethod, frameLimit, safeTool } from './safe-tool.js';
 import { failedResult, textResult, type Tool, type ToolContext, type ToolResult } from './tool.js';
+import { plural } from '../plural.js';
 
 /** Bytes a verify piece covers (mcp-computer reads at most this much for one answer). */
 export const VERIFY_PIECE_BYTES = 262_144;
@@ -58,7 +59,7 @@ async function readFile(link: Link, args: Record<string, unknown>, ctx: ToolCont
     }
     if (size === null) {
       if (r.size > max) {
-        return failedResult(`${path} is ${r.size} bytes; the bridge moves files of at most ${max} bytes (CC_MAX_FILE_BYTES).`, 'invalid_arguments');
+        return failedResult(`${path} is ${plural(r.size, 'byte')}; the bridge moves files of at most ${plural(max, 'byte')} (CC_MAX_FILE_BYTES).`, 'invalid_arguments');
       }
       size = r.size;
     } else if (r.size !== size) {
@@ -66,19 +67,19 @@ async function readFile(link: Link, args: Record<string, unknown>, ctx: ToolCont
     }
     if (!isStrictBase64(r.data)) return malformed(link, 'read-file', '"data" is not base64');
     const bytes = Buffer.from(r.data, 'base64');
-    if (bytes.length !== r.length) return malformed(link, 'read-file', `"data" holds ${bytes.length} bytes, "length" says ${r.length}`);
+    if (bytes.length !== r.length) return malformed(link, 'read-file', `"data" holds ${plural(bytes.length, 'byte')}, "length" says ${r.length}`);
     const mine = adler32(bytes, state);
     if (mine !== r.checksum) return mismatch(link, `reading ${path} bytes ${offset}-${offset + bytes.length}`, mine, r.checksum);
     state = mine;
     pieces.push(bytes);
     offset += bytes.length;
     if (offset >= size) break;
-    if (bytes.length === 0) return failedResult(`${path} ended at ${offset} of ${size} bytes while it was being read; read it again.`, 'tool_error');
+    if (bytes.length === 0) return failedResult(`${path} ended at ${offset} of ${plural(size, 'byte')} while it was being read; read it again.`, 'tool_error');
   }
   const content = Buffer.concat(pieces);
   const text = encoding === 'base64' ? null : asText(content);
   if (encoding === 'text' && text === null) {
-    return failedResult(`${path} is not valid UTF-8 text (${content.length} bytes); read it with "encoding": "base64".`, 'tool_error');
+    return failedResult(`${path} is not valid UTF-8 text (${plural(content.length, 'byte')}); read it with "encoding": "base64".`, 'tool_error');
   }
   const structured = {
     computerId: link.computerId,
@@ -100,7 +101,7 @@ async function writeFile(link: Link, args: Record<string, unknown>, ctx: ToolCon
   }
   const content = args.encoding === 'base64' ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
   if (content.length > ctx.config.maxFileBytes) {
-    return failedResult(`the content is ${content.length} bytes; the bridge moves files of at most ${ctx.config.maxFileBytes} bytes (CC_MAX_FILE_BYTES).`, 'invalid_arguments');
+    return failedResult(`the content is ${plural(content.length, 'byte')}; the bridge moves files of at most ${plural(ctx.config.maxFileBytes, 'byte')} (CC_MAX_FILE_BYTES).`, 'invalid_arguments');
   }
   const step = writePieceBytes(link, path);
   let state = ADLER_START;
@@ -134,16 +135,16 @@ async function writeFile(link: Link, args: Record<string, unknown>, ctx: ToolCon
     const r = answer.result;
     if (!isRecord(r) || !isCount(r.checksum) || !isCount(r.length)) return malformed(link, 'write-file', 'expected {length, checksum} when verifying');
     if (r.length !== length) {
-      return failedResult(`after writing, ${path} on computer ${describe(link.computerId, link.label)} holds ${r.length} bytes at ${start + at} where ${length} were written; it is not what was sent.`, 'tool_error');
+      return failedResult(`after writing, ${path} on computer ${describe(link.computerId, link.label)} holds ${plural(r.length, 'byte')} at ${start + at} where ${length} ${length === 1 ? 'was' : 'were'} written; it is not what was sent.`, 'tool_error');
     }
     check = r.checksum;
     at += length;
     if (content.length === 0) break;
   }
-  if (check !== state) return mismatch(link, `${path} read back from the disk after writing ${content.length} bytes`, state, check);
+  if (check !== state) return mismatch(link, `${path} read back from the disk after writing ${plural(content.length, 'byte')}`, state, check);
   const structured = { computerId: link.computerId, path, bytes: content.length, append, checksum: adlerText(state) };
   return {
-    ...textResult(`${append ? 'appended' : 'wrote'} ${content.length} bytes to ${path} on computer ${describe(link.computerId, link.label)}; read back and checked (${adlerText(state)}).`),
+    ...textResult(`${append ? 'appended' : 'wrote'} ${plural(content.length, 'byte')} to ${path} on computer ${describe(link.computerId, link.label)}; read back and checked (${adlerText(state)}).`),
     structuredContent: structured,
   };
 }

@@ -4,6 +4,7 @@ import { isRecord } from '../jsonrpc/message.js';
 import { describe, type Link } from '../link/registry.js';
 import { callMethod, safeTool } from './safe-tool.js';
 import { failedResult, textResult, type Tool, type ToolContext, type ToolResult } from './tool.js';
+import { plural } from '../plural.js';
 
 /** Most entries list-files gathers from one folder (pieces of one frame each). */
 export const MAX_LIST_ENTRIES = 10_000;
@@ -30,10 +31,6 @@ function entryProblem(entry: unknown): string | null {
     return `entry ${JSON.stringify(entry.name)} has a bad size`;
   }
   return null;
-}
-
-function sizeText(bytes: number): string {
-  return bytes === 1 ? '1 byte' : `${bytes} bytes`;
 }
 
 async function listFiles(link: Link, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
@@ -71,14 +68,14 @@ async function listFiles(link: Link, args: Record<string, unknown>, ctx: ToolCon
   };
   if (typeof piece.drive === 'string') structured.drive = piece.drive;
   const head = [
-    `${where}: ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}`,
+    `${where}: ${plural(entries.length, 'entry', 'entries')}`,
     typeof structured.drive === 'string' ? `drive ${structured.drive}` : null,
     structured.isReadOnly ? 'read-only' : null,
-    typeof free === 'number' ? `${sizeText(free)} free` : free === 'unlimited' ? 'unlimited free space' : null,
+    typeof free === 'number' ? `${plural(free, 'byte')} free` : free === 'unlimited' ? 'unlimited free space' : null,
   ]
     .filter((x) => x !== null)
     .join(', ');
-  const lines = entries.map((e) => `${e.isDir ? `${e.name}/` : `${e.name}  ${sizeText(e.size ?? 0)}`}${e.isReadOnly ? '  [read-only]' : ''}`);
+  const lines = entries.map((e) => `${e.isDir ? `${e.name}/` : `${e.name}  ${plural(e.size ?? 0, 'byte')}`}${e.isReadOnly ? '  [read-only]' : ''}`);
   if (truncated) lines.push(`[only the first ${entries.length} entries; the folder has ${String(piece.total)}]`);
   return { ...textResult([head, ...lines].join('\n')), structuredContent: structured };
 }

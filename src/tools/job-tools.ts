@@ -8,6 +8,7 @@ import { malformed } from './files.js';
 import { callMethod, safeTool, updateHint } from './safe-tool.js';
 import type { Schema } from './schema.js';
 import { failedResult, textResult, type ToolContext, type ToolResult } from './tool.js';
+import { plural } from '../plural.js';
 
 export const TIMEOUT_PROPERTY: Schema = {
   type: 'integer',
@@ -57,7 +58,7 @@ function summaryOf(v: unknown): JobSummary | null {
 function renderStatus(s: JobSummary, r: Record<string, unknown>): string {
   const parts: string[] = [];
   if (typeof r.output === 'string' && r.output !== '') parts.push(r.output.replace(/\n$/, ''));
-  if (typeof r.skipped === 'number' && r.skipped > 0) parts.unshift(`[${r.skipped} bytes of older output were dropped on the computer]`);
+  if (typeof r.skipped === 'number' && r.skipped > 0) parts.unshift(`[${plural(r.skipped, 'byte')} of older output ${r.skipped === 1 ? 'was' : 'were'} dropped on the computer]`);
   if (s.state === 'running') {
     if (typeof r.partial === 'string' && r.partial !== '') parts.push(`(line in progress: ${JSON.stringify(r.partial)})`);
   } else if (Array.isArray(r.returns)) {
@@ -112,7 +113,7 @@ export const jobStatus = safeTool({
       const jobs = list as JobSummary[];
       const text = jobs.length === 0
         ? `No jobs on computer ${describe(computerId, link.label)}.`
-        : jobs.map((j) => `${j.job} ${j.kind} ${j.state} (${j.outputBytes} bytes of output): ${j.what}`).join('\n');
+        : jobs.map((j) => `${j.job} ${j.kind} ${j.state} (${plural(j.outputBytes, 'byte')} of output): ${j.what}`).join('\n');
       return { ...textResult(text), structuredContent: { computerId, jobs } };
     }
     const s = summaryOf(r);

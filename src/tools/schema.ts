@@ -1,5 +1,6 @@
 // The small subset of JSON Schema our tools declare, and a validator for it that names the
 // offending argument. Declared schemas stay plain JSON Schema so every client understands them.
+import { plural } from '../plural.js';
 
 export interface Schema {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null' | Array<string>;
@@ -94,10 +95,10 @@ export function validate(value: unknown, schema: Schema, path = 'arguments'): st
     // character, so it settles most cases without counting
     const { minLength, maxLength } = schema;
     if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && codePoints(value) < minLength))) {
-      return minLength === 1 ? `${path} must not be empty` : `${path} must be at least ${minLength} characters`;
+      return minLength === 1 ? `${path} must not be empty` : `${path} must be at least ${plural(minLength, 'character')}`;
     }
     if (maxLength !== undefined && value.length > maxLength && codePoints(value) > maxLength) {
-      return `${path} must be at most ${maxLength} characters`;
+      return `${path} must be at most ${plural(maxLength, 'character')}`;
     }
   }
   if (Array.isArray(value) && schema.items) {
