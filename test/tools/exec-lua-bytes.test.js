@@ -6,6 +6,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callTool, linkComputer, withBridge } from '../helpers.js';
 import { fromResult, luaByteLiteral } from '../../dist/tools/exec-result.js';
+import { loadConfig } from '../../dist/config.js';
+
+/** The limit the bridge passes fromResult: CC_EXEC_MAX_RESULT_VALUES as a bridge with no settings reads it. */
+const MAX_VALUES = loadConfig({}).execMaxResultValues;
 
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');
 
@@ -27,7 +31,7 @@ test('luaByteLiteral: ASCII and well-formed UTF-8 as they are, other bytes as \\
 });
 
 test('fromResult: base64 must be base64 text', () => {
-  const check = (base64) => fromResult({ output: '', returns: [{ type: 'string', base64 }], truncated: false });
+  const check = (base64) => fromResult({ output: '', returns: [{ type: 'string', base64 }], truncated: false }, MAX_VALUES);
   assert.equal(check('6Q==').ok, true);
   assert.equal(check('').ok, true);
   assert.deepEqual(check(5), { ok: false, problem: '"returns"[0].base64 is a number' });
@@ -48,7 +52,7 @@ test('exec-lua: a base64 descriptor is passed on exactly and rendered as a Lua l
   }));
 
 test('fromResult: a table\'s "bytes" list is checked', () => {
-  const check = (bytes, type = 'table') => fromResult({ output: '', returns: [{ type, value: {}, bytes }], truncated: false });
+  const check = (bytes, type = 'table') => fromResult({ output: '', returns: [{ type, value: {}, bytes }], truncated: false }, MAX_VALUES);
   assert.equal(check([]).ok, true);
   assert.equal(check([{ path: ['a', 0], base64: '6Q==' }, { path: ['\\233'], base64: '6Q==', key: true, truncated: false }]).ok, true);
   const problems = [
@@ -79,3 +83,17 @@ test('exec-lua: a table with byte strings is passed on exactly, its copy shows t
     assert.deepEqual(res.structuredContent.returns, [table]);
     await c.close();
   }));
+
+test('fromResult: CC_EXEC_MAX_RESULT_VALUES bounds the returned values, a table\'s "bytes" list included', () => {
+  // values counted: the returns list, the descriptor, its keys, then each array item
+  const table = (items, bytes) => ({ type: 'table', value: new Array(items).fill(0), ...(bytes ? { bytes } : {}) });
+  const check = (descriptor) => fromResult({ output: '', returns: [descriptor], truncated: false }, MAX_VALUES);
+  const over = { ok: false, problem: `"returns" holds more than ${MAX_VALUES} values (CC_EXEC_MAX_RESULT_VALUES)` };
+  assert.equal(MAX_VALUES, 100_000);
+  assert.equal(check(table(MAX_VALUES - 4)).ok, true);
+  assert.deepEqual(check(table(MAX_VALUES - 3)), over);
+  assert.equal(check(table(MAX_VALUES - 5, [])).ok, true);
+  assert.deepEqual(check(table(MAX_VALUES - 5, [{ path: [], base64: '' }])), over);
+  // the limit is the one given: the same answer passes a larger one
+  assert.equal(fromResult({ output: '', returns: [table(MAX_VALUES - 3)] }, MAX_VALUES + 1).ok, true);
+});
