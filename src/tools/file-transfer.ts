@@ -5,7 +5,7 @@ import { isRecord } from '../jsonrpc/message.js';
 import { describe, type Link } from '../link/registry.js';
 import { adler32, ADLER_START, adlerText, isStrictBase64 } from './checksum.js';
 import { malformed } from './files.js';
-import { callMethod, frameLimit, safeTool } from './safe-tool.js';
+import { answerSchema, callMethod, frameLimit, safeTool } from './safe-tool.js';
 import { failedResult, textResult, type Tool, type ToolContext, type ToolResult } from './tool.js';
 import { plural } from '../plural.js';
 
@@ -165,18 +165,13 @@ export const readFileTool: Tool = safeTool({
   },
   required: ['path'],
   readOnly: true,
-  outputSchema: {
-    type: 'object',
-    properties: {
-      computerId: { type: 'integer' },
-      path: { type: 'string' },
-      size: { type: 'integer' },
-      encoding: { type: 'string', enum: ['text', 'base64'] },
-      content: { type: 'string' },
-      checksum: { type: 'string' },
-    },
-    required: ['computerId', 'path', 'size', 'encoding', 'content', 'checksum'],
-  },
+  outputSchema: answerSchema({
+    path: { type: 'string' },
+    size: { type: 'integer' },
+    encoding: { type: 'string', enum: ['text', 'base64'] },
+    content: { type: 'string' },
+    checksum: { type: 'string' },
+  }),
   run: readFile,
 });
 
@@ -195,16 +190,11 @@ export const writeFileTool: Tool = safeTool({
   required: ['path', 'content'],
   readOnly: false,
   destructive: true,
-  outputSchema: {
-    type: 'object',
-    properties: {
-      computerId: { type: 'integer' },
-      path: { type: 'string' },
-      bytes: { type: 'integer' },
-      append: { type: 'boolean' },
-      checksum: { type: 'string' },
-    },
-    required: ['computerId', 'path', 'bytes', 'append', 'checksum'],
-  },
+  outputSchema: answerSchema({
+    path: { type: 'string' },
+    bytes: { type: 'integer' },
+    append: { type: 'boolean' },
+    checksum: { type: 'string' },
+  }),
   run: writeFile,
 });

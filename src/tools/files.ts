@@ -2,7 +2,7 @@
 // mcp-computer. Paths go to CC's fs unchanged: its rules and its error messages apply.
 import { isRecord } from '../jsonrpc/message.js';
 import { describe, type Link } from '../link/registry.js';
-import { callMethod, safeTool } from './safe-tool.js';
+import { answerSchema, callMethod, safeTool } from './safe-tool.js';
 import { failedResult, textResult, type Tool, type ToolContext, type ToolResult } from './tool.js';
 import { plural } from '../plural.js';
 
@@ -87,26 +87,21 @@ export const listFilesTool: Tool = safeTool({
     'List a folder on one linked computer: each entry\'s name, size, whether it is a folder and whether it is read-only, and the free space of its drive.',
   properties: { path: { ...PATH, description: 'folder to list (default "/")' } },
   readOnly: true,
-  outputSchema: {
-    type: 'object',
-    properties: {
-      computerId: { type: 'integer' },
-      path: { type: 'string' },
-      entries: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: { name: { type: 'string' }, isDir: { type: 'boolean' }, isReadOnly: { type: 'boolean' }, size: { type: 'integer' } },
-          required: ['name', 'isDir', 'isReadOnly'],
-        },
+  outputSchema: answerSchema({
+    path: { type: 'string' },
+    entries: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' }, isDir: { type: 'boolean' }, isReadOnly: { type: 'boolean' }, size: { type: 'integer' } },
+        required: ['name', 'isDir', 'isReadOnly'],
       },
-      isReadOnly: { type: 'boolean' },
-      freeSpace: { type: ['integer', 'string', 'null'] },
-      drive: { type: 'string' },
-      truncated: { type: 'boolean' },
     },
-    required: ['computerId', 'path', 'entries', 'isReadOnly', 'freeSpace', 'truncated'],
-  },
+    isReadOnly: { type: 'boolean' },
+    freeSpace: { type: ['integer', 'string', 'null'] },
+    drive: { type: 'string' },
+    truncated: { type: 'boolean' },
+  }, ['drive']),
   run: listFiles,
 });
 
@@ -121,11 +116,7 @@ export const deleteFileTool: Tool = safeTool({
   required: ['path'],
   readOnly: false,
   destructive: true,
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, path: { type: 'string' }, wasDir: { type: 'boolean' } },
-    required: ['computerId', 'path', 'wasDir'],
-  },
+  outputSchema: answerSchema({ path: { type: 'string' }, wasDir: { type: 'boolean' } }),
   async run(link, args, ctx) {
     const answer = await callMethod(ctx, link, 'delete-file', { path: args.path, recursive: args.recursive === true });
     if (!answer.ok) return answer.error;
@@ -142,11 +133,7 @@ export const moveFileTool: Tool = safeTool({
   properties: { from: { ...PATH, minLength: 1 }, to: { ...PATH, minLength: 1 } },
   required: ['from', 'to'],
   readOnly: false,
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, from: { type: 'string' }, to: { type: 'string' } },
-    required: ['computerId', 'from', 'to'],
-  },
+  outputSchema: answerSchema({ from: { type: 'string' }, to: { type: 'string' } }),
   async run(link, args, ctx) {
     const answer = await callMethod(ctx, link, 'move-file', { from: args.from, to: args.to });
     if (!answer.ok) return answer.error;

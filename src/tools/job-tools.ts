@@ -5,7 +5,7 @@ import { describe, type Link } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { fromResult, renderValue } from './exec-result.js';
 import { malformed } from './files.js';
-import { callMethod, safeTool, updateHint } from './safe-tool.js';
+import { answerSchema, callMethod, safeTool, updateHint } from './safe-tool.js';
 import type { Schema } from './schema.js';
 import { failedResult, textResult, type ToolContext, type ToolResult } from './tool.js';
 import { plural } from '../plural.js';
@@ -86,18 +86,13 @@ export const jobStatus = safeTool({
     job: JOB_PROPERTY,
     cursor: { type: 'integer', minimum: 0, description: 'output offset to read from (0 = from the start; the last answer gives the next one)' },
   },
-  outputSchema: {
-    type: 'object',
-    properties: {
-      computerId: { type: 'integer' },
-      jobs: { type: 'array', items: { type: 'object' } },
-      job: { type: 'string' },
-      state: { type: 'string' },
-      output: { type: 'string' },
-      cursor: { type: 'integer' },
-    },
-    required: ['computerId'],
-  },
+  outputSchema: answerSchema({
+    jobs: { type: 'array', items: { type: 'object' } },
+    job: { type: 'string' },
+    state: { type: 'string' },
+    output: { type: 'string' },
+    cursor: { type: 'integer' },
+  }, ['jobs', 'job', 'state', 'output', 'cursor']),
   readOnly: true,
   async run(link, args, ctx) {
     const params: Record<string, unknown> = {};
@@ -135,11 +130,7 @@ export const jobCancel = safeTool({
   description: 'Stop a detached job at its next yield (its output so far stays readable with job-status).',
   properties: { job: JOB_PROPERTY },
   required: ['job'],
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, job: { type: 'string' }, state: { type: 'string' } },
-    required: ['computerId', 'job', 'state'],
-  },
+  outputSchema: answerSchema({ job: { type: 'string' }, state: { type: 'string' } }),
   readOnly: false,
   async run(link, args, ctx) {
     const answer = await callMethod(ctx, link, 'job-cancel', { job: args.job });

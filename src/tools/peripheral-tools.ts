@@ -3,7 +3,7 @@ import { describe } from '../link/registry.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { fromResult, renderValue } from './exec-result.js';
 import { malformed } from './files.js';
-import { callMethod, safeTool } from './safe-tool.js';
+import { answerSchema, callMethod, safeTool } from './safe-tool.js';
 import { TIMEOUT_PROPERTY } from './job-tools.js';
 import { failedResult, textResult } from './tool.js';
 
@@ -35,11 +35,7 @@ export const listPeripherals = safeTool({
     "List the peripherals attached to a computer (sides and wired-network names): each one's name, its types (e.g. monitor, " +
     'minecraft:chest + inventory, modem) and the methods call-peripheral can call on it.',
   properties: {},
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, peripherals: { type: 'array', items: { type: 'object' } } },
-    required: ['computerId', 'peripherals'],
-  },
+  outputSchema: answerSchema({ peripherals: { type: 'array', items: { type: 'object' } } }, ['items']),
   readOnly: true,
   async run(link, _args, ctx) {
     const answer = await callMethod(ctx, link, 'list-peripherals', {});
@@ -68,11 +64,7 @@ export const callPeripheral = safeTool({
     timeoutMs: TIMEOUT_PROPERTY,
   },
   required: ['name', 'method'],
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, returns: { type: 'array', items: { type: 'object' } }, truncated: { type: 'boolean' } },
-    required: ['computerId', 'returns', 'truncated'],
-  },
+  outputSchema: answerSchema({ returns: { type: 'array', items: { type: 'object' } }, truncated: { type: 'boolean' } }, ['items']),
   readOnly: false,
   destructive: true,
   async run(link, args, ctx) {

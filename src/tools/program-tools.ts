@@ -4,7 +4,7 @@ import { MAX_CODE_BYTES } from './exec-lua.js';
 import { fromResult } from './exec-result.js';
 import { malformed } from './files.js';
 import { startDetached, TIMEOUT_PROPERTY } from './job-tools.js';
-import { callMethod, safeTool } from './safe-tool.js';
+import { answerSchema, callMethod, safeTool } from './safe-tool.js';
 import { failedResult, textResult } from './tool.js';
 
 export const MAX_COMMAND_LENGTH = 1024;
@@ -22,17 +22,12 @@ export const runProgram = safeTool({
     detach: { type: 'boolean', description: 'run as a job that outlives this call; answers with its id at once' },
   },
   required: ['command'],
-  outputSchema: {
-    type: 'object',
-    properties: {
-      computerId: { type: 'integer' },
-      success: { type: 'boolean' },
-      output: { type: 'string' },
-      truncated: { type: 'boolean' },
-      job: { type: 'string' },
-    },
-    required: ['computerId', 'success', 'output', 'truncated'],
-  },
+  outputSchema: answerSchema({
+    success: { type: 'boolean' },
+    output: { type: 'string' },
+    truncated: { type: 'boolean' },
+    job: { type: 'string' },
+  }, ['job']),
   readOnly: false,
   destructive: true,
   async run(link, args, ctx) {
@@ -73,11 +68,7 @@ export const checkLua = safeTool({
     code: { type: 'string', maxLength: MAX_CODE_BYTES, description: 'Lua source to compile' },
     path: { type: 'string', minLength: 1, maxLength: 4096, description: 'a file on the computer to compile instead' },
   },
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, ok: { type: 'boolean' }, errors: { type: 'array', items: { type: 'object' } } },
-    required: ['computerId', 'ok', 'errors'],
-  },
+  outputSchema: answerSchema({ ok: { type: 'boolean' }, errors: { type: 'array', items: { type: 'object' } } }, ['items']),
   readOnly: true,
   async run(link, args, ctx) {
     if ((args.code === undefined) === (args.path === undefined)) {

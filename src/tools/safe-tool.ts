@@ -89,6 +89,18 @@ export async function callMethod(
   }
 }
 
+/**
+ * A safe tool's outputSchema: an object with the target's `computerId` and `fields`, every one
+ * required but those named in `optional` (properties and required lists in the order given).
+ */
+export function answerSchema(fields: Record<string, Schema>, optional: readonly string[] = []): Schema {
+  return {
+    type: 'object',
+    properties: { computerId: { type: 'integer' }, ...fields },
+    required: ['computerId', ...Object.keys(fields).filter((name) => !optional.includes(name))],
+  };
+}
+
 export interface SafeToolSpec {
   name: string;
   title: string;

@@ -2,7 +2,7 @@
 // it, in background mode. In foreground mode the computer answers that there is no shell to read.
 import { isRecord } from '../jsonrpc/message.js';
 import { malformed } from './files.js';
-import { callMethod, safeTool } from './safe-tool.js';
+import { answerSchema, callMethod, safeTool } from './safe-tool.js';
 import { failedResult, textResult } from './tool.js';
 
 export const MAX_INPUT_TEXT = 4096;
@@ -17,21 +17,16 @@ export const readScreen = safeTool({
     "What the player sees of the shell on the computer's screen in background mode: each row's text, the cursor position and " +
     "size, and each row's colours as CC's blit strings (0-f per character, as term.blit takes them).",
   properties: {},
-  outputSchema: {
-    type: 'object',
-    properties: {
-      computerId: { type: 'integer' },
-      width: { type: 'integer' },
-      height: { type: 'integer' },
-      cursorX: { type: 'integer' },
-      cursorY: { type: 'integer' },
-      cursorBlink: { type: 'boolean' },
-      lines: { type: 'array', items: { type: 'string' } },
-      foreground: { type: 'array', items: { type: 'string' } },
-      background: { type: 'array', items: { type: 'string' } },
-    },
-    required: ['computerId', 'width', 'height', 'cursorX', 'cursorY', 'lines', 'foreground', 'background'],
-  },
+  outputSchema: answerSchema({
+    width: { type: 'integer' },
+    height: { type: 'integer' },
+    cursorX: { type: 'integer' },
+    cursorY: { type: 'integer' },
+    cursorBlink: { type: 'boolean' },
+    lines: { type: 'array', items: { type: 'string' } },
+    foreground: { type: 'array', items: { type: 'string' } },
+    background: { type: 'array', items: { type: 'string' } },
+  }, ['cursorBlink']),
   readOnly: true,
   async run(link, _args, ctx) {
     const answer = await callMethod(ctx, link, 'read-screen', {});
@@ -64,11 +59,7 @@ export const sendInput = safeTool({
     paste: { type: 'boolean', description: 'deliver "text" as one paste event instead of typing it' },
     keys: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, description: `keys to press after the text (at most ${MAX_INPUT_KEYS})` },
   },
-  outputSchema: {
-    type: 'object',
-    properties: { computerId: { type: 'integer' }, queued: { type: 'integer' } },
-    required: ['computerId', 'queued'],
-  },
+  outputSchema: answerSchema({ queued: { type: 'integer' } }),
   readOnly: false,
   async run(link, args, ctx) {
     const keys = (args.keys as string[] | undefined) ?? [];

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { request } from 'node:http';
 import assert from 'node:assert/strict';
 import { callTool, linkComputer, withBridge, FakeComputer } from '../helpers.js';
-import { updateHint } from '../../dist/tools/safe-tool.js';
+import { answerSchema, updateHint } from '../../dist/tools/safe-tool.js';
+import { BUILTIN_TOOLS } from '../../dist/tools/builtins.js';
 
 const text = (result) => result.content.map((c) => c.text).join('\n');
 
@@ -125,3 +126,17 @@ test('a client that goes away mid-transfer cancels it: the computer gets a cance
     assert.equal(c.received.filter((f) => f.type === 'request').length, 1);
     await c.close();
   }));
+
+test('answerSchema: computerId first, every field required but the optional ones, in the order given', () => {
+  assert.deepEqual(answerSchema({ b: { type: 'string' }, a: { type: 'boolean' }, c: { type: 'integer' } }, ['a']), {
+    type: 'object',
+    properties: { computerId: { type: 'integer' }, b: { type: 'string' }, a: { type: 'boolean' }, c: { type: 'integer' } },
+    required: ['computerId', 'b', 'c'],
+  });
+  // every tool on one computer answers with its computerId, and requires only fields it declares
+  for (const tool of BUILTIN_TOOLS.filter((t) => 'computerId' in (t.inputSchema.properties ?? {}) && t.name !== 'exec-lua')) {
+    assert.deepEqual(Object.keys(tool.outputSchema.properties)[0], 'computerId', tool.name);
+    assert.equal(tool.outputSchema.required[0], 'computerId', tool.name);
+    for (const name of tool.outputSchema.required) assert.ok(name in tool.outputSchema.properties, `${tool.name}: ${name}`);
+  }
+});
