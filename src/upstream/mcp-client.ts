@@ -102,13 +102,9 @@ export class McpClient {
     return tools;
   }
 
-  /** Calls a tool; resolves with the server's result object untouched. */
-  async callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<Record<string, unknown>> {
-    const result = await this.rpc.request('tools/call', { name, arguments: args }, options);
-    if (!isRecord(result)) throw new RpcClientError('ERR_RPC_REMOTE', `tools/call of ${name} answered with something that is not a result object`);
-    const wrong = malformedResult(result);
-    if (wrong) throw new RpcClientError('ERR_RPC_MALFORMED', `tools/call of ${name}: the result's ${wrong}`);
-    return result;
+  /** Calls a tool; resolves with the server's result object untouched (checked by toolResult). */
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return this.rpc.request('tools/call', { name, arguments: args }, options).then((result) => toolResult(name, result));
   }
 
   /** Calls `handler` when the server says its tool list changed. */
@@ -123,6 +119,14 @@ export class McpClient {
   close(reason?: string): Promise<void> {
     return this.rpc.close(reason);
   }
+}
+
+/** The answer to tools/call of `name` as a result object; throws ERR_RPC_REMOTE / ERR_RPC_MALFORMED. */
+export function toolResult(name: string, result: unknown): Record<string, unknown> {
+  if (!isRecord(result)) throw new RpcClientError('ERR_RPC_REMOTE', `tools/call of ${name} answered with something that is not a result object`);
+  const wrong = malformedResult(result);
+  if (wrong) throw new RpcClientError('ERR_RPC_MALFORMED', `tools/call of ${name}: the result's ${wrong}`);
+  return result;
 }
 
 function kind(value: unknown): string {

@@ -10,7 +10,7 @@ import type { ToolSource } from '../tools/registry.js';
 import type { Schema } from '../tools/schema.js';
 import { failedResult, type Tool, type ToolResult } from '../tools/tool.js';
 import { HttpTransport } from './http.js';
-import { McpClient, type UpstreamTool } from './mcp-client.js';
+import { McpClient, toolResult, type UpstreamTool } from './mcp-client.js';
 import { SEPARATOR, bridgeToolName } from './names.js';
 import { StdioTransport } from './stdio.js';
 
@@ -262,33 +262,44 @@ export class UpstreamServer {
     };
   }
 
-  private async call(upstreamName: string, name: string, args: Record<string, unknown>, signal: CancelSignal): Promise<ToolResult> {
+  // one promise per call past the JSON-RPC request's own (no async layers in between)
+  private call(upstreamName: string, name: string, args: Record<string, unknown>, signal: CancelSignal): Promise<ToolResult> {
     const client = this.client;
-    if (this.state !== 'up' || !client) return failedResult(this.downText(), 'unavailable');
+    if (this.state !== 'up' || !client) return Promise.resolve(failedResult(this.downText(), 'unavailable'));
     this.calls++;
-    try {
-      // the server's result, whole: every content type, structuredContent, isError, _meta
-      return (await client.callTool(upstreamName, args, { signal })) as unknown as ToolResult;
-    } catch (err) {
-      if (!(err instanceof RpcClientError)) throw err;
-      switch (err.code) {
-        case 'ERR_RPC_CANCELLED':
-          return failedResult(`${name} was cancelled; upstream server "${this.id}" was told to stop`, 'cancelled');
-        case 'ERR_RPC_TIMEOUT':
-          return failedResult(`upstream server "${this.id}" did not answer ${name} within ${this.timeoutMs} ms; the call was cancelled upstream`, 'timeout');
-        case 'ERR_RPC_REMOTE':
-          return failedResult(`upstream server "${this.id}" refused the call: ${err.message}`, 'tool_error');
-        case 'ERR_RPC_MALFORMED':
-          return failedResult(`upstream server "${this.id}" sent a malformed answer: ${err.message}`, 'tool_error');
-        case 'ERR_RPC_SEND':
-          // the call or its answer was lost on the way (a pipe, a cut connection, an answer that is not JSON)
-          return failedResult(`upstream server "${this.id}" failed on ${name}: ${err.message}`, 'unavailable');
-        default:
-          return failedResult(`upstream server "${this.id}" went down during the call: ${err.message}`, 'unavailable');
+    return client.rpc.request('tools/call', { name: upstreamName, arguments: args }, { signal }).then(
+      (result) => this.settle(upstreamName, name, result, null),
+      (err: unknown) => this.settle(upstreamName, name, undefined, err),
+    );
+  }
+
+  /** The end of a call: the server's result, whole (every content type, structuredContent, isError, _meta), or what went wrong. */
+  private settle(upstreamName: string, name: string, answer: unknown, error: unknown): ToolResult {
+    this.calls--;
+    if (this.calls === 0) this.drained?.();
+    let err = error;
+    if (err === null) {
+      try {
+        return toolResult(upstreamName, answer) as unknown as ToolResult;
+      } catch (e) {
+        err = e;
       }
-    } finally {
-      this.calls--;
-      if (this.calls === 0) this.drained?.();
+    }
+    if (!(err instanceof RpcClientError)) throw err;
+    switch (err.code) {
+      case 'ERR_RPC_CANCELLED':
+        return failedResult(`${name} was cancelled; upstream server "${this.id}" was told to stop`, 'cancelled');
+      case 'ERR_RPC_TIMEOUT':
+        return failedResult(`upstream server "${this.id}" did not answer ${name} within ${this.timeoutMs} ms; the call was cancelled upstream`, 'timeout');
+      case 'ERR_RPC_REMOTE':
+        return failedResult(`upstream server "${this.id}" refused the call: ${err.message}`, 'tool_error');
+      case 'ERR_RPC_MALFORMED':
+        return failedResult(`upstream server "${this.id}" sent a malformed answer: ${err.message}`, 'tool_error');
+      case 'ERR_RPC_SEND':
+        // the call or its answer was lost on the way (a pipe, a cut connection, an answer that is not JSON)
+        return failedResult(`upstream server "${this.id}" failed on ${name}: ${err.message}`, 'unavailable');
+      default:
+        return failedResult(`upstream server "${this.id}" went down during the call: ${err.message}`, 'unavailable');
     }
   }
 }

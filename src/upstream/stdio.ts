@@ -2,7 +2,6 @@
 // our log line by line with its name in front. Ending it: close stdin, SIGTERM after a grace,
 // SIGKILL after another; every child still alive when the bridge process exits is killed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Writable } from 'node:stream';
 import type { Logger } from '../log.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
@@ -60,6 +59,8 @@ export class StdioTransport implements Transport {
   private exited: Promise<void> = Promise.resolve();
   private closing = false;
   private handlers: TransportHandlers | null = null;
+  /** The messages sent this turn, not yet written. */
+  private batch: Batch | null = null;
 
   constructor(private readonly options: StdioTransportOptions) {}
 
@@ -133,15 +134,26 @@ export class StdioTransport implements Transport {
   send(message: unknown): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable || this.closing) return Promise.reject(new Error('the process is not running'));
-    // messages sent in one turn of the event loop leave in one write (one syscall under load, not one
-    // each): a tick is one HTTP request's worth, so the pipe is uncorked after the loop's I/O phase
-    if (!stdin.writableCorked) {
-      stdin.cork();
-      setImmediate(uncork, stdin);
+    // messages sent in one turn of the event loop leave in one write of one string (one syscall under
+    // load, not one each), after the loop's I/O phase; they share one promise and one write callback
+    // (a write to a pipe fails for all of them together), not one each
+    let batch = this.batch;
+    if (batch === null) {
+      batch = this.batch = new Batch();
+      setImmediate(flush, this);
     }
-    return new Promise((resolve, reject) => {
-      stdin.write(encodeLine(message), (err) => (err ? reject(err) : resolve()));
-    });
+    batch.text += encodeLine(message);
+    return batch.promise;
+  }
+
+  /** Writes the messages of this turn (setImmediate, or close before it ends stdin). */
+  flush(): void {
+    const batch = this.batch;
+    if (batch === null) return;
+    this.batch = null;
+    const stdin = this.child?.stdin;
+    if (!stdin || !stdin.writable) batch.done(new Error('the process is not running'));
+    else stdin.write(batch.text, batch.done);
   }
 
   async close(): Promise<void> {
@@ -149,6 +161,8 @@ export class StdioTransport implements Transport {
     if (!child || this.closing) return this.exited;
     this.closing = true;
     if (child.exitCode !== null || child.signalCode !== null) return;
+    // what was sent before close leaves before the end of stdin
+    this.flush();
     child.stdin?.end();
     const term = setTimeout(() => signal(child, 'SIGTERM'), this.options.termAfterMs ?? 2000);
     const kill = setTimeout(() => signal(child, 'SIGKILL'), this.options.killAfterMs ?? 5000);
@@ -171,6 +185,22 @@ export class StdioTransport implements Transport {
   }
 }
 
-function uncork(stream: Writable): void {
-  stream.uncork();
+function flush(transport: StdioTransport): void {
+  transport.flush();
+}
+
+/** The lines of one turn and the promise their senders share. */
+class Batch {
+  text = '';
+  readonly promise: Promise<void>;
+  /** The write's callback: settles the promise. */
+  readonly done: (err?: Error | null) => void;
+
+  constructor() {
+    let settle!: (err?: Error | null) => void;
+    this.promise = new Promise<void>((resolve, reject) => {
+      settle = (err) => (err ? reject(err) : resolve());
+    });
+    this.done = settle;
+  }
 }

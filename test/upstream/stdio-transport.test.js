@@ -57,3 +57,34 @@ test('the child gets PATH and its own env, not the other variables of the bridge
     delete process.env.CC_TEST_SECRET;
   }
 });
+
+test('messages sent in one turn leave in one write and share its outcome; close writes them before it ends stdin', async () => {
+  // the child answers each chunk it reads with the chunk, and says when its stdin ended
+  const script = `
+    process.stdin.on('data', (d) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'chunk', params: { text: d.toString() } }) + '\\n'));
+    process.stdin.on('end', () => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'eof' }) + '\\n'));`;
+  const { t, messages, started } = transport(script);
+  await started;
+  const sends = [t.send({ a: 1 }), t.send({ b: 2 }), t.send({ c: 3 })];
+  assert.equal(new Set(sends).size, 1, 'one promise for the turn');
+  await Promise.all(sends);
+  await until(() => messages.length >= 1);
+  assert.deepEqual(messages.map((m) => m.params.text), ['{"a":1}\n{"b":2}\n{"c":3}\n'], 'one chunk: one write');
+  // sent in the same turn as close: written before the end of stdin, not dropped
+  const last = t.send({ d: 4 });
+  const closed = t.close();
+  await last;
+  await until(() => messages.some((m) => m.method === 'eof'));
+  assert.equal(messages.filter((m) => m.method === 'chunk').map((m) => m.params.text).join(''), '{"a":1}\n{"b":2}\n{"c":3}\n{"d":4}\n');
+  assert.ok(messages.findIndex((m) => m.method === 'eof') > messages.findIndex((m) => m.params?.text?.includes('"d"')));
+  await closed;
+});
+
+test('a turn whose pipe is gone before its write rejects every send of it', async () => {
+  const { t, started } = transport('setInterval(() => {}, 1000)');
+  await started;
+  const sends = [t.send({ a: 1 }), t.send({ b: 2 })];
+  t.child.stdin.destroy();
+  for (const s of sends) await assert.rejects(s, /the process is not running/);
+  await t.close();
+});
