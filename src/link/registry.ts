@@ -2,74 +2,12 @@
 // send/close, so every rule here is testable with plain values.
 import { randomUUID } from 'node:crypto';
 import type { CancelSignal } from '../cancel.js';
-import { REQUEST_HEAD, encodeCancel, encodeRequest, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
-import { UNKNOWN_IDENTITY, jobChanges, type Identity } from './identity.js';
+import { requestAll, type FanoutHost, type FanoutOptions } from './fanout.js';
+import { encodeRequest, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
+import { jobChanges } from './identity.js';
+import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
 
-/** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
-export function describe(computerId: number, label: string | null): string {
-  return `${computerId} (Label: ${label ?? 'null'})`;
-}
-
-export interface LinkSocket {
-  send(text: string): void;
-  close(code: number, reason: string): void;
-}
-
-export interface ComputerInfo {
-  computerId: number;
-  label: string | null;
-  version: string | null;
-  connectedAt: number;
-  lastSeenAt: number;
-  remoteAddress: string;
-}
-
-/** How one request to one computer ended. */
-export type Outcome =
-  | { status: 'ok'; result: unknown; ms: number }
-  | { status: 'error'; error: string; result?: unknown; ms: number }
-  | { status: 'timeout'; ms: number }
-  | { status: 'disconnected'; reason: string; ms: number }
-  | { status: 'cancelled'; ms: number };
-
-interface Pending {
-  startedAt: number;
-  settle(outcome: Outcome): void;
-}
-
-/**
- * The pending map of every link with no request in flight: an empty Map costs ~170 B and most links
- * sit idle. Never written: `track` gives a link its own map first, `untrack` takes it back.
- */
-const NONE_PENDING: Map<string, Pending> = new Map();
-
-export class Link {
-  /** Requests in flight on this link, by id. */
-  pending: Map<string, Pending> = NONE_PENDING;
-  lastSeenAt: number;
-  closed = false;
-  /** Largest frame the computer takes (hello.maxFrame), when it said. */
-  maxFrame: number | null = null;
-  /** What the computer said it is (hello), its peripherals kept current by info frames. */
-  identity: Identity = UNKNOWN_IDENTITY;
-
-  constructor(
-    readonly socket: LinkSocket,
-    readonly computerId: number,
-    /** Changed by an info frame (the player relabelled the computer). */
-    public label: string | null,
-    readonly version: string | null,
-    readonly remoteAddress: string,
-    readonly connectedAt: number,
-  ) {
-    this.lastSeenAt = connectedAt;
-  }
-
-  info(): ComputerInfo {
-    const { computerId, label, version, connectedAt, lastSeenAt, remoteAddress } = this;
-    return { computerId, label, version, connectedAt, lastSeenAt, remoteAddress };
-  }
-}
+export { Link, describe, type LinkSocket, type Outcome } from './link.js';
 
 export interface RequestOptions {
   timeoutMs: number;
@@ -84,14 +22,14 @@ export class FrameTooLargeError extends Error {
   readonly code = 'ERR_FRAME_TOO_LARGE';
 }
 
-export class LinkRegistry {
+export class LinkRegistry implements FanoutHost {
   private readonly links = new Map<number, Link>();
   /** `links` in ascending computerId order, rebuilt only after a link comes or goes. */
   private ordered: readonly Link[] | null = null;
   /** Most requests in flight on one link (CC_MAX_REQUESTS_PER_COMPUTER); more fail at once. */
   maxPendingPerLink = Infinity;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(readonly now: () => number = Date.now) {}
 
   get size(): number {
     return this.links.size;
@@ -175,7 +113,7 @@ export class LinkRegistry {
         new FrameTooLargeError(`request is ${Buffer.byteLength(frame)} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`),
       );
     }
-    const request = new SingleRequest(this, link, id, startedAt, this.now, options);
+    const request = new SingleRequest(link, id, startedAt, this.now, options);
     track(link, id, request);
     options.signal?.addEventListener('abort', request, { once: true });
     try {
@@ -187,38 +125,11 @@ export class LinkRegistry {
   }
 
   /**
-   * The same request to every link in `links` (probe-computers), outcomes in the same order. Each link
-   * still gets its own unguessable id, matched only on that link, and ends exactly as `request` would
-   * end it; but the whole fan-out holds one timer, at most one abort listener and one promise,
-   * instead of one of each per link.
+   * The same request to every link in `links` (probe-computers), outcomes in the same order: see
+   * fanout.ts (each link its own id, one timer, one abort listener and one promise for all).
    */
-  requestAll(links: readonly Link[], method: string, params: unknown, options: Omit<RequestOptions, 'maxFrameBytes'>): Promise<Outcome[]> {
-    const fanout = new Fanout(this, links.length, this.now, options);
-    const tail = requestTail(method, params);
-    if (options.signal?.aborted) {
-      for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
-      return fanout.promise;
-    }
-    for (let i = 0; i < links.length; i++) {
-      const link = links[i] as Link;
-      if (link.closed) {
-        fanout.done(i, { status: 'disconnected', reason: 'link closed', ms: 0 });
-      } else if (link.pending.size >= this.maxPendingPerLink) {
-        fanout.done(i, { status: 'error', error: this.tooManyPending(link), ms: 0 });
-      } else {
-        const id = randomUUID();
-        const slot = new FanoutSlot(fanout, i, link, id);
-        fanout.slots.push(slot);
-        track(link, id, slot);
-        try {
-          link.socket.send(REQUEST_HEAD + id + tail);
-        } catch (err) {
-          slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
-        }
-      }
-    }
-    fanout.arm();
-    return fanout.promise;
+  requestAll(links: readonly Link[], method: string, params: unknown, options: FanoutOptions): Promise<Outcome[]> {
+    return requestAll(this, links, method, params, options);
   }
 
   /** A response is matched only against requests sent on the same link it arrived on. */
@@ -236,18 +147,8 @@ export class LinkRegistry {
     return true;
   }
 
-  private tooManyPending(link: Link): string {
+  tooManyPending(link: Link): string {
     return `computer ${link.computerId} already has ${this.maxPendingPerLink} requests in flight (CC_MAX_REQUESTS_PER_COMPUTER); try again shortly`;
-  }
-
-  /** Tells the computer to stop working on request `id` (never throws). */
-  sendCancel(link: Link, id: string): void {
-    if (link.closed) return;
-    try {
-      link.socket.send(encodeCancel(id));
-    } catch {
-      // the link is going away; its close handler ends everything else
-    }
   }
 
   private endLink(link: Link, reason: string): void {
@@ -255,100 +156,6 @@ export class LinkRegistry {
     for (const pending of [...link.pending.values()]) {
       pending.settle({ status: 'disconnected', reason, ms: this.now() - pending.startedAt });
     }
-  }
-}
-
-function track(link: Link, id: string, pending: Pending): void {
-  if (link.pending === NONE_PENDING) link.pending = new Map();
-  link.pending.set(id, pending);
-}
-
-/**
- * Forgets request `id` of `link`; false when it was not in flight. A link whose last request ended
- * goes back to the shared empty map: an emptied Map keeps its table (~180 B), and most links are
- * idle most of the time.
- */
-function untrack(link: Link, id: string): boolean {
-  const pending = link.pending;
-  if (!pending.delete(id)) return false;
-  if (pending.size === 0) link.pending = NONE_PENDING;
-  return true;
-}
-
-/** One `requestAll`: the outcomes so far, its one timer and its one abort listener. */
-class Fanout {
-  readonly outcomes: Outcome[];
-  readonly slots: FanoutSlot[] = [];
-  readonly promise: Promise<Outcome[]>;
-  readonly startedAt: number;
-  private left: number;
-  private timer: NodeJS.Timeout | null = null;
-  private resolve!: (outcomes: Outcome[]) => void;
-
-  constructor(
-    private readonly registry: LinkRegistry,
-    count: number,
-    private readonly now: () => number,
-    private readonly options: Omit<RequestOptions, 'maxFrameBytes'>,
-  ) {
-    this.startedAt = now();
-    this.outcomes = new Array<Outcome>(count);
-    this.left = count;
-    this.promise = new Promise((resolve) => (this.resolve = resolve));
-    if (count === 0) this.resolve(this.outcomes);
-  }
-
-  elapsed(): number {
-    return this.now() - this.startedAt;
-  }
-
-  /** After every request went out: start the one timer and listen for the abort, unless all ended. */
-  arm(): void {
-    if (this.left === 0) return;
-    this.timer = setTimeout(() => this.endPending('timeout', this.options.cancelOnTimeout === true), this.options.timeoutMs);
-    this.options.signal?.addEventListener('abort', this, { once: true });
-  }
-
-  done(index: number, outcome: Outcome): void {
-    this.outcomes[index] = outcome;
-    if (--this.left > 0) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.options.signal?.removeEventListener('abort', this);
-    this.resolve(this.outcomes);
-  }
-
-  /** The caller aborted (this object is its abort listener: no closure per probe). */
-  handleEvent(): void {
-    this.endPending('cancelled', true);
-  }
-
-  /** The timer fired or the caller aborted: every request still in flight ends so. */
-  private endPending(status: 'timeout' | 'cancelled', cancel: boolean): void {
-    const ms = this.elapsed();
-    for (const slot of this.slots) {
-      if (slot.link.pending.get(slot.id) !== slot) continue;
-      if (cancel) this.registry.sendCancel(slot.link, slot.id);
-      slot.settle({ status, ms });
-    }
-  }
-}
-
-/** One link's request of a fan-out: what the link's pending map holds (no closure, no timer). */
-class FanoutSlot implements Pending {
-  constructor(
-    readonly fanout: Fanout,
-    readonly index: number,
-    readonly link: Link,
-    readonly id: string,
-  ) {}
-
-  get startedAt(): number {
-    return this.fanout.startedAt;
-  }
-
-  settle(outcome: Outcome): void {
-    if (!untrack(this.link, this.id)) return;
-    this.fanout.done(this.index, outcome);
   }
 }
 
@@ -362,7 +169,6 @@ class SingleRequest implements Pending {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly registry: LinkRegistry,
     private readonly link: Link,
     private readonly id: string,
     readonly startedAt: number,
@@ -386,12 +192,12 @@ class SingleRequest implements Pending {
 
   /** The caller aborted: the computer is told to stop. */
   handleEvent(): void {
-    this.registry.sendCancel(this.link, this.id);
+    sendCancel(this.link, this.id);
     this.settle({ status: 'cancelled', ms: this.elapsed() });
   }
 
   timedOut(): void {
-    if (this.options.cancelOnTimeout) this.registry.sendCancel(this.link, this.id);
+    if (this.options.cancelOnTimeout) sendCancel(this.link, this.id);
     this.settle({ status: 'timeout', ms: this.elapsed() });
   }
 }

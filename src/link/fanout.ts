@@ -1,0 +1,127 @@
+// The fan-out of probe-computers: the same request to many links at once. Each link gets its own
+// unguessable id, matched only on that link, and ends exactly as a single request would end; the
+// whole fan-out holds one timer, at most one abort listener and one promise.
+import { randomUUID } from 'node:crypto';
+import type { CancelSignal } from '../cancel.js';
+import { REQUEST_HEAD, requestTail } from './frames.js';
+import { sendCancel, track, untrack, type Link, type Outcome, type Pending } from './link.js';
+
+export interface FanoutOptions {
+  timeoutMs: number;
+  signal?: CancelSignal;
+  /** Tell each computer to stop working on it when we stop waiting. */
+  cancelOnTimeout?: boolean;
+}
+
+/** What the fan-out needs from the registry: its clock and its per-link limit. */
+export interface FanoutHost {
+  readonly now: () => number;
+  readonly maxPendingPerLink: number;
+  tooManyPending(link: Link): string;
+}
+
+/** Sends `method`/`params` to every link in `links`; the outcomes come back in the same order. */
+export function requestAll(host: FanoutHost, links: readonly Link[], method: string, params: unknown, options: FanoutOptions): Promise<Outcome[]> {
+  const fanout = new Fanout(links.length, host.now, options);
+  const tail = requestTail(method, params);
+  if (options.signal?.aborted) {
+    for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
+    return fanout.promise;
+  }
+  for (let i = 0; i < links.length; i++) {
+    const link = links[i] as Link;
+    if (link.closed) {
+      fanout.done(i, { status: 'disconnected', reason: 'link closed', ms: 0 });
+    } else if (link.pending.size >= host.maxPendingPerLink) {
+      fanout.done(i, { status: 'error', error: host.tooManyPending(link), ms: 0 });
+    } else {
+      const id = randomUUID();
+      const slot = new FanoutSlot(fanout, i, link, id);
+      fanout.slots.push(slot);
+      track(link, id, slot);
+      try {
+        link.socket.send(REQUEST_HEAD + id + tail);
+      } catch (err) {
+        slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
+      }
+    }
+  }
+  fanout.arm();
+  return fanout.promise;
+}
+
+/** One `requestAll`: the outcomes so far, its one timer and its one abort listener. */
+class Fanout {
+  readonly outcomes: Outcome[];
+  readonly slots: FanoutSlot[] = [];
+  readonly promise: Promise<Outcome[]>;
+  readonly startedAt: number;
+  private left: number;
+  private timer: NodeJS.Timeout | null = null;
+  private resolve!: (outcomes: Outcome[]) => void;
+
+  constructor(
+    count: number,
+    private readonly now: () => number,
+    private readonly options: FanoutOptions,
+  ) {
+    this.startedAt = now();
+    this.outcomes = new Array<Outcome>(count);
+    this.left = count;
+    this.promise = new Promise((resolve) => (this.resolve = resolve));
+    if (count === 0) this.resolve(this.outcomes);
+  }
+
+  elapsed(): number {
+    return this.now() - this.startedAt;
+  }
+
+  /** After every request went out: start the one timer and listen for the abort, unless all ended. */
+  arm(): void {
+    if (this.left === 0) return;
+    this.timer = setTimeout(() => this.endPending('timeout', this.options.cancelOnTimeout === true), this.options.timeoutMs);
+    this.options.signal?.addEventListener('abort', this, { once: true });
+  }
+
+  done(index: number, outcome: Outcome): void {
+    this.outcomes[index] = outcome;
+    if (--this.left > 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this);
+    this.resolve(this.outcomes);
+  }
+
+  /** The caller aborted (this object is its abort listener: no closure per probe). */
+  handleEvent(): void {
+    this.endPending('cancelled', true);
+  }
+
+  /** The timer fired or the caller aborted: every request still in flight ends so. */
+  private endPending(status: 'timeout' | 'cancelled', cancel: boolean): void {
+    const ms = this.elapsed();
+    for (const slot of this.slots) {
+      if (slot.link.pending.get(slot.id) !== slot) continue;
+      if (cancel) sendCancel(slot.link, slot.id);
+      slot.settle({ status, ms });
+    }
+  }
+}
+
+/** One link's request of a fan-out: what the link's pending map holds (no closure, no timer). */
+class FanoutSlot implements Pending {
+  constructor(
+    readonly fanout: Fanout,
+    readonly index: number,
+    readonly link: Link,
+    readonly id: string,
+  ) {}
+
+  get startedAt(): number {
+    return this.fanout.startedAt;
+  }
+
+  settle(outcome: Outcome): void {
+    if (!untrack(this.link, this.id)) return;
+    this.fanout.done(this.index, outcome);
+  }
+}
