@@ -1,5 +1,7 @@
-// Request tracking for the JSON-RPC client (client.ts): the error every request fails with, and one
-// request in flight with its timer, its caller's abort listener and its delivery signal.
+// Request tracking for the JSON-RPC client (client.ts): the error every request fails with, one
+// request in flight with its deadline, its caller's abort listener and its delivery signal, and the
+// one timer per client that times requests out.
+import { performance } from 'node:perf_hooks';
 import { Cancellation, type AbortListener, type CancelSignal } from '../cancel.js';
 import type { JsonRpcId } from './message.js';
 
@@ -21,20 +23,24 @@ export class RpcClientError extends Error {
 /** A request waiting for its answer, as the client's pending map holds it. */
 export interface Pending {
   method: string;
+  /** When it times out, on performance.now()'s clock. */
+  readonly deadline: number;
   resolve(result: unknown): void;
   reject(err: RpcClientError): void;
+  timedOut(): void;
 }
 
 /** What a request in flight needs of its client. */
 export interface RequestOwner {
   pending: Map<JsonRpcId, Pending>;
+  deadlines: Deadlines;
   cancelRemote(id: JsonRpcId, reason: string): Promise<void>;
   noticeBeforeClose: boolean;
 }
 
 /**
- * One request in flight: its pending entry, its timer (setTimeout's argument) and its abort listener
- * (handleEvent) in one object, instead of six closures per request. It is also the signal its
+ * One request in flight: its pending entry, its deadline (the client's Deadlines times it out) and its
+ * abort listener (handleEvent) in one object, instead of six closures and a timer per request. It is also the signal its
  * transport gets for the delivery (aborted when the request is given up: HTTP aborts the POST); the
  * Cancellation behind it is made only if the transport listens (stdio does not).
  */
@@ -44,7 +50,7 @@ export class ClientRequest<T> implements Pending, CancelSignal {
   private given = false;
   private ok!: (value: T) => void;
   private fail!: (err: RpcClientError) => void;
-  private readonly timer: NodeJS.Timeout;
+  readonly deadline: number;
 
   constructor(
     private readonly owner: RequestOwner,
@@ -57,7 +63,7 @@ export class ClientRequest<T> implements Pending, CancelSignal {
       this.ok = resolve;
       this.fail = reject;
     });
-    this.timer = setTimeout(requestTimedOut, timeoutMs, this as ClientRequest<unknown>);
+    this.deadline = performance.now() + timeoutMs;
   }
 
   get aborted(): boolean {
@@ -98,7 +104,7 @@ export class ClientRequest<T> implements Pending, CancelSignal {
 
   private finish(): void {
     this.owner.pending.delete(this.id);
-    clearTimeout(this.timer);
+    this.owner.deadlines.left();
     this.signal?.removeEventListener('abort', this);
   }
 
@@ -112,6 +118,62 @@ export class ClientRequest<T> implements Pending, CancelSignal {
   }
 }
 
-function requestTimedOut(request: ClientRequest<unknown>): void {
-  request.timedOut();
+/**
+ * The timeouts of one client's requests on one timer, armed for the earliest deadline (a setTimeout
+ * and clearTimeout per request were about 1.5% of the bridge's busy time on an upstream call). When
+ * it fires, every request past its deadline times out and it is armed for the next one. While no
+ * request is pending it stays armed but unref'd, so it never keeps the process alive on its own and
+ * the next request needs no new timer (under load the pending map empties between most calls).
+ */
+export class Deadlines {
+  private timer: NodeJS.Timeout | null = null;
+  /** The deadline the timer is armed for; Infinity when it is not. */
+  private at = Infinity;
+  /** Whether the timer keeps the process alive (only while a request is pending). */
+  private held = false;
+
+  constructor(private readonly pending: Map<JsonRpcId, Pending>) {}
+
+  /** A request due at `deadline` joined the pending map. */
+  watch(deadline: number): void {
+    if (deadline < this.at) {
+      if (this.timer) clearTimeout(this.timer);
+      this.arm(deadline);
+    } else if (!this.held) {
+      (this.timer as NodeJS.Timeout).ref();
+      this.held = true;
+    }
+  }
+
+  /** A request left the pending map. */
+  left(): void {
+    if (this.pending.size > 0 || !this.held) return;
+    (this.timer as NodeJS.Timeout).unref();
+    this.held = false;
+  }
+
+  /** The timer fired: times out what is due, then waits for the next deadline. */
+  sweep(): void {
+    this.timer = null;
+    this.at = Infinity;
+    this.held = false;
+    const now = performance.now();
+    let next = Infinity;
+    // deleting the entry being visited is safe in a Map iteration
+    for (const request of this.pending.values()) {
+      if (request.deadline <= now) request.timedOut();
+      else if (request.deadline < next) next = request.deadline;
+    }
+    if (next !== Infinity && this.pending.size > 0) this.arm(next);
+  }
+
+  private arm(deadline: number): void {
+    this.at = deadline;
+    this.held = true;
+    this.timer = setTimeout(sweep, Math.max(1, Math.ceil(deadline - performance.now())), this);
+  }
+}
+
+function sweep(deadlines: Deadlines): void {
+  deadlines.sweep();
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import type { JsonRpcId } from './message.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './bounds.js';
-import { ClientRequest, RpcClientError, type Pending, type RequestOwner } from './client-request.js';
+import { ClientRequest, Deadlines, RpcClientError, type Pending, type RequestOwner } from './client-request.js';
 import { failAnswer, receive, type InboundPeer } from './client-inbound.js';
 
 export { RpcClientError, type RpcClientErrorCode } from './client-request.js';
@@ -87,7 +87,7 @@ export class JsonRpcClient {
     private readonly transport: Transport,
     private readonly options: ClientOptions,
   ) {
-    this.owner = { pending: this.pending, cancelRemote: (id, reason) => this.cancelRemote(id, reason), noticeBeforeClose: options.noticeBeforeClose === true };
+    this.owner = { pending: this.pending, deadlines: new Deadlines(this.pending), cancelRemote: (id, reason) => this.cancelRemote(id, reason), noticeBeforeClose: options.noticeBeforeClose === true };
     const label = this.label();
     const log = options.log;
     this.peer = {
@@ -127,6 +127,7 @@ export class JsonRpcClient {
     const id = this.nextId++;
     const request = new ClientRequest<T>(this.owner, id, method, options.timeoutMs ?? this.options.timeoutMs, signal);
     this.pending.set(id, request);
+    this.owner.deadlines.watch(request.deadline);
     signal?.addEventListener('abort', request, { once: true });
     const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
     this.transport.send(message, request).catch((err: Error) => {

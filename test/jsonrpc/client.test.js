@@ -63,6 +63,33 @@ test('a timeout rejects with ERR_RPC_TIMEOUT, tells the server, and aborts the d
   await rejectsWith(perCall, 'ERR_RPC_TIMEOUT', /after 5 ms/);
 });
 
+test('requests time out on their own deadlines through one timer: a shorter one sent later first, the others keep waiting, and no timer is left once none is pending', async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const { client, transport } = await started({ timeoutMs: 60_000 });
+  const order = [];
+  const long = client.request('long', undefined, { timeoutMs: 400 });
+  const answered = client.request('answered');
+  const short = client.request('short', undefined, { timeoutMs: 20 });
+  long.catch(() => order.push('long'));
+  short.catch(() => order.push('short'));
+  assert.equal(timers(), before + 1, 'one timer for the three requests');
+  await rejectsWith(short, 'ERR_RPC_TIMEOUT', /short timed out after 20 ms/);
+  assert.equal(client.inFlight, 2, 'the others are still waiting');
+  await rejectsWith(long, 'ERR_RPC_TIMEOUT', /long timed out after 400 ms/);
+  assert.deepEqual(order, ['short', 'long']);
+  transport.deliver({ jsonrpc: '2.0', id: 2, result: 'ok' });
+  assert.equal(await answered, 'ok');
+  assert.equal(client.inFlight, 0);
+  assert.equal(timers(), before, 'no timer keeps the process alive once nothing is pending');
+  // the next request reuses the timer, and an answer before its deadline lets it go again
+  const quick = client.request('quick');
+  assert.equal(timers(), before + 1);
+  transport.deliver({ jsonrpc: '2.0', id: 4, result: 1 });
+  assert.equal(await quick, 1);
+  assert.equal(timers(), before);
+});
+
 test('aborting the signal cancels: ERR_RPC_CANCELLED and notifications/cancelled with the request id', async () => {
   const { client, transport } = await started();
   const controller = new AbortController();
