@@ -104,7 +104,22 @@ function B.runProgram(link, id, params)
     if not (shell and shell.run) then
         return failExec(link, id, "no shell here to run programs with")
     end
-    return B.startFixedChunk(link, id, function() return shell.run(command) end)
+    return B.startFixedChunk(link, id, B.shellRun, command)
+end
+
+-- The program a command line starts: its first word as CC's shell splits
+-- it (a quoted first word is one word).
+function B.programOf(command)
+    return command:match('^[ \t]*"([^"]*)"') or command:match('^[ \t]*([^ \t"]+)')
+end
+
+-- shell.run of a command line, but a program that does not exist is an
+-- error naming it (shell.run prints "No such program" and returns false,
+-- just as a program that ran and failed does).
+function B.shellRun(command)
+    local name = B.programOf(command)
+    if name and not shell.resolveProgram(name) then error("No such program: " .. shorten(name, 60), 0) end
+    return shell.run(command)
 end
 
 function B.checkLua(_, params)
@@ -422,7 +437,7 @@ function B.detachProgram(link, id, params)
         return failExec(link, id, "run-program needs params.command (a command line)")
     end
     if not (shell and shell.run) then return failExec(link, id, "no shell here to run programs with") end
-    B.startJob(link, id, "run-program", shorten(command, 60), function() return shell.run(command) end)
+    B.startJob(link, id, "run-program", shorten(command, 60), B.shellRun, command)
 end
 
 function B.jobSummary(job)

@@ -54,10 +54,12 @@ if (!CRAFTOS_DIR) {
       assert.ok(Array.isArray(jobs), `list-computers knows no jobs of the relinked computer: ${JSON.stringify(jobs)}`);
       assert.deepEqual(jobs.map((j) => [j.job, j.kind, j.state]), [
         [running, 'exec-lua', 'running'],
-        [failed, 'run-program', 'done'],
+        [failed, 'run-program', 'failed'],
         [done, 'exec-lua', 'done'],
       ]);
-      // (shell.run of a missing program returns false: the job ran to its end, "done"; its result says false)
+      // run-program-missing: the missing program is named, not a "done" job whose result says false
+      const status = (await callOk(bridge, 'job-status', { computerId: ID, job: failed })).structuredContent;
+      assert.equal(status.error, 'No such program: no-such-program');
       await callOk(bridge, 'job-cancel', { computerId: ID, job: running });
       await until(async () => (await callTool(bridge, 'list-computers')).structuredContent.computers[0].jobs.every((j) => j.state !== 'running'), 50, 40000);
     });

@@ -88,7 +88,14 @@ if (!CRAFTOS_DIR) {
       assert.match(ls.structuredContent.output, /programs/);
       const ask = await callTool(bridge, 'run-program', { computerId: 12, command: 'ask' });
       assert.equal(ask.structuredContent.success, false);
+      assert.equal(ask.isError, undefined, 'a program that runs and fails is a failed program, not an error');
       assert.match(ask.structuredContent.output, /read\(\) has no input here/);
+      // run-program-missing: CC's shell prints "No such program" and returns false; the tool names it
+      const missing = await callTool(bridge, 'run-program', { computerId: 12, command: 'no-such-program x' });
+      assert.equal(missing.isError, true);
+      assert.equal(text(missing), 'No such program: no-such-program');
+      const alias = await callTool(bridge, 'run-program', { computerId: 12, command: 'dir rom' });
+      assert.equal(alias.structuredContent.success, true, 'an alias (dir = ls) resolves as the shell resolves it');
       const check = await callTool(bridge, 'check-lua', { computerId: 12, code: 'local x = = 1' });
       assert.deepEqual(check.structuredContent.errors, [{ line: 1, message: "unexpected symbol near '='" }]);
       const job = (await callTool(bridge, 'exec-lua', { computerId: 12, code: 'for i = 1, 3 do print("s" .. i) sleep(0.1) end return 7', detach: true })).structuredContent.job;

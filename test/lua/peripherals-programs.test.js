@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { rpc, session } from '../helpers.js';
 import { describeLua } from './lua-env.js';
-import { bridgeFor, callTool, linkedComputer as computer, textOf as text } from './mcp-helpers.js';
+import { bridgeFor, callError, callOk, callTool, linkedComputer as computer, textOf as text } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
 
@@ -132,7 +132,7 @@ describeLua('the owner\'s settings and part B (lua-tools)', () => {
 });
 
 describeLua('programs (lua-tools)', () => {
-  test('run-program: output captured, success and failure, a missing program, a program waiting for input', T, async (t) => {
+  test('run-program: output captured, success and failure, a program waiting for input', T, async (t) => {
     const bridge = await bridgeFor(t);
     const c = await computer(t, bridge, { id: 5, files: PROGRAMS });
     const screenBefore = c.output;
@@ -146,14 +146,41 @@ describeLua('programs (lua-tools)', () => {
     assert.equal(failed.structuredContent.output, 'about to fail\nit broke\n');
     assert.match(text(failed), /\[program failed\]$/);
 
-    const missing = await callTool(bridge, 'run-program', { computerId: 5, command: 'nosuchthing' });
-    assert.equal(missing.structuredContent.success, false);
-    assert.equal(missing.structuredContent.output, 'No such program\n');
-
     const ask = await callTool(bridge, 'run-program', { computerId: 5, command: 'ask' });
     assert.equal(ask.structuredContent.success, false);
     assert.match(ask.structuredContent.output, /^Name\? .*read\(\) has no input here/);
     assert.equal(c.output, screenBefore, 'nothing reached the real screen');
+  });
+
+  // shell.run prints "No such program" and returns false, as a program that ran and failed does:
+  // a missing program is told apart and named, on the call and in a detached job.
+  test('run-program-missing: a program that does not exist is an error naming it, not a program that failed', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    await computer(t, bridge, { id: 5, files: PROGRAMS });
+    assert.equal(await callError(bridge, 'run-program', { computerId: 5, command: 'nosuchthing now' }), 'No such program: nosuchthing');
+    assert.equal(await callError(bridge, 'run-program', { computerId: 5, command: '  "no such" x' }), 'No such program: no such');
+
+    const job = async (command) => {
+      const id = (await callOk(bridge, 'run-program', { computerId: 5, command, detach: true })).structuredContent.job;
+      for (;;) {
+        const sc = (await callOk(bridge, 'job-status', { computerId: 5, job: id })).structuredContent;
+        if (sc.state !== 'running') return sc;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const missing = await job('nosuchthing');
+    assert.equal(missing.state, 'failed');
+    assert.equal(missing.ok, false);
+    assert.equal(missing.error, 'No such program: nosuchthing');
+    assert.equal(missing.output, '');
+    // A program that runs and fails still ends as "done" with false: the shell's own answer.
+    const failed = await job('fail');
+    assert.equal(failed.state, 'done');
+    assert.deepEqual(failed.returns, [{ type: 'boolean', value: false }]);
+    assert.equal(failed.output, 'about to fail\nit broke\n');
+    const ran = await job('hello');
+    assert.equal(ran.state, 'done');
+    assert.deepEqual(ran.returns, [{ type: 'boolean', value: true }]);
   });
 
   test('run-program: a timeout stops the program on the computer; so does cancelling the call', T, async (t) => {
