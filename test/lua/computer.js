@@ -178,7 +178,8 @@ class Computer {
         break;
       case 'timer': {
         const id = Number(rest[0]);
-        const ms = Math.max(0, Number(rest[1]) * 1000 * this.timeScale);
+        const seconds = Number(rest[1]);
+        const ms = Math.max(0, this.opts.timerMs ? this.opts.timerMs(seconds) : seconds * 1000 * this.timeScale);
         this.timers.set(id, setTimeout(() => {
           this.timers.delete(id);
           this.queueEvent('timer', id);

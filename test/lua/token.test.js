@@ -51,21 +51,26 @@ describeLua('link token', () => {
     });
   }
 
+  // The backoff's 1 s is 1 ms here; every longer wait (the computer's 5 s for hello-ok) is a minute,
+  // so a loaded machine answering hello slowly cannot time the hello out (it did at 5 ms).
   test('hello-error busy (a bridge limit) is retried with backoff, then links', T, async (t) => {
     let n = 0;
     const bridge = await startFakeBridge({
       hello: (link) => {
-        if (n++ === 0) {
-          link.send({ type: 'hello-error', error: 'the bridge already has 3 links (CC_MAX_LINKS)', code: 'busy' });
-          link.close(1013, 'try again later');
-        } else {
-          link.send({ type: 'hello-ok' });
-        }
+        // answered a little late, as on a loaded machine
+        setTimeout(() => {
+          if (n++ === 0) {
+            link.send({ type: 'hello-error', error: 'the bridge already has 3 links (CC_MAX_LINKS)', code: 'busy' });
+            link.close(1013, 'try again later');
+          } else {
+            link.send({ type: 'hello-ok' });
+          }
+        }, 50);
       },
     });
     t.after(() => bridge.close());
-    const c = useComputer(t, { id: 8, url: bridge.url, timeScale: 0.001 });
-    await c.waitForOutput('linked as 8');
+    const c = useComputer(t, { id: 8, url: bridge.url, timerMs: (s) => (s <= 1 ? 1 : 60000) });
+    await c.waitForOutput('linked as 8', 50000);
     assert.match(c.output, /the bridge is busy: the bridge already has 3 links \(CC_MAX_LINKS\)\nretrying in 1 s/);
     assert.equal(bridge.links.length, 2);
   });
