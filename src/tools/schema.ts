@@ -1,5 +1,7 @@
-// The small subset of JSON Schema our tools declare, and a validator for it that names the
+// The JSON Schema keywords the bridge enforces on tool arguments, and a validator that names the
 // offending argument. Declared schemas stay plain JSON Schema so every client understands them.
+// Config-defined Lua tools may use only the keywords listed in ENFORCED (plus annotations); the
+// config file parser refuses any other (src/config/schema-check.ts), so none is declared unenforced.
 import { plural } from '../plural.js';
 
 export interface Schema {
@@ -17,6 +19,14 @@ export interface Schema {
   [keyword: string]: unknown;
 }
 
+/** Every keyword validate() enforces (with `full`: the whole list; without: the first eleven). */
+export const ENFORCED = [
+  'type', 'properties', 'required', 'additionalProperties', 'patternProperties', 'items', 'enum',
+  'minimum', 'maximum', 'minLength', 'maxLength',
+  'const', 'pattern', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties',
+] as const;
+
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
@@ -24,7 +34,7 @@ function typeOf(value: unknown): string {
   return typeof value;
 }
 
-function matchesType(value: unknown, type: string): boolean {
+function matchesType(value: unknown, type: unknown): boolean {
   const actual = typeOf(value);
   return actual === type || (type === 'number' && actual === 'integer');
 }
@@ -40,6 +50,32 @@ function sameJson(a: unknown, b: unknown): boolean {
   return ka.length === kb.length && ka.every((k) => k in b && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
+/** A JSON value as text with object keys sorted: two values are JSON-equal when their texts are. */
+function canonical(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  return `{${Object.keys(record).sort().map((k) => `${JSON.stringify(k)}:${canonical(record[k])}`).join(',')}}`;
+}
+
+const regexps = new Map<string, RegExp | null>();
+
+/** `pattern` compiled as JSON Schema reads it (ECMA-262, Unicode); null when it is not a valid one. Cached. */
+export function compilePattern(pattern: string): RegExp | null {
+  let compiled = regexps.get(pattern);
+  if (compiled === undefined) {
+    try {
+      compiled = new RegExp(pattern, 'u');
+    } catch {
+      compiled = null;
+    }
+    // patterns come from the config file and upstream listings; a bound keeps re-listings from growing it
+    if (regexps.size >= 1000) regexps.clear();
+    regexps.set(pattern, compiled);
+  }
+  return compiled;
+}
+
 /**
  * The schema of the first `patternProperties` entry whose pattern matches `key` (an upstream tool
  * may declare them): such a key is not an unknown one. A pattern that is not a valid RegExp matches nothing.
@@ -48,11 +84,7 @@ function patternSchema(schema: Schema, key: string): Schema | undefined {
   const patterns = schema.patternProperties;
   if (typeof patterns !== 'object' || patterns === null) return undefined;
   for (const [pattern, sub] of Object.entries(patterns as Record<string, Schema>)) {
-    try {
-      if (new RegExp(pattern, 'u').test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
-    } catch {
-      // not a pattern this engine understands
-    }
+    if (compilePattern(pattern)?.test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
   }
   return undefined;
 }
@@ -73,57 +105,131 @@ export function codePoints(text: string): number {
   return n;
 }
 
-/** Returns null when valid, else a sentence naming the argument and what is wrong. */
-export function validate(value: unknown, schema: Schema, path = 'arguments'): string | null {
-  if (schema.type !== undefined) {
-    const type = schema.type;
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+
+/**
+ * Whether `value` is a whole multiple of `step`. Exact for integers; for fractions (0.1 is not exact
+ * in binary) the quotient may be off by rounding, so it counts as whole within 1e-9 of it.
+ */
+export function isMultipleOf(value: number, step: number): boolean {
+  if (Number.isInteger(value) && Number.isInteger(step)) return value % step === 0;
+  const quotient = value / step;
+  if (!Number.isFinite(quotient)) return false;
+  return Math.abs(quotient - Math.round(quotient)) <= 1e-9 * Math.max(1, Math.abs(quotient));
+}
+
+/** What the keywords past the first eleven find wrong with a number; null when nothing. */
+function numberProblem(value: number, schema: Schema, path: string): string | null {
+  const { exclusiveMinimum: low, exclusiveMaximum: high, multipleOf: step } = schema;
+  if (typeof low === 'number' && !(value > low)) return `${path} must be greater than ${low}`;
+  if (typeof high === 'number' && !(value < high)) return `${path} must be less than ${high}`;
+  if (typeof step === 'number' && step > 0 && !isMultipleOf(value, step)) return `${path} must be a multiple of ${step}`;
+  return null;
+}
+
+function arrayProblem(value: unknown[], schema: Schema, path: string): string | null {
+  const { minItems, maxItems } = schema;
+  if (isCount(minItems) && value.length < minItems) return `${path} must have at least ${plural(minItems, 'item')}, got ${value.length}`;
+  if (isCount(maxItems) && value.length > maxItems) return `${path} must have at most ${plural(maxItems, 'item')}, got ${value.length}`;
+  if (schema.uniqueItems === true && value.length > 1) {
+    const seen = new Map<string, number>();
+    for (let i = 0; i < value.length; i++) {
+      const text = canonical(value[i]);
+      const first = seen.get(text);
+      if (first !== undefined) return `${path} must not repeat an item: ${path}[${i}] equals ${path}[${first}]`;
+      seen.set(text, i);
+    }
+  }
+  return null;
+}
+
+function objectProblem(count: number, schema: Schema, path: string): string | null {
+  const { minProperties: min, maxProperties: max } = schema;
+  const what = (n: number) => (path === 'arguments' ? plural(n, 'argument') : plural(n, 'property', 'properties'));
+  if (isCount(min) && count < min) return `${path} must have at least ${what(min)}, got ${count}`;
+  if (isCount(max) && count > max) return `${path} must have at most ${what(max)}, got ${count}`;
+  return null;
+}
+
+/**
+ * Returns null when valid, else a sentence naming the argument and what is wrong. `full` enforces
+ * every ENFORCED keyword (the bridge's own and config Lua tools' schemas); without it only the first
+ * eleven, for an upstream tool's schema: the upstream checks its own arguments, maybe with another
+ * regex dialect (`pattern`) or number rounding (`multipleOf`) than ours, so the bridge adds nothing
+ * that could refuse arguments it accepts. A malformed keyword value (an upstream's) is skipped.
+ */
+export function validate(value: unknown, schema: Schema, path = 'arguments', full = true): string | null {
+  const type = schema.type;
+  if (type !== undefined && (typeof type === 'string' || Array.isArray(type))) {
     // one type (the common case): no array
     if (typeof type === 'string' ? !matchesType(value, type) : !type.some((t) => matchesType(value, t))) {
-      const types = Array.isArray(type) ? type : [type];
+      const types = (Array.isArray(type) ? type : [type]).map(String);
       return `${path} must be ${types.map(article).join(' or ')}, got ${article(typeOf(value))}`;
     }
   }
-  if (schema.enum && !schema.enum.some((e) => sameJson(e, value))) {
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => sameJson(e, value))) {
     return `${path} must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   }
+  if (full && schema.const !== undefined && !sameJson(schema.const, value)) return `${path} must be ${JSON.stringify(schema.const)}`;
   if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) return `${path} must be at least ${schema.minimum}`;
-    if (schema.maximum !== undefined && value > schema.maximum) return `${path} must be at most ${schema.maximum}`;
+    const { minimum, maximum } = schema;
+    if (typeof minimum === 'number' && value < minimum) return `${path} must be at least ${minimum}`;
+    if (typeof maximum === 'number' && value > maximum) return `${path} must be at most ${maximum}`;
+    const problem = full ? numberProblem(value, schema, path) : null;
+    if (problem) return problem;
   }
   if (typeof value === 'string') {
     // JSON Schema counts characters (code points); value.length counts UTF-16 units, one or two per
     // character, so it settles most cases without counting
     const { minLength, maxLength } = schema;
-    if (minLength !== undefined && (value.length < minLength || (value.length < 2 * minLength && codePoints(value) < minLength))) {
+    if (typeof minLength === 'number' && (value.length < minLength || (value.length < 2 * minLength && codePoints(value) < minLength))) {
       return minLength === 1 ? `${path} must not be empty` : `${path} must be at least ${plural(minLength, 'character')}`;
     }
-    if (maxLength !== undefined && value.length > maxLength && codePoints(value) > maxLength) {
+    if (typeof maxLength === 'number' && value.length > maxLength && codePoints(value) > maxLength) {
       return `${path} must be at most ${plural(maxLength, 'character')}`;
     }
+    if (full && typeof schema.pattern === 'string' && compilePattern(schema.pattern)?.test(value) === false) {
+      return `${path} must match the pattern ${JSON.stringify(schema.pattern)}`;
+    }
   }
-  if (Array.isArray(value) && schema.items) {
-    for (let i = 0; i < value.length; i++) {
-      const error = validate(value[i], schema.items, `${path}[${i}]`);
-      if (error) return error;
+  if (Array.isArray(value)) {
+    const problem = full ? arrayProblem(value, schema, path) : null;
+    if (problem) return problem;
+    const items = schema.items;
+    if (typeof items === 'object' && items !== null && !Array.isArray(items)) {
+      for (let i = 0; i < value.length; i++) {
+        const error = validate(value[i], items, `${path}[${i}]`, full);
+        if (error) return error;
+      }
     }
   }
   if (typeOf(value) === 'object') {
     const record = value as Record<string, unknown>;
     const nameOf = (key: string) => (path === 'arguments' ? `argument "${key}"` : `${path}.${key}`);
-    for (const key of schema.required ?? []) {
-      if (!(key in record)) return `${nameOf(key)} is required`;
+    if (Array.isArray(schema.required)) {
+      for (const key of schema.required) {
+        // own keys only: "toString" is in every object, but only an argument named so is given
+        if (typeof key === 'string' && !Object.hasOwn(record, key)) return `${nameOf(key)} is required`;
+      }
     }
-    for (const [key, item] of Object.entries(record)) {
+    const entries = Object.entries(record);
+    const problem = full ? objectProblem(entries.length, schema, path) : null;
+    if (problem) return problem;
+    for (const [key, item] of entries) {
       const name = nameOf(key);
-      const propertySchema = schema.properties?.[key] ?? patternSchema(schema, key);
+      // own keys only: properties.constructor would otherwise be Object, so an argument named
+      // "constructor", "toString" or "__proto__" would pass additionalProperties: false
+      const properties = schema.properties;
+      const propertySchema = (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? patternSchema(schema, key);
       if (propertySchema) {
-        const error = validate(item, propertySchema, name);
+        if (typeof propertySchema !== 'object') continue;
+        const error = validate(item, propertySchema, name, full);
         if (error) return error;
       } else if (schema.additionalProperties === false) {
         const known = Object.keys(schema.properties ?? {});
         return `unknown ${name}${known.length ? `; expected ${known.map((k) => `"${k}"`).join(', ')}` : '; this tool takes no arguments'}`;
       } else if (typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null) {
-        const error = validate(item, schema.additionalProperties, name);
+        const error = validate(item, schema.additionalProperties, name, full);
         if (error) return error;
       }
     }
