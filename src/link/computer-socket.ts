@@ -99,6 +99,16 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
     this.handlers.sent();
     super.send(text);
   }
+
+  /**
+   * A frame that leaves now, not at the end of the turn: a fan-out sends each computer exactly one
+   * frame, so corking saves no write there and only holds every computer's request back until the
+   * whole fan-out is built.
+   */
+  sendNow(text: string): void {
+    this.handlers.sent();
+    super.send(text);
+  }
 }
 
 /** A ComputerSocket class for one listener: its handlers sit on the class's prototype. */

@@ -40,7 +40,9 @@ export function requestAll(host: FanoutHost, links: readonly Link[], method: str
       fanout.slots.push(slot);
       track(link, id, slot);
       try {
-        link.socket.send(REQUEST_HEAD + id + tail);
+        const socket = link.socket;
+        if (socket.sendNow) socket.sendNow(REQUEST_HEAD + id + tail);
+        else socket.send(REQUEST_HEAD + id + tail);
       } catch (err) {
         slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
       }

@@ -9,6 +9,8 @@ export function describe(computerId: number, label: string | null): string {
 
 export interface LinkSocket {
   send(text: string): void;
+  /** `send`, written at once rather than with the rest of this turn's frames to the computer. */
+  sendNow?(text: string): void;
   close(code: number, reason: string): void;
 }
 
