@@ -91,6 +91,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       },
       metrics,
       maxBytesPerSecond: config.linkMaxBytesPerSecond,
+      youngGenMaxBytes: config.linkYoungGenMaxBytes,
       maxJsonDepth: config.linkMaxJsonDepth,
     });
   } catch (err) {

@@ -39,6 +39,8 @@ export interface Config {
   /** Most messages in one JSON-RPC batch (MCP_MAX_BATCH). */
   maxBatch: number;
   linkMaxBytesPerSecond: number;
+  /** CC_LINK_YOUNG_GEN_MB in bytes: the young generation's bound while computers link; 0: none. */
+  linkYoungGenMaxBytes: number;
   /** Default timeout of each request to an upstream MCP server (a server's timeoutMs overrides it). */
   upstreamTimeoutMs: number;
   /** Largest message an upstream server may send (a stdio line, an HTTP answer or SSE event). */
@@ -100,6 +102,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_MAX_PENDING_HELLOS_PER_ADDRESS', default: '64', meaning: 'most such sockets from one IP address' },
   { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy' },
   { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '256', meaning: 'most requests in flight to one computer; more fail at once' },
+  { name: 'CC_LINK_YOUNG_GEN_MB', default: '8', meaning: 'while computers link (until 250 ms after the last handshake), V8\'s young generation grows to at most this many MiB (0: as V8 decides, up to 32; V8 takes 2 whatever the bound)' },
   { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames count at least 256); more pauses its reading until the second is over' },
   { name: 'CC_MAX_FILE_BYTES', default: String(16 * MiB), meaning: 'largest file read-file and write-file move (in pieces that fit the frame limit); larger is refused' },
   { name: 'MCP_MAX_BATCH', default: '100', meaning: 'most messages in one JSON-RPC batch (2025-03-26 clients); more get 400' },
@@ -250,6 +253,7 @@ export function loadConfig(
     maxConcurrentCalls: read(env, 'MCP_MAX_CONCURRENT_CALLS', count),
     maxBatch: read(env, 'MCP_MAX_BATCH', count),
     linkMaxBytesPerSecond: read(env, 'CC_LINK_MAX_BYTES_PER_S', bytes),
+    linkYoungGenMaxBytes: read(env, 'CC_LINK_YOUNG_GEN_MB', integer(0, 1024)) * MiB,
     upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
     upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
     listTtlMs: read(env, 'MCP_LIST_TTL_MS', integer(0, 86_400_000)),

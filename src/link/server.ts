@@ -12,6 +12,7 @@ import { LogBudget } from './log-budget.js';
 import { chargeFrame, disposeThrottle } from './throttle.js';
 import { describe, type LinkRegistry } from './registry.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
+import { boundYoungGeneration } from './young-gen-hold.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -30,6 +31,8 @@ export interface LinkServerOptions {
   maxBytesPerSecond?: number;
   /** Deepest nesting a frame may have (CC_MAX_JSON_DEPTH); 64 when absent. */
   maxJsonDepth?: number;
+  /** While computers link, V8's young generation grows to at most this many bytes (CC_LINK_YOUNG_GEN_MB); 0 or absent: no bound. */
+  youngGenMaxBytes?: number;
 }
 
 export interface LinkServer {
@@ -56,6 +59,7 @@ const UNLIMITED: AdmissionLimits = {
 export async function startLinkServer(registry: LinkRegistry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
   const maxBytesPerSecond = options.maxBytesPerSecond ?? Infinity;
+  const youngGenMaxBytes = options.youngGenMaxBytes ?? 0;
   const metrics = options.metrics ?? new Metrics();
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
@@ -122,6 +126,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
         callback(false, 503, ticket.message, { 'retry-after': String(ticket.retryAfter) });
         return;
       }
+      boundYoungGeneration(youngGenMaxBytes);
       // until the WebSocket exists, the raw socket's close gives the ticket back
       tickets.set(socket, ticket);
       socket.on('close', onRawClose);
