@@ -239,6 +239,26 @@ function identity.fill(frame)
     return frame
 end
 
+-- Fits a hello or info frame into the link's frame budget: peripherals are
+-- left out from the end (the job list is budgeted by identity.jobsList,
+-- which left out `jobsOmitted`). When anything is left out the frame says
+-- how much, "omitted": {peripherals, jobs}, for the bridge to show.
+function identity.fit(frame, maxFrame, jobsOmitted)
+    local list = frame.peripherals
+    local omitted = { peripherals = #list, jobs = jobsOmitted or 0 }
+    -- measured with every peripheral out and the marker at its largest
+    frame.peripherals, frame.omitted = array({}), omitted
+    local used, keep = #encode(frame), {}
+    for i = 1, #list do
+        local size = #encode(list[i]) + 1
+        if used + size > frameBudget(maxFrame) then break end
+        keep[i], used = list[i], used + size
+    end
+    frame.peripherals, omitted.peripherals = array(keep), #list - #keep
+    if omitted.peripherals == 0 and omitted.jobs == 0 then frame.omitted = nil end
+    return frame
+end
+
 -- Sends an info frame when the label, peripherals or jobs (identity.jobsList,
 -- set by tools.lua) changed since the last one (or the hello); called for
 -- every event while linked.
@@ -250,12 +270,14 @@ function identity.watch(link, ev)
     if not due and now - (link.identityChecked or 0) < 1 then return end
     link.identityChecked = now
     local label = labelOf()
-    local peripherals = (due and name ~= "timer") and encode(identity.peripherals()) or link.sentPeripherals
-    local jobs = encode(identity.jobsList(link))
+    local list = (due and name ~= "timer") and identity.peripherals() or link.peripheralList
+    local peripherals = list == link.peripheralList and link.sentPeripherals or encode(list)
+    local jobList, jobsOmitted = identity.jobsList(link)
+    local jobs = encode(jobList)
     if label == link.sentLabel and peripherals == link.sentPeripherals and jobs == link.sentJobs then return end
-    link.sentLabel, link.sentPeripherals, link.sentJobs = label, peripherals, jobs
-    sendJson(link, '{"type":"info","computerLabel":' .. encode(label == nil and NULL or label) .. ',"peripherals":' .. peripherals
-        .. ',"jobs":' .. jobs .. '}')
+    link.sentLabel, link.sentPeripherals, link.sentJobs, link.peripheralList = label, peripherals, jobs, list
+    sendJson(link, encode(identity.fit({ type = "info", computerLabel = label == nil and NULL or label, peripherals = list,
+        jobs = jobList }, link.maxFrame, jobsOmitted)))
 end
 
 local function cutError(err)

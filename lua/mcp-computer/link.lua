@@ -219,14 +219,30 @@ local function tokenRefused()
     error(FATAL, 0)
 end
 
+-- The hello is more than the bridge (its CC_MAX_FRAME_BYTES) or CC takes:
+-- retrying would send the same hello, so stop and say how to fix it.
+local function helloTooLarge(size, what)
+    printError(("%s: this computer's hello is %d bytes."):format(what, size))
+    printError("Run mcp-computer with a smaller --max-frame (at most the bridge's CC_MAX_FRAME_BYTES):"
+        .. " the hello then leaves out the peripherals and jobs that do not fit.")
+    error(FATAL, 0)
+end
+
 -- Says hello and waits for hello-ok. Returns true when linked, or false and
 -- what went wrong.
 local function hello(link)
     local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
         maxFrame = link.maxFrame })
-    frame.jobs = identity.jobsList(link)
+    local jobsOmitted
+    frame.jobs, jobsOmitted = identity.jobsList(link)
     link.sentLabel, link.sentPeripherals, link.sentJobs = frame.computerLabel, encode(frame.peripherals), encode(frame.jobs)
-    if not sendJson(link, encode(frame)) then return false, link.lost end
+    link.peripheralList = frame.peripherals
+    local json = encode(identity.fit(frame, link.maxFrame, jobsOmitted))
+    if not sendJson(link, json) then
+        -- CC's own limit is below --max-frame: retrying cannot help.
+        if link.lost:find("too large", 1, true) then helloTooLarge(#json, "CC refused to send it") end
+        return false, link.lost
+    end
     local timer = os.startTimer(HELLO_TIMEOUT)
     while true do
         local ev = nextEvent(link)
@@ -234,6 +250,7 @@ local function hello(link)
             return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
         elseif ev[1] == "websocket_closed" and ev[2] == link.url then
             if tonumber(ev[4]) == 4401 then tokenRefused() end
+            if tonumber(ev[4]) == 1009 then helloTooLarge(#json, "the bridge closed the link (1009: message too big)") end
             return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
         elseif ev[1] == "websocket_message" and ev[2] == link.url then
             local msg, err = decodeFrame(ev[3])

@@ -512,8 +512,8 @@ end
 -- [{job, kind, state, what}], running ones first (oldest first), then the
 -- finished ones, newest first; at most B.JOBS_MAX and within an eighth of a
 -- frame (all 16 fit at CC's 128 KiB; a small --max-frame leaves the last
--- ones out: job-status lists them all). A job id longer than the bridge's
--- 128 is left out (the bridge never makes one).
+-- ones out: job-status lists them all), and how many were left out. A job id
+-- longer than the bridge's 128 is left out (the bridge never makes one).
 B.JOB_ID_MAX = 128
 function B.jobsList(link)
     local list = {}
@@ -533,7 +533,7 @@ function B.jobsList(link)
         if used + size > budget then break end
         out[#out + 1], used = entry, used + size
     end
-    return array(out)
+    return array(out), #list - #out
 end
 identity.jobsList = B.jobsList
 

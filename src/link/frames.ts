@@ -1,6 +1,6 @@
 // Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
 import { DEFAULT_MAX_JSON_DEPTH, aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
-import { parseIdentity, parseJobs, parsePeripherals, type Identity, type JobInfo, type Peripheral } from './identity.js';
+import { parseIdentity, parseJobs, parseOmitted, parsePeripherals, type Identity, type JobInfo, type Omitted, type Peripheral } from './identity.js';
 
 export interface HelloFrame {
   type: 'hello';
@@ -22,6 +22,8 @@ export interface InfoFrame {
   peripherals: Peripheral[];
   /** Its detached jobs; left out by a program that does not say. */
   jobs?: readonly JobInfo[];
+  /** What it left out of the lists to fit its --max-frame; absent when nothing. */
+  omitted?: Omitted;
 }
 
 export interface ResponseFrame {
@@ -120,6 +122,9 @@ function parseInfo(value: Record<string, unknown>): FrameParse {
     if (!jobs.ok) return { ok: false, error: jobs.error };
     frame.jobs = jobs.value;
   }
+  const omitted = parseOmitted(value.omitted, 'info.omitted');
+  if (!omitted.ok) return { ok: false, error: omitted.error };
+  if (omitted.value !== undefined) frame.omitted = omitted.value;
   return { ok: true, frame };
 }
 

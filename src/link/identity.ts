@@ -1,5 +1,6 @@
 // What a computer says it is (hello fields) and what it says when that changes (info frame): pure
 // validation. A program older than these fields sends none of them: each is then null.
+import { plural } from '../plural.js';
 
 export const KINDS = ['computer', 'turtle', 'pocket', 'command'] as const;
 export type ComputerKind = (typeof KINDS)[number];
@@ -30,6 +31,14 @@ export interface Identity {
   peripherals: Peripheral[] | null;
   /** Its detached jobs (kept current by info frames); null from a program that does not say. */
   jobs: readonly JobInfo[] | null;
+  /** How many peripherals and jobs the computer left out of its last hello or info frame to fit its --max-frame; absent when none. */
+  omitted?: Omitted;
+}
+
+/** What a hello or info frame left out to fit the computer's frame limit ("omitted": {peripherals, jobs}). */
+export interface Omitted {
+  peripherals: number;
+  jobs: number;
 }
 
 export const UNKNOWN_IDENTITY: Identity = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null };
@@ -88,6 +97,26 @@ export function parsePeripherals(value: unknown, where: string): Parse<Periphera
     list[i] = { name, types: (types as string[]).map(intern) };
   }
   return { ok: true, value: list };
+}
+
+/** A frame's "omitted" marker: absent, or {peripherals?, jobs?} counts (at most a million each); none left out is absent. */
+export function parseOmitted(value: unknown, where: string): Parse<Omitted | undefined> {
+  if (value === undefined || value === null) return { ok: true, value: undefined };
+  const bad = { ok: false as const, error: `${where} must be an object {peripherals, jobs} of counts` };
+  if (typeof value !== 'object' || Array.isArray(value)) return bad;
+  const { peripherals = 0, jobs = 0 } = value as Record<string, unknown>;
+  const count = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= 1_000_000;
+  if (!count(peripherals) || !count(jobs)) return bad;
+  return { ok: true, value: peripherals === 0 && jobs === 0 ? undefined : { peripherals, jobs } };
+}
+
+/** What a computer left out, for a list-computers line or the log: ` (left out to fit its --max-frame: 3 peripherals, 1 job)`. */
+export function omittedText(omitted: Omitted | undefined): string {
+  if (omitted === undefined) return '';
+  const parts: string[] = [];
+  if (omitted.peripherals > 0) parts.push(plural(omitted.peripherals, 'peripheral'));
+  if (omitted.jobs > 0) parts.push(plural(omitted.jobs, 'job'));
+  return ` (left out to fit its --max-frame: ${parts.join(', ')})`;
 }
 
 /** The job list of every computer that has none (most): one shared, frozen empty array. */
@@ -153,17 +182,18 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
     if (!parsed.ok) return parsed;
     jobs = parsed.value;
   }
-  return {
-    ok: true,
-    value: {
-      kind: (kind as ComputerKind | undefined) ?? null,
-      advanced: (advanced as boolean | undefined) ?? null,
-      host: host.value === null ? null : intern(host.value),
-      ccVersion: ccVersion.value === null ? null : intern(ccVersion.value),
-      peripherals,
-      jobs,
-    },
+  const omitted = parseOmitted(hello.omitted, 'hello.omitted');
+  if (!omitted.ok) return omitted;
+  const value: Identity = {
+    kind: (kind as ComputerKind | undefined) ?? null,
+    advanced: (advanced as boolean | undefined) ?? null,
+    host: host.value === null ? null : intern(host.value),
+    ccVersion: ccVersion.value === null ? null : intern(ccVersion.value),
+    peripherals,
+    jobs,
   };
+  if (omitted.value !== undefined) value.omitted = omitted.value;
+  return { ok: true, value };
 }
 
 /** One line about a computer's identity: `advanced turtle, CC 1.109.0, mcp-computer 0.1.0`. */

@@ -91,7 +91,7 @@ export class LinkRegistry implements FanoutHost {
     for (const name of after) if (!before.has(name)) changes.push(`peripheral ${JSON.stringify(name)} attached`);
     for (const name of before) if (!after.has(name)) changes.push(`peripheral ${JSON.stringify(name)} detached`);
     if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, info.jobs));
-    link.identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
+    link.identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs, omitted: info.omitted };
     return changes;
   }
 

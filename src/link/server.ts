@@ -11,6 +11,7 @@ import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
 import { chargeFrame, disposeThrottle } from './throttle.js';
 import { describe, type LinkRegistry } from './registry.js';
+import { omittedText } from './identity.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
 
@@ -253,7 +254,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       ws.send(HELLO_OK);
       if (replaced) metrics.linksReplaced++;
       if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
-      log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}`);
+      log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);
       return;
     }
     if (!ws.link) {

@@ -1,6 +1,6 @@
 // list-computers: every linked computer with what it said it is (hello, kept current by info frames),
 // from the bridge's own records: no request is sent, so it answers even for a busy computer.
-import { identityLine, jobsLine, peripheralsLine, JOB_STATES, KINDS } from '../link/identity.js';
+import { identityLine, jobsLine, omittedText, peripheralsLine, JOB_STATES, KINDS } from '../link/identity.js';
 import { describe, type Link } from '../link/registry.js';
 import type { Schema } from './schema.js';
 import { textResult, type Tool } from './tool.js';
@@ -33,6 +33,12 @@ export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; req
         required: ['job', 'kind', 'state', 'what'],
       },
     },
+    omitted: {
+      type: 'object',
+      description: 'present when the computer left peripherals or jobs out of the lists above to fit its --max-frame: how many of each',
+      properties: { peripherals: { type: 'integer' }, jobs: { type: 'integer' } },
+      required: ['peripherals', 'jobs'],
+    },
     connectedAt: { type: 'string', format: 'date-time' },
     lastSeenAt: { type: 'string', format: 'date-time' },
   },
@@ -41,8 +47,8 @@ export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; req
 
 /** One computer as list-computers' structuredContent and REST GET /computers show it. */
 export function computerEntry(link: Link): Record<string, unknown> {
-  const { kind, advanced, host, ccVersion, peripherals, jobs } = link.identity;
-  return {
+  const { kind, advanced, host, ccVersion, peripherals, jobs, omitted } = link.identity;
+  const entry: Record<string, unknown> = {
     computerId: link.computerId,
     label: link.label,
     kind,
@@ -55,11 +61,13 @@ export function computerEntry(link: Link): Record<string, unknown> {
     connectedAt: new Date(link.connectedAt).toISOString(),
     lastSeenAt: new Date(link.lastSeenAt).toISOString(),
   };
+  if (omitted !== undefined) entry.omitted = { ...omitted };
+  return entry;
 }
 
 function line(link: Link): string {
   return (
-    `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}${jobsLine(link.identity.jobs)}; ` +
+    `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}${jobsLine(link.identity.jobs)}${omittedText(link.identity.omitted)}; ` +
     `connected ${new Date(link.connectedAt).toISOString()}, last seen ${new Date(link.lastSeenAt).toISOString()}`
   );
 }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseComputerFrame } from '../../dist/link/frames.js';
-import { identityLine, peripheralsLine } from '../../dist/link/identity.js';
+import { identityLine, omittedText, peripheralsLine } from '../../dist/link/identity.js';
 import { callTool, linkComputer, until, withBridge, FakeComputer } from '../helpers.js';
 
 const parse = (value) => parseComputerFrame(JSON.stringify(value));
@@ -80,4 +80,40 @@ test('a peripheral name with a line break cannot forge a bridge log line (it is 
     assert.ok(lines.some((l) => l.includes(`peripheral ${JSON.stringify(forged)} detached`)));
     assert.ok(!lines.some((l) => l.startsWith('2026-01-01T00:00:00.000Z warn forged')));
     await computer.close();
+  }));
+
+test('hello-omitted: the "omitted" marker of hello and info frames (what the computer left out to fit its --max-frame)', () => {
+  assert.deepEqual(hello({ omitted: { peripherals: 3, jobs: 1 } }).frame.identity.omitted, { peripherals: 3, jobs: 1 });
+  assert.deepEqual(hello({ omitted: { jobs: 2 } }).frame.identity.omitted, { peripherals: 0, jobs: 2 });
+  assert.equal('omitted' in hello({ omitted: { peripherals: 0, jobs: 0 } }).frame.identity, false, 'nothing left out is no marker');
+  assert.equal('omitted' in hello({ omitted: null }).frame.identity, false);
+  const bad = 'hello.omitted must be an object {peripherals, jobs} of counts';
+  for (const omitted of [[], 3, { peripherals: -1 }, { jobs: 1.5 }, { peripherals: '2' }, { jobs: 2_000_000 }]) {
+    assert.deepEqual(hello({ omitted }), { ok: false, error: bad }, JSON.stringify(omitted));
+  }
+  assert.deepEqual(parse({ type: 'info', computerLabel: null, peripherals: [], omitted: { peripherals: 1 } }).frame.omitted, { peripherals: 1, jobs: 0 });
+  assert.deepEqual(parse({ type: 'info', computerLabel: null, peripherals: [], omitted: 'x' }), { ok: false, error: 'info.omitted must be an object {peripherals, jobs} of counts' });
+  assert.equal(omittedText(undefined), '');
+  assert.equal(omittedText({ peripherals: 1, jobs: 0 }), ' (left out to fit its --max-frame: 1 peripheral)');
+  assert.equal(omittedText({ peripherals: 0, jobs: 2 }), ' (left out to fit its --max-frame: 2 jobs)');
+  assert.equal(omittedText({ peripherals: 5, jobs: 1 }), ' (left out to fit its --max-frame: 5 peripherals, 1 job)');
+});
+
+test('hello-omitted: the bridge logs and lists what a computer left out, and forgets it when an info frame leaves nothing out', () =>
+  withBridge({}, async (bridge) => {
+    const c = new FakeComputer(bridge.linkUrl, { computerId: 3 });
+    const first = await c.link({ type: 'hello', computerId: 3, computerLabel: null, peripherals: [{ name: 'top', types: ['modem'] }], omitted: { peripherals: 4, jobs: 1 } });
+    assert.equal(first.type, 'hello-ok');
+    assert.ok(bridge.logs.some((l) => /linked 3 .*\(left out to fit its --max-frame: 4 peripherals, 1 job\)$/.test(l)), bridge.logs.join('\n'));
+    let listed = await callTool(bridge, 'list-computers');
+    assert.deepEqual(listed.structuredContent.computers[0].omitted, { peripherals: 4, jobs: 1 });
+    assert.match(listed.content[0].text, /; peripherals: top \(modem\) \(left out to fit its --max-frame: 4 peripherals, 1 job\); connected /);
+    c.send({ type: 'info', computerLabel: null, peripherals: [{ name: 'top', types: ['modem'] }], omitted: { peripherals: 2 } });
+    await until(() => bridge.links.get(3).identity.omitted?.peripherals === 2);
+    c.send({ type: 'info', computerLabel: null, peripherals: [] });
+    await until(() => bridge.links.get(3).identity.omitted === undefined);
+    listed = await callTool(bridge, 'list-computers');
+    assert.equal(listed.structuredContent.computers[0].omitted, undefined);
+    assert.doesNotMatch(listed.content[0].text, /left out/);
+    await c.close();
   }));

@@ -1,0 +1,59 @@
+// The hello against small frame limits on a real ComputerCraft runtime (CraftOS-PC, periphemu
+// peripherals, real websockets). CraftOS-PC's peripheral.getNames() lists only the six sides, so the
+// hello grows here by its job list: after a bridge restart it lists the computer's 16 jobs. A hello
+// over the new bridge's CC_MAX_FRAME_BYTES stops the program with the fix; with --max-frame 1024 the
+// hello leaves out what does not fit and says so. Skipped with one line when CraftOS-PC is not here.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startBridge } from '../../dist/bridge.js';
+import { loadConfig } from '../../dist/config.js';
+import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { callOk } from './mcp-helpers.js';
+import { until } from '../helpers.js';
+
+const T = { timeout: 120000 };
+const READY = 'waiting for requests... Press Ctrl+T to stop.';
+const SIDES = 'for _, side in ipairs({ "top", "bottom", "left", "right", "front", "back" }) do periphemu.create(side, "chest") end\n';
+
+const bridgeOn = (port, env = {}) => startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: String(port), LOG_LEVEL: 'silent', ...env }));
+
+/** A computer linked to a bridge that ran 16 detached jobs on it, then was restarted on the same port with `env`. */
+async function withJobs(t, id, flags, env) {
+  let bridge = await bridgeOn(0);
+  t.after(() => bridge.close(100));
+  const args = [JSON.stringify(bridge.linkUrl), ...flags.map((f) => JSON.stringify(f))].join(', ');
+  const pc = new CraftosComputer({ id, startup: `${SIDES}shell.run("mcp-computer", ${args})\nprint("program-" .. "ended")\nos.shutdown()\n` });
+  t.after(() => pc.cleanup());
+  await pc.waitForOutput(READY, 60000);
+  for (let i = 0; i < 16; i++) {
+    await callOk(bridge, 'exec-lua', { computerId: id, code: `return "a job with a long line of code to describe it, number ${i}"`, detach: true });
+  }
+  const mark = pc.output.length;
+  const port = new URL(bridge.linkUrl).port;
+  await bridge.close(100);
+  bridge = await bridgeOn(port, env);
+  return { bridge: () => bridge, pc, mark };
+}
+
+if (!CRAFTOS_DIR) {
+  test('CraftOS-PC hello size tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
+} else {
+  test('hello-too-large on CraftOS-PC: a hello over CC_MAX_FRAME_BYTES stops the program with the fix, no reconnect loop', T, async (t) => {
+    const { bridge, pc, mark } = await withJobs(t, 41, [], { CC_MAX_FRAME_BYTES: '1024' });
+    await pc.waitForOutput('program-ended', 60000, mark);
+    const lines = pc.lines().join(' '); // rows wrap at 51 columns
+    assert.match(lines, /the bridge closed the link \(1009: message too big\): this computer's hello is \d+ bytes\./);
+    assert.match(lines, /Run mcp-computer with a smaller --max-frame/);
+    assert.equal(bridge().links.size, 0);
+  });
+
+  test('hello-fits-max-frame on CraftOS-PC: with --max-frame 1024 the relinked hello leaves out the jobs that do not fit and says how many', T, async (t) => {
+    const { bridge } = await withJobs(t, 42, ['--max-frame', '1024'], { CC_MAX_FRAME_BYTES: '1024' });
+    await until(() => bridge().links.get(42), 20, 60000);
+    const [me] = (await callOk(bridge(), 'list-computers')).structuredContent.computers;
+    assert.equal(me.peripherals.length + me.omitted.peripherals, 6);
+    assert.ok(me.jobs.length < 16, `${me.jobs.length} jobs listed`);
+    assert.equal(me.jobs.length + me.omitted.jobs, 16);
+    assert.equal((await callOk(bridge(), 'probe-computers')).content[0].text, 'pong from 42 (Label: null)');
+  });
+}
