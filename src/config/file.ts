@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { isRecord } from '../jsonrpc/message.js';
 import type { Schema } from '../tools/schema.js';
+import { schemaProblems } from './schema-check.js';
 import { collector, duplicates, key, kind, list, string, stringMap, unknownKeys, type Check } from './checks.js';
 
 export const MAX_LUA_BYTES = 64 * 1024;
@@ -118,10 +119,12 @@ function inputSchema(value: unknown, path: string, fail: Check, argument: boolea
   if (value !== undefined) {
     if (!isRecord(value)) fail(`must be a JSON Schema object, got ${kind(value)}`, path);
     else if (value.type !== 'object') fail('must have "type": "object" (tool arguments are an object)', `${path}.type`);
-    else if (value.properties !== undefined && !isRecord(value.properties)) fail(`must be an object, got ${kind(value.properties)}`, `${path}.properties`);
-    else if (value.required !== undefined && !(Array.isArray(value.required) && value.required.every((r) => typeof r === 'string'))) {
-      fail('must be an array of property names', `${path}.required`);
-    } else schema = value as Schema;
+    else {
+      // only keywords the bridge enforces: a constraint shown to clients is never unchecked
+      const before = fail.count;
+      schemaProblems(value, path, fail);
+      if (fail.count === before) schema = value as Schema;
+    }
   }
   if (!argument) return schema;
   const properties = { ...(schema.properties ?? {}) };

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigFileError, loadFileConfig, parseFileConfig, parseFileConfigText } from '../../dist/config/file.js';
 import { canonical, diffConfig } from '../../dist/config/diff.js';
+import { key } from '../../dist/config/checks.js';
 
 const FILE = '/etc/cc/bridge.json';
 
@@ -197,4 +198,76 @@ test('diffConfig names what was added, removed and changed; key order does not m
   assert.equal(diffConfig(after, after).any, false);
   assert.deepEqual(diffConfig(after, before).servers, { added: [], removed: ['c'], changed: ['b'] });
   assert.equal(canonical({ b: [1, { d: 1, c: undefined }], a: null }), '{"a":null,"b":[1,{"d":1}]}');
+});
+
+// Bug: a Lua tool's inputSchema could declare keywords the bridge does not enforce (oneOf, $ref,
+// format ...): clients saw the constraint, the chunk got arguments outside it. Now refused at load.
+test('a Lua tool inputSchema keyword the bridge does not enforce is refused at load, naming the JSON path and keyword', () => {
+  const schema = (patch) => ({ tools: [{ ...turtle, inputSchema: { type: 'object', ...patch } }] });
+  const at = '$.tools[0].inputSchema';
+  rejects(schema({ oneOf: [{ required: ['a'] }] }), `${at}.oneOf`, /^"oneOf" is not enforced by the bridge, so a Lua tool's inputSchema cannot use it; enforced: type, properties, .*; annotations: title, description/);
+  for (const k of ['anyOf', 'allOf', 'not', '$ref', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'propertyNames', 'contains', 'prefixItems', 'unevaluatedProperties', '$defs', 'nullable', 'maxlength']) {
+    rejects(schema({ [k]: {} }), key(at, k), new RegExp(`^"${k.replace('$', '\\$')}" is not enforced by the bridge`));
+  }
+  rejects(schema({ properties: { host: { type: 'string', format: 'hostname' } } }), `${at}.properties.host.format`, /^"format" is not enforced by the bridge \(JSON Schema treats it as an annotation\); constrain the text with "pattern"/);
+  // every depth: properties, patternProperties, additionalProperties, items
+  rejects(schema({ properties: { a: { type: 'array', items: { anyOf: [] } } } }), `${at}.properties.a.items.anyOf`, /not enforced/);
+  rejects(schema({ patternProperties: { '^x': { not: {} } } }), `${at}.patternProperties["^x"].not`, /not enforced/);
+  rejects(schema({ additionalProperties: { $ref: '#' } }), `${at}.additionalProperties.$ref`, /not enforced/);
+  rejects(schema({ properties: { 'my arg': { if: {} } } }), `${at}.properties["my arg"].if`, /not enforced/);
+});
+
+test('malformed values of enforced keywords in a Lua tool inputSchema are refused at load', () => {
+  const prop = (p) => ({ tools: [{ ...turtle, inputSchema: { type: 'object', properties: { a: p } } }] });
+  const at = '$.tools[0].inputSchema.properties.a';
+  rejects(prop({ type: 'array', maxItems: -1 }), `${at}.maxItems`, /must be a whole number >= 0, got -1/);
+  rejects(prop({ type: 'string', minLength: 1.5 }), `${at}.minLength`, /whole number >= 0, got 1.5/);
+  rejects(prop({ type: 'object', maxProperties: '2' }), `${at}.maxProperties`, /whole number >= 0, got "2"/);
+  rejects(prop({ type: 'string', pattern: 5 }), `${at}.pattern`, /must be a string \(a regular expression\), got a number/);
+  rejects(prop({ type: 'string', pattern: '[a-z' }), `${at}.pattern`, /not a valid regular expression \(JavaScript, with the u flag\)/);
+  rejects(prop({ type: 'string', pattern: '(?P<n>x)' }), `${at}.pattern`, /not a valid regular expression/);
+  rejects(prop({ type: 'object', patternProperties: { '(': {} } }), `${at}.patternProperties["("]`, /not a valid regular expression/);
+  rejects(prop({ type: 'number', exclusiveMinimum: true }), `${at}.exclusiveMinimum`, /must be a number \(the 2020-12 form; draft-04 true\/false is not supported\)/);
+  rejects(prop({ type: 'number', maximum: '3' }), `${at}.maximum`, /must be a number, got a string/);
+  rejects(prop({ type: 'number', multipleOf: 0 }), `${at}.multipleOf`, /must be a number > 0, got 0/);
+  rejects(prop({ type: 'array', uniqueItems: 'yes' }), `${at}.uniqueItems`, /must be true or false, got a string/);
+  rejects(prop({ type: 'str' }), `${at}.type`, /must be one of "object", .* or an array of distinct ones/);
+  rejects(prop({ type: ['string', 'string'] }), `${at}.type`, /distinct/);
+  rejects(prop({ type: [] }), `${at}.type`, /distinct/);
+  rejects(prop({ enum: 'x' }), `${at}.enum`, /must be a non-empty array, got a string/);
+  rejects(prop({ enum: [] }), `${at}.enum`, /non-empty array, got an empty one/);
+  rejects(prop({ type: 'object', required: [1] }), `${at}.required`, /array of property names/);
+  rejects(prop({ type: 'array', items: [{ type: 'string' }] }), `${at}.items`, /one schema object \(the array form is not enforced\)/);
+  rejects(prop(true), at, /must be a JSON Schema object, got a boolean \(true\/false schemas are not supported\)/);
+  rejects(prop({ type: 'object', additionalProperties: 'no' }), `${at}.additionalProperties`, /JSON Schema object, got a string/);
+  let deep = { type: 'string' };
+  for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { a: deep } };
+  assert.throws(() => parseFileConfig(prop(deep), FILE), (err) => err.problems.length === 1 && /nests deeper than 32 schemas/.test(err.problems[0].message));
+});
+
+test('a Lua tool inputSchema: every problem at once, and every enforced keyword and annotation is accepted', () => {
+  assert.throws(
+    () => parseFileConfig({ tools: [{ ...turtle, inputSchema: { type: 'object', oneOf: [], properties: { a: { format: 'uri', maxItems: -1 } } } }] }, FILE),
+    (err) => {
+      assert.deepEqual(err.problems.map((p) => p.path), ['$.tools[0].inputSchema.oneOf', '$.tools[0].inputSchema.properties.a.format', '$.tools[0].inputSchema.properties.a.maxItems']);
+      return true;
+    },
+  );
+  const inputSchema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    title: 'T',
+    description: 'D',
+    $comment: 'c',
+    properties: {
+      name: { type: 'string', pattern: '^\\p{L}+$', minLength: 1, maxLength: 9, default: 'a', examples: ['b'], 'x-mcp-header': 'Name' },
+      n: { type: ['number', 'null'], minimum: 0, maximum: 9, exclusiveMinimum: -1, exclusiveMaximum: 10, multipleOf: 0.5, deprecated: true },
+      list: { type: 'array', items: { enum: [1, 'a', null] }, minItems: 0, maxItems: 3, uniqueItems: true, readOnly: false, writeOnly: false },
+      fixed: { const: { any: ['json'] } },
+      opts: { type: 'object', minProperties: 1, maxProperties: 2, additionalProperties: { type: 'string' }, patternProperties: { '^x-': { type: 'integer' } }, required: ['k'] },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  };
+  assert.deepEqual(parseFileConfig({ tools: [{ ...turtle, inputSchema }] }, FILE).tools[0].inputSchema, inputSchema);
 });

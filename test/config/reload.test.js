@@ -102,6 +102,25 @@ test('a call in flight finishes on the server it started on when a reload replac
   });
 });
 
+// Bug: a Lua tool's inputSchema with keywords the bridge does not enforce was accepted; a reload
+// with one is refused like any invalid file, every problem listed, the running tools unchanged.
+test('POST /reload: a Lua tool inputSchema with unenforced keywords is refused, every problem listed', async () => {
+  const schema = (inputSchema) => ({ tools: [{ ...tool('pick'), inputSchema: { type: 'object', ...inputSchema } }] });
+  const file = writeConfig(schema({ properties: { n: { type: 'integer', maximum: 3 } } }));
+  await withBridge({ CC_CONFIG: file, MCP_AUTH_TOKEN: TOKEN }, async (bridge) => {
+    writeConfig(schema({ properties: { n: { oneOf: [{ type: 'integer' }] }, s: { type: 'string', format: 'email', pattern: '[' } } }), file);
+    const bad = await reload(bridge, auth);
+    assert.equal(bad.status, 422);
+    assert.deepEqual(bad.json.problems.map((p) => p.path), [
+      '$.tools[0].inputSchema.properties.n.oneOf',
+      '$.tools[0].inputSchema.properties.s.format',
+      '$.tools[0].inputSchema.properties.s.pattern',
+    ]);
+    const listed = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, auth)).json.result.tools;
+    assert.deepEqual(listed.find((t) => t.name === 'pick').inputSchema, { type: 'object', properties: { n: { type: 'integer', maximum: 3 } } });
+  });
+});
+
 test('POST /reload without CC_CONFIG is 409; other methods 405', () =>
   withBridge({}, async (bridge) => {
     const res = await reload(bridge);

@@ -1,0 +1,82 @@
+// A config Lua tool's inputSchema may use only what the bridge enforces (ENFORCED in
+// src/tools/schema.ts) and annotations: any other keyword (oneOf, $ref, if, format ...) would be
+// shown to clients but not checked, so the file is refused, naming each keyword's JSON path.
+import { isRecord } from '../jsonrpc/message.js';
+import { ENFORCED, compilePattern } from '../tools/schema.js';
+import { key, kind, type Check } from './checks.js';
+
+/** Keywords that describe and constrain nothing (x-mcp-header: mirrored into a header, checked by the HTTP surface). */
+export const ANNOTATIONS = ['title', 'description', 'default', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly', '$schema', 'x-mcp-header'];
+
+const TYPES = ['object', 'array', 'string', 'integer', 'number', 'boolean', 'null'];
+const COUNTS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'];
+const BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
+/** Deepest sub-schema nesting checked; deeper is refused (it would only be a stack to blow). */
+export const MAX_SCHEMA_DEPTH = 32;
+
+const refused = (k: string) =>
+  k === 'format'
+    ? '"format" is not enforced by the bridge (JSON Schema treats it as an annotation); constrain the text with "pattern", or say it in "description"'
+    : `"${k}" is not enforced by the bridge, so a Lua tool's inputSchema cannot use it; enforced: ${ENFORCED.join(', ')}; annotations: ${ANNOTATIONS.join(', ')}`;
+
+function pattern(value: unknown, path: string, fail: Check): void {
+  if (typeof value !== 'string') fail(`must be a string (a regular expression), got ${kind(value)}`, path);
+  else if (!compilePattern(value)) fail('is not a valid regular expression (JavaScript, with the u flag)', path);
+}
+
+function keyword(k: string, value: unknown, path: string, fail: Check, depth: number): void {
+  const at = key(path, k);
+  if (COUNTS.includes(k)) {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail(`must be a whole number >= 0, got ${JSON.stringify(value)}`, at);
+  } else if (BOUNDS.includes(k)) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      fail(`must be a number${typeof value === 'boolean' ? ' (the 2020-12 form; draft-04 true/false is not supported)' : `, got ${kind(value)}`}`, at);
+    }
+  } else if (k === 'multipleOf') {
+    if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) fail(`must be a number > 0, got ${JSON.stringify(value)}`, at);
+  } else if (k === 'uniqueItems') {
+    if (typeof value !== 'boolean') fail(`must be true or false, got ${kind(value)}`, at);
+  } else if (k === 'pattern') {
+    pattern(value, at, fail);
+  } else if (k === 'type') {
+    const types = Array.isArray(value) ? value : [value];
+    if (!types.length || types.some((t) => typeof t !== 'string' || !TYPES.includes(t)) || new Set(types).size !== types.length) {
+      fail(`must be one of ${TYPES.map((t) => `"${t}"`).join(', ')} or an array of distinct ones`, at);
+    }
+  } else if (k === 'enum') {
+    if (!Array.isArray(value) || !value.length) fail(`must be a non-empty array, got ${Array.isArray(value) ? 'an empty one' : kind(value)}`, at);
+  } else if (k === 'required') {
+    if (!Array.isArray(value) || !value.every((r) => typeof r === 'string')) fail('must be an array of property names', at);
+  } else if (k === 'properties' || k === 'patternProperties') {
+    if (!isRecord(value)) {
+      fail(`must be an object, got ${kind(value)}`, at);
+      return;
+    }
+    for (const [name, sub] of Object.entries(value)) {
+      if (k === 'patternProperties') pattern(name, key(at, name), fail);
+      schemaProblems(sub, key(at, name), fail, depth + 1);
+    }
+  } else if (k === 'additionalProperties') {
+    if (typeof value !== 'boolean') schemaProblems(value, at, fail, depth + 1);
+  } else if (k === 'items') {
+    if (Array.isArray(value)) fail('must be one schema object (the array form is not enforced)', at);
+    else schemaProblems(value, at, fail, depth + 1);
+  }
+  // const: any JSON value
+}
+
+/** Reports every keyword of `schema` (and its sub-schemas) the bridge does not enforce, and malformed values. */
+export function schemaProblems(schema: unknown, path: string, fail: Check, depth = 0): void {
+  if (!isRecord(schema)) {
+    fail(`must be a JSON Schema object, got ${kind(schema)}${typeof schema === 'boolean' ? ' (true/false schemas are not supported)' : ''}`, path);
+    return;
+  }
+  if (depth > MAX_SCHEMA_DEPTH) {
+    fail(`nests deeper than ${MAX_SCHEMA_DEPTH} schemas`, path);
+    return;
+  }
+  for (const [k, value] of Object.entries(schema)) {
+    if ((ENFORCED as readonly string[]).includes(k)) keyword(k, value, path, fail, depth);
+    else if (!ANNOTATIONS.includes(k)) fail(refused(k), key(path, k));
+  }
+}

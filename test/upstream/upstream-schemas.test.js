@@ -1,0 +1,45 @@
+// An upstream tool's inputSchema is the upstream's business: keywords a config Lua tool may not use
+// (oneOf, anyOf, $ref, format), another regex dialect's pattern and malformed values are listed as
+// given and do not stop a call; the upstream checks its own arguments.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeConfig } from '../config/write.js';
+import { fixtureServer } from './fixture.js';
+import { callTool, rpc, until, withBridge } from '../helpers.js';
+
+// what a Lua tool's inputSchema may not hold, and values malformed for the bridge's validator
+const COMPOSED_SCHEMA = {
+  type: 'object',
+  properties: {
+    pick: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+    ref: { $ref: '#/$defs/word' },
+    word: { type: 'string', pattern: '^\\w+$', format: 'hostname' },
+    n: { type: 'number', multipleOf: 0.01 },
+    bad: { enum: 'x', type: 5, pattern: '(?P<x>.)' },
+    list: { type: 'array', uniqueItems: true, maxItems: 1 },
+  },
+  $defs: { word: { type: 'string' } },
+  anyOf: [{ required: ['pick'] }, { required: ['word'] }],
+  maxProperties: 2,
+};
+
+const health = async (bridge) => (await (await fetch(new URL('/health', bridge.mcpUrl))).json());
+
+test('an upstream tool whose schema uses oneOf, $ref, format, a \\w pattern and malformed values is listed whole and callable', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--schema', JSON.stringify(COMPOSED_SCHEMA))] }) }, async (bridge) => {
+    await until(async () => (await health(bridge)).servers.find((s) => s.id === 'fx' && s.state === 'up'));
+    const tools = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools;
+    const composed = tools.find((t) => t.name === 'fx__composed');
+    assert.ok(composed, tools.map((t) => t.name).join());
+    assert.deepEqual(composed.inputSchema, COMPOSED_SCHEMA);
+    // "é" fails JavaScript's \w (Python's takes it), [1, 1] repeats, 6 arguments > maxProperties, bad: 1 is
+    // outside no valid enum: the bridge enforces none of that for an upstream, so the upstream gets them all
+    const args = { pick: 'a', word: 'é', n: 0.07, bad: 1, list: [1, 1], ref: 'x' };
+    const result = await callTool(bridge, 'fx__composed', args);
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.deepEqual(result.structuredContent, { args });
+    // the basics still hold for upstream tools: a wrong type is refused before the upstream sees it
+    const wrong = await callTool(bridge, 'fx__composed', { n: 'x' });
+    assert.equal(wrong.isError, true);
+    assert.match(wrong.content[0].text, /argument "n" must be a number, got a string/);
+  }));
