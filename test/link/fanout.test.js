@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { linkComputer, pongText, withBridge } from '../helpers.js';
+import { linkComputer, pongText, until, withBridge } from '../helpers.js';
 
 test('a fan-out writes each computer its request at once (not corked to the end of the turn), counts it, and still matches answers per link', () =>
   withBridge({}, async (bridge) => {
@@ -17,4 +17,35 @@ test('a fan-out writes each computer its request at once (not corked to the end 
     assert.deepEqual(ids.map((x) => x.length), [1, 1, 1]);
     assert.equal(new Set(ids.flat()).size, 3);
     for (const c of computers) await c.close();
+  }));
+
+test("a fan-out's ids are 128 random bits each (22 base64url characters), distinct, and an answer with another link's id is dropped", () =>
+  withBridge({}, async (bridge) => {
+    let id1 = null;
+    let id2 = null;
+    const c1 = await linkComputer(bridge, { computerId: 1, onRequest: (f) => ((id1 = f.id), null) });
+    // computer 2 first answers computer 1's request (forged), then its own
+    const c2 = await linkComputer(bridge, {
+      computerId: 2,
+      onRequest: async (f) => {
+        id2 = f.id;
+        await until(() => id1);
+        c2.send({ type: 'response', id: id1, ok: true, result: 'forged' });
+        return { ok: true, result: 'own' };
+      },
+    });
+    const controller = new AbortController();
+    const all = bridge.links.requestAll(bridge.links.list(), 'ping', undefined, { timeoutMs: 60_000, signal: controller.signal });
+    // the forged answer came first on the same socket: once computer 2's own request is settled, it was handled
+    await until(() => id2 !== null && bridge.links.get(2).pending.size === 0);
+    assert.equal(bridge.links.get(1).pending.size, 1);
+    controller.abort();
+    const outcomes = await all;
+    assert.deepEqual(outcomes.map((o) => o.status), ['cancelled', 'ok']);
+    assert.equal(outcomes[1].result, 'own');
+    for (const id of [id1, id2]) assert.match(id, /^[A-Za-z0-9_-]{22}$/);
+    assert.notEqual(id1, id2);
+    assert.ok(bridge.logs.some((l) => l.includes(`response ${id1} matches no request in flight on this link`)));
+    await c1.close();
+    await c2.close();
   }));
