@@ -6,23 +6,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
-import { loadConfig } from '../../dist/config.js';
-import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { bridgeConfig, CraftosComputer, describeCraftos, READY, runLine } from './craftos.js';
 import { callOk } from './mcp-helpers.js';
 import { until } from '../helpers.js';
 
 const T = { timeout: 120000 };
-const READY = 'waiting for requests... Press Ctrl+T to stop.';
 const SIDES = 'for _, side in ipairs({ "top", "bottom", "left", "right", "front", "back" }) do periphemu.create(side, "chest") end\n';
 
-const bridgeOn = (port, env = {}) => startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: String(port), LOG_LEVEL: 'silent', ...env }));
 
 /** A computer linked to a bridge that ran 16 detached jobs on it, then was restarted on the same port with `env`. */
 async function withJobs(t, id, flags, env) {
-  let bridge = await bridgeOn(0);
+  let bridge = await startBridge(bridgeConfig());
   t.after(() => bridge.close(100));
-  const args = [JSON.stringify(bridge.linkUrl), ...flags.map((f) => JSON.stringify(f))].join(', ');
-  const pc = new CraftosComputer({ id, startup: `${SIDES}shell.run("mcp-computer", ${args})\nprint("program-" .. "ended")\nos.shutdown()\n` });
+  const pc = new CraftosComputer({ id, startup: `${SIDES}${runLine(bridge.linkUrl, flags)}print("program-" .. "ended")\nos.shutdown()\n` });
   t.after(() => pc.cleanup());
   await pc.waitForOutput(READY, 60000);
   for (let i = 0; i < 16; i++) {
@@ -31,13 +27,11 @@ async function withJobs(t, id, flags, env) {
   const mark = pc.output.length;
   const port = new URL(bridge.linkUrl).port;
   await bridge.close(100);
-  bridge = await bridgeOn(port, env);
+  bridge = await startBridge(bridgeConfig({ CC_LINK_PORT: port, ...env }));
   return { bridge: () => bridge, pc, mark };
 }
 
-if (!CRAFTOS_DIR) {
-  test('CraftOS-PC hello size tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
-} else {
+describeCraftos('CraftOS-PC: the hello against small frame limits', () => {
   test('hello-too-large on CraftOS-PC: a hello over CC_MAX_FRAME_BYTES stops the program with the fix, no reconnect loop', T, async (t) => {
     const { bridge, pc, mark } = await withJobs(t, 41, [], { CC_MAX_FRAME_BYTES: '1024' });
     await pc.waitForOutput('program-ended', 60000, mark);
@@ -56,4 +50,4 @@ if (!CRAFTOS_DIR) {
     assert.equal(me.jobs.length + me.omitted.jobs, 16);
     assert.equal((await callOk(bridge(), 'probe-computers')).content[0].text, 'pong from 42 (Label: null)');
   });
-}
+});

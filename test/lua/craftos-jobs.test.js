@@ -3,65 +3,46 @@
 // so list-computers shows them without a job-status (relink-jobs). Skipped with one line when
 // CraftOS-PC is not on this machine.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
-import { loadConfig } from '../../dist/config.js';
-import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { bridgeConfig, describeCraftos, useLinkedCraftos } from './craftos.js';
 import { until } from '../helpers.js';
 import { callOk, callTool } from './mcp-helpers.js';
 import { COLLIDING_CODE, checkColliding } from './collisions.js';
 
 const T = { timeout: 60000 };
-const READY = 'waiting for requests... Press Ctrl+T to stop.';
 const ID = 33;
 
-if (!CRAFTOS_DIR) {
-  test('CraftOS-PC jobs and key tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
-} else {
-  describe('CraftOS-PC: colliding keys, jobs after a relink', () => {
-    let bridge;
-    let pc;
-    before(async () => {
-      bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error' }));
-      pc = new CraftosComputer({
-        id: ID,
-        startup: `shell.run("mcp-computer", ${JSON.stringify(bridge.linkUrl)})\nos.shutdown()\n`,
-      });
-      await pc.waitForOutput(READY, 60000);
-    });
-    after(async () => {
-      pc?.cleanup();
-      await bridge?.close(100);
-    });
+describeCraftos('CraftOS-PC: colliding keys, jobs after a relink', () => {
+  const ctx = useLinkedCraftos({ id: ID });
 
-    test('three and more keys with the same JSON text each keep their value (key-collisions)', T, async () => {
-      const sc = (await callTool(bridge, 'exec-lua', { computerId: ID, code: COLLIDING_CODE })).structuredContent;
-      assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
-      assert.equal(sc.truncated, false);
-      checkColliding(sc.returns);
-    });
-
-    test('a bridge restart: the relinked computer\'s hello lists its running and finished jobs (relink-jobs)', T, async () => {
-      const running = (await callOk(bridge, 'exec-lua', { computerId: ID, code: 'while true do sleep(0.5) end', detach: true })).structuredContent.job;
-      const done = (await callOk(bridge, 'exec-lua', { computerId: ID, code: 'return 42', detach: true })).structuredContent.job;
-      const failed = (await callOk(bridge, 'run-program', { computerId: ID, command: 'no-such-program', detach: true })).structuredContent.job;
-      const port = new URL(bridge.linkUrl).port;
-      await bridge.close(100);
-      bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: port, LOG_LEVEL: 'error' }));
-      await until(() => bridge.links.get(ID), 20, 40000);
-      const listed = await callOk(bridge, 'list-computers');
-      const jobs = listed.structuredContent.computers[0].jobs;
-      assert.ok(Array.isArray(jobs), `list-computers knows no jobs of the relinked computer: ${JSON.stringify(jobs)}`);
-      assert.deepEqual(jobs.map((j) => [j.job, j.kind, j.state]), [
-        [running, 'exec-lua', 'running'],
-        [failed, 'run-program', 'failed'],
-        [done, 'exec-lua', 'done'],
-      ]);
-      // run-program-missing: the missing program is named, not a "done" job whose result says false
-      const status = (await callOk(bridge, 'job-status', { computerId: ID, job: failed })).structuredContent;
-      assert.equal(status.error, 'No such program: no-such-program');
-      await callOk(bridge, 'job-cancel', { computerId: ID, job: running });
-      await until(async () => (await callTool(bridge, 'list-computers')).structuredContent.computers[0].jobs.every((j) => j.state !== 'running'), 50, 40000);
-    });
+  test('three and more keys with the same JSON text each keep their value (key-collisions)', T, async () => {
+    const sc = (await callTool(ctx.bridge, 'exec-lua', { computerId: ID, code: COLLIDING_CODE })).structuredContent;
+    assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
+    assert.equal(sc.truncated, false);
+    checkColliding(sc.returns);
   });
-}
+
+  test('a bridge restart: the relinked computer\'s hello lists its running and finished jobs (relink-jobs)', T, async () => {
+    const running = (await callOk(ctx.bridge, 'exec-lua', { computerId: ID, code: 'while true do sleep(0.5) end', detach: true })).structuredContent.job;
+    const done = (await callOk(ctx.bridge, 'exec-lua', { computerId: ID, code: 'return 42', detach: true })).structuredContent.job;
+    const failed = (await callOk(ctx.bridge, 'run-program', { computerId: ID, command: 'no-such-program', detach: true })).structuredContent.job;
+    const port = new URL(ctx.bridge.linkUrl).port;
+    await ctx.bridge.close(100);
+    ctx.bridge = await startBridge(bridgeConfig({ CC_LINK_PORT: port }));
+    await until(() => ctx.bridge.links.get(ID), 20, 40000);
+    const listed = await callOk(ctx.bridge, 'list-computers');
+    const jobs = listed.structuredContent.computers[0].jobs;
+    assert.ok(Array.isArray(jobs), `list-computers knows no jobs of the relinked computer: ${JSON.stringify(jobs)}`);
+    assert.deepEqual(jobs.map((j) => [j.job, j.kind, j.state]), [
+      [running, 'exec-lua', 'running'],
+      [failed, 'run-program', 'failed'],
+      [done, 'exec-lua', 'done'],
+    ]);
+    // run-program-missing: the missing program is named, not a "done" job whose result says false
+    const status = (await callOk(ctx.bridge, 'job-status', { computerId: ID, job: failed })).structuredContent;
+    assert.equal(status.error, 'No such program: no-such-program');
+    await callOk(ctx.bridge, 'job-cancel', { computerId: ID, job: running });
+    await until(async () => (await callTool(ctx.bridge, 'list-computers')).structuredContent.computers[0].jobs.every((j) => j.state !== 'running'), 50, 40000);
+  });
+});

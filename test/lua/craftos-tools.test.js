@@ -2,12 +2,8 @@
 // window, read(), keys, periphemu peripherals) against the real bridge (dist/), over MCP. Runs when
 // the runtime is on this machine (see craftos.js); otherwise skipped with one line.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { startBridge } from '../../dist/bridge.js';
-import { loadConfig } from '../../dist/config.js';
-import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { test } from 'node:test';
+import { describeCraftos, useLinkedCraftos } from './craftos.js';
 import { callTool, textOf as text } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
@@ -29,82 +25,71 @@ const screenWith = (bridge, id, pattern) =>
     return { done: r.structuredContent.lines.some((l) => pattern.test(l)), value: r.structuredContent };
   }, `a screen row matching ${pattern}`);
 
-if (!CRAFTOS_DIR) {
-  test('CraftOS-PC part B tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
-} else {
-  describe('CraftOS-PC: background mode in a multishell tab, the screen and keyboard, peripherals, programs, jobs', () => {
-    let bridge;
-    let pc;
-    before(async () => {
-      bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error' }));
-      const startup =
-        'periphemu.create("right", "chest")\nperiphemu.create("top", "modem")\n' +
-        `shell.run("mcp-computer", ${JSON.stringify(bridge.linkUrl)}, "--background")\n`;
-      pc = new CraftosComputer({ id: 12, startup });
-      writeFileSync(path.join(pc.files, 'ask.lua'), 'write("Name? ") local name = read() print("hi " .. name .. "!")\n');
-      await until(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers');
-    });
-    after(async () => {
-      pc?.cleanup();
-      await bridge?.close(100);
-    });
-
-    test('read-screen and send-input drive read() in the shell tab (window, real keys)', T, async () => {
-      let s = await screenWith(bridge, 12, /^> /);
-      assert.equal(s.width, 51);
-      assert.equal(s.height, 18, 'the tab bar takes a row');
-      assert.ok(s.lines.some((l) => /^mcp-computer: linking to ws:/.test(l)), s.lines.join('\n'));
-      assert.equal(s.cursorX, 3);
-      await callTool(bridge, 'send-input', { computerId: 12, text: 'ask\n' });
-      await screenWith(bridge, 12, /^Name\? +$/);
-      await callTool(bridge, 'send-input', { computerId: 12, text: 'Stevx', keys: ['backspace', 'e', 'enter'] });
-      s = await screenWith(bridge, 12, /^hi Steve!/);
-      const row = s.lines.findIndex((l) => l.startsWith('hi Steve!'));
-      assert.equal(s.lines[row - 1].trimEnd(), 'Name? Steve');
-      assert.equal(s.foreground[row + 1][0], '4', 'the shell prompt is yellow');
-      await callTool(bridge, 'send-input', { computerId: 12, text: 'ask\n' });
-      await screenWith(bridge, 12, /^Name\? +$/);
-      await callTool(bridge, 'send-input', { computerId: 12, keys: ['ctrl+t'] });
-      await screenWith(bridge, 12, /Terminated/);
-    });
-
-    test('peripherals from periphemu: listed with their types and methods, called, errors without ROM positions', T, async () => {
-      const list = await callTool(bridge, 'list-peripherals', { computerId: 12 });
-      const byName = Object.fromEntries(list.structuredContent.peripherals.map((p) => [p.name, p]));
-      assert.ok(byName.right.types.includes('inventory'), JSON.stringify(byName.right));
-      assert.ok(byName.right.methods.includes('pushItems'));
-      assert.ok(byName.top.types.includes('modem'));
-      const size = await callTool(bridge, 'call-peripheral', { computerId: 12, name: 'right', method: 'size' });
-      assert.deepEqual(size.structuredContent.returns, [{ type: 'number', value: 27 }]);
-      const bad = await callTool(bridge, 'call-peripheral', { computerId: 12, name: 'top', method: 'open', args: [70000] });
-      assert.equal(bad.isError, true);
-      assert.equal(text(bad), 'bad argument #1 (channel out of range)');
-      assert.doesNotMatch(text(bad), /rom\//);
-    });
-
-    test('run-program, check-lua and a detached job on the real shell', T, async () => {
-      const ls = await callTool(bridge, 'run-program', { computerId: 12, command: 'ls rom' });
-      assert.equal(ls.structuredContent.success, true);
-      assert.match(ls.structuredContent.output, /programs/);
-      const ask = await callTool(bridge, 'run-program', { computerId: 12, command: 'ask' });
-      assert.equal(ask.structuredContent.success, false);
-      assert.equal(ask.isError, undefined, 'a program that runs and fails is a failed program, not an error');
-      assert.match(ask.structuredContent.output, /read\(\) has no input here/);
-      // run-program-missing: CC's shell prints "No such program" and returns false; the tool names it
-      const missing = await callTool(bridge, 'run-program', { computerId: 12, command: 'no-such-program x' });
-      assert.equal(missing.isError, true);
-      assert.equal(text(missing), 'No such program: no-such-program');
-      const alias = await callTool(bridge, 'run-program', { computerId: 12, command: 'dir rom' });
-      assert.equal(alias.structuredContent.success, true, 'an alias (dir = ls) resolves as the shell resolves it');
-      const check = await callTool(bridge, 'check-lua', { computerId: 12, code: 'local x = = 1' });
-      assert.deepEqual(check.structuredContent.errors, [{ line: 1, message: "unexpected symbol near '='" }]);
-      const job = (await callTool(bridge, 'exec-lua', { computerId: 12, code: 'for i = 1, 3 do print("s" .. i) sleep(0.1) end return 7', detach: true })).structuredContent.job;
-      const done = await until(async () => {
-        const r = await callTool(bridge, 'job-status', { computerId: 12, job });
-        return { done: r.structuredContent.state === 'done', value: r.structuredContent };
-      }, 'the job is done');
-      assert.equal(done.output, 's1\ns2\ns3\n');
-      assert.deepEqual(done.returns, [{ type: 'number', value: 7 }]);
-    });
+describeCraftos('CraftOS-PC: background mode in a multishell tab, the screen and keyboard, peripherals, programs, jobs', () => {
+  const ctx = useLinkedCraftos({
+    id: 12,
+    pre: 'periphemu.create("right", "chest")\nperiphemu.create("top", "modem")\n',
+    flags: ['--background'],
+    post: '',
+    files: { 'ask.lua': 'write("Name? ") local name = read() print("hi " .. name .. "!")\n' },
+    ready: ({ bridge }) => until(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers'),
   });
-}
+
+  test('read-screen and send-input drive read() in the shell tab (window, real keys)', T, async () => {
+    let s = await screenWith(ctx.bridge, 12, /^> /);
+    assert.equal(s.width, 51);
+    assert.equal(s.height, 18, 'the tab bar takes a row');
+    assert.ok(s.lines.some((l) => /^mcp-computer: linking to ws:/.test(l)), s.lines.join('\n'));
+    assert.equal(s.cursorX, 3);
+    await callTool(ctx.bridge, 'send-input', { computerId: 12, text: 'ask\n' });
+    await screenWith(ctx.bridge, 12, /^Name\? +$/);
+    await callTool(ctx.bridge, 'send-input', { computerId: 12, text: 'Stevx', keys: ['backspace', 'e', 'enter'] });
+    s = await screenWith(ctx.bridge, 12, /^hi Steve!/);
+    const row = s.lines.findIndex((l) => l.startsWith('hi Steve!'));
+    assert.equal(s.lines[row - 1].trimEnd(), 'Name? Steve');
+    assert.equal(s.foreground[row + 1][0], '4', 'the shell prompt is yellow');
+    await callTool(ctx.bridge, 'send-input', { computerId: 12, text: 'ask\n' });
+    await screenWith(ctx.bridge, 12, /^Name\? +$/);
+    await callTool(ctx.bridge, 'send-input', { computerId: 12, keys: ['ctrl+t'] });
+    await screenWith(ctx.bridge, 12, /Terminated/);
+  });
+
+  test('peripherals from periphemu: listed with their types and methods, called, errors without ROM positions', T, async () => {
+    const list = await callTool(ctx.bridge, 'list-peripherals', { computerId: 12 });
+    const byName = Object.fromEntries(list.structuredContent.peripherals.map((p) => [p.name, p]));
+    assert.ok(byName.right.types.includes('inventory'), JSON.stringify(byName.right));
+    assert.ok(byName.right.methods.includes('pushItems'));
+    assert.ok(byName.top.types.includes('modem'));
+    const size = await callTool(ctx.bridge, 'call-peripheral', { computerId: 12, name: 'right', method: 'size' });
+    assert.deepEqual(size.structuredContent.returns, [{ type: 'number', value: 27 }]);
+    const bad = await callTool(ctx.bridge, 'call-peripheral', { computerId: 12, name: 'top', method: 'open', args: [70000] });
+    assert.equal(bad.isError, true);
+    assert.equal(text(bad), 'bad argument #1 (channel out of range)');
+    assert.doesNotMatch(text(bad), /rom\//);
+  });
+
+  test('run-program, check-lua and a detached job on the real shell', T, async () => {
+    const ls = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'ls rom' });
+    assert.equal(ls.structuredContent.success, true);
+    assert.match(ls.structuredContent.output, /programs/);
+    const ask = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'ask' });
+    assert.equal(ask.structuredContent.success, false);
+    assert.equal(ask.isError, undefined, 'a program that runs and fails is a failed program, not an error');
+    assert.match(ask.structuredContent.output, /read\(\) has no input here/);
+    // run-program-missing: CC's shell prints "No such program" and returns false; the tool names it
+    const missing = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'no-such-program x' });
+    assert.equal(missing.isError, true);
+    assert.equal(text(missing), 'No such program: no-such-program');
+    const alias = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'dir rom' });
+    assert.equal(alias.structuredContent.success, true, 'an alias (dir = ls) resolves as the shell resolves it');
+    const check = await callTool(ctx.bridge, 'check-lua', { computerId: 12, code: 'local x = = 1' });
+    assert.deepEqual(check.structuredContent.errors, [{ line: 1, message: "unexpected symbol near '='" }]);
+    const job = (await callTool(ctx.bridge, 'exec-lua', { computerId: 12, code: 'for i = 1, 3 do print("s" .. i) sleep(0.1) end return 7', detach: true })).structuredContent.job;
+    const done = await until(async () => {
+      const r = await callTool(ctx.bridge, 'job-status', { computerId: 12, job });
+      return { done: r.structuredContent.state === 'done', value: r.structuredContent };
+    }, 'the job is done');
+    assert.equal(done.output, 's1\ns2\ns3\n');
+    assert.deepEqual(done.returns, [{ type: 'number', value: 7 }]);
+  });
+});

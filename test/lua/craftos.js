@@ -6,6 +6,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startBridge } from '../../dist/bridge.js';
+import { loadConfig } from '../../dist/config.js';
 import { PROGRAM, REPO } from './computer.js';
 import { waitFor } from './waiters.js';
 
@@ -52,7 +55,7 @@ export const HARD_LIMIT_S = 90; // no CraftOS process outlives this, whatever th
  * search it, do not read it as a transcript).
  */
 export class CraftosComputer {
-  constructor({ id = 1, startup, config = {}, program = true }) {
+  constructor({ id = 1, startup, config = {}, program = true, files = {} }) {
     this.root = mkdtempSync(path.join(tmpdir(), 'craftos-'));
     this.files = path.join(this.root, 'files');
     this.data = path.join(this.root, 'data');
@@ -62,6 +65,7 @@ export class CraftosComputer {
     writeFileSync(path.join(this.data, 'config', 'global.json'), JSON.stringify({ abortTimeout: 7000, ...config }));
     if (program) copyFileSync(PROGRAM, path.join(this.files, 'mcp-computer.lua'));
     writeFileSync(path.join(this.files, 'startup.lua'), startup);
+    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(this.files, name), content);
     this.output = '';
     this.exit = null;
     this.waiters = new Set();
@@ -124,6 +128,45 @@ export class CraftosComputer {
     this.kill();
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+// What the CraftOS-PC test files share: the skip line, the bridge they link to, the startup that
+// runs mcp-computer, and one bridge with one linked computer per describe block.
+
+/** The full status line once linked: the screen is streamed word by word as it is drawn. */
+export const READY = 'waiting for requests... Press Ctrl+T to stop.';
+
+/** describe(name, fn) when CraftOS-PC is on this machine; otherwise one skipped test that says so. */
+export const NOT_FOUND = 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)';
+export function describeCraftos(name, fn) {
+  if (!CRAFTOS_DIR) return test(name, { skip: NOT_FOUND }, () => {});
+  return describe(name, fn);
+}
+
+/** The bridge's config for these tests: ports chosen by the system, `env` on top. */
+export const bridgeConfig = (env = {}) => loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error', ...env });
+
+/** The startup.lua line that runs mcp-computer against `url` with `flags`. */
+export const runLine = (url, flags = []) => `shell.run("mcp-computer", ${[url, ...flags].map((a) => JSON.stringify(a)).join(', ')})\n`;
+
+/**
+ * In a describe block: before() starts a bridge (bridgeConfig(env)) and computer `id` whose startup
+ * runs `pre`, mcp-computer against the bridge with `flags`, then `post`, and waits until `ready`
+ * (default: the READY line); after() stops both. Returns {bridge, pc}, filled in by before(); a test
+ * that restarts the bridge puts the new one in `bridge` for after() to close.
+ */
+export function useLinkedCraftos({ id, env = {}, flags = [], pre = '', post = 'os.shutdown()\n', config, files, ready }) {
+  const ctx = { bridge: null, pc: null };
+  before(async () => {
+    ctx.bridge = await startBridge(bridgeConfig(env));
+    ctx.pc = new CraftosComputer({ id, config, files, startup: pre + runLine(ctx.bridge.linkUrl, flags) + post });
+    await (ready ? ready(ctx) : ctx.pc.waitForOutput(READY, 60000));
+  });
+  after(async () => {
+    ctx.pc?.cleanup();
+    await ctx.bridge?.close(100);
+  });
+  return ctx;
 }
 
 export { REPO };

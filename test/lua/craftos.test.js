@@ -6,16 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
-import { loadConfig } from '../../dist/config.js';
-import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
+import { bridgeConfig, CRAFTOS_DIR, CraftosComputer, NOT_FOUND, READY, runLine, useLinkedCraftos } from './craftos.js';
 import { PROGRAM } from './computer.js';
 import { exact, expected, NESTED_CODE, NESTED_EXPECTED } from './exact.js';
+import { callTool } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
-// The full status line: the screen is streamed word by word as it is drawn.
-const READY = 'waiting for requests... Press Ctrl+T to stop.';
 
 async function preflight() {
   const c = new CraftosComputer({ id: 99, startup: 'print("craftos-" .. "ready") os.shutdown()\n' });
@@ -29,24 +27,9 @@ async function preflight() {
   }
 }
 
-const startup = (url, label) =>
-  (label ? `os.setComputerLabel(${JSON.stringify(label)})\n` : '') +
-  `shell.run("mcp-computer", ${JSON.stringify(url)})\nprint("startup-" .. "done")\nos.shutdown()\n`;
+// After mcp-computer ends, startup.lua says so and shuts the computer down.
+const AFTER = 'print("startup-" .. "done")\nos.shutdown()\n';
 
-const bridgeConfig = (env = {}) => loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error', ...env });
-
-let rpcId = 1;
-async function callTool(bridge, name, args = {}) {
-  const res = await fetch(bridge.mcpUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  assert.equal(res.status, 200);
-  const json = await res.json();
-  assert.equal(json.error, undefined, JSON.stringify(json.error));
-  return json.result;
-}
 const probeText = async (bridge) => (await callTool(bridge, 'probe-computers')).content[0].text;
 const execLua = async (bridge, computerId, code, timeoutMs = 15000) =>
   (await callTool(bridge, 'exec-lua', { computerId, code, timeoutMs })).structuredContent;
@@ -54,7 +37,7 @@ const execLua = async (bridge, computerId, code, timeoutMs = 15000) =>
 const startError = CRAFTOS_DIR ? await preflight() : null;
 
 if (!CRAFTOS_DIR) {
-  test('CraftOS-PC tests', { skip: 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)' }, () => {});
+  test('CraftOS-PC tests', { skip: NOT_FOUND }, () => {});
 } else if (startError) {
   if (process.env.CI === 'true') {
     test('CraftOS-PC starts', () => {
@@ -65,49 +48,39 @@ if (!CRAFTOS_DIR) {
   }
 } else {
   describe('CraftOS-PC: one linked computer', () => {
-    let bridge;
-    let pc;
-    before(async () => {
-      bridge = await startBridge(bridgeConfig());
-      pc = new CraftosComputer({ id: 7, startup: startup(bridge.linkUrl, 'base-turtle') });
-      await pc.waitForOutput(READY);
-    });
-    after(async () => {
-      pc?.cleanup();
-      await bridge?.close(100);
-    });
+    const ctx = useLinkedCraftos({ id: 7, pre: 'os.setComputerLabel("base-turtle")\n', post: AFTER });
 
     test('links with its status lines and answers probe-computers', T, async () => {
-      const lines = pc.lines();
+      const lines = ctx.pc.lines();
       assert.ok(lines.some((l) => /^mcp-computer v[\d.]+ connecting to/.test(l)), lines.join('\n'));
-      assert.ok(lines.includes(`ws://127.0.0.1:${new URL(bridge.linkUrl).port}`), lines.join('\n'));
+      assert.ok(lines.includes(`ws://127.0.0.1:${new URL(ctx.bridge.linkUrl).port}`), lines.join('\n'));
       assert.ok(lines.includes('linked as 7 (Label: base-turtle)'), lines.join('\n'));
       assert.ok(lines.includes('waiting for requests... Press Ctrl+T to stop.'), lines.join('\n'));
-      assert.equal(await probeText(bridge), 'pong from 7 (Label: base-turtle)');
+      assert.equal(await probeText(ctx.bridge), 'pong from 7 (Label: base-turtle)');
     });
 
     test('exec-lua: captured output and returned values', T, async () => {
-      const sc = await execLua(bridge, 7, 'print("hi from " .. os.getComputerLabel()) write("no newline") return 1, nil, { a = "b" }, _HOST');
+      const sc = await execLua(ctx.bridge, 7, 'print("hi from " .. os.getComputerLabel()) write("no newline") return 1, nil, { a = "b" }, _HOST');
       assert.equal(sc.ok, true, JSON.stringify(sc));
       assert.equal(sc.output, 'hi from base-turtle\nno newline');
       assert.deepEqual(sc.returns.slice(0, 3), [{ type: 'number', value: 1 }, { type: 'nil' }, { type: 'table', value: { a: 'b' } }]);
       assert.match(sc.returns[3].value, /^ComputerCraft .*CraftOS-PC/);
-      const failed = await execLua(bridge, 7, 'print("partial") error("nope")');
+      const failed = await execLua(ctx.bridge, 7, 'print("partial") error("nope")');
       assert.equal(failed.ok, false);
       assert.equal(failed.output, 'partial\n');
       assert.match(failed.error, /exec-lua:1: nope/);
     });
 
     test('exec-lua: text outside the BMP arrives as real UTF-8 (4 bytes, files intact)', T, async () => {
-      const sc = await execLua(bridge, 7, 'local s = "😀 ok" local f = fs.open("/emoji.txt", "wb") f.write(s) f.close() return #"😀", s');
+      const sc = await execLua(ctx.bridge, 7, 'local s = "😀 ok" local f = fs.open("/emoji.txt", "wb") f.write(s) f.close() return #"😀", s');
       assert.equal(sc.ok, true, JSON.stringify(sc));
       assert.deepEqual(sc.returns, [{ type: 'number', value: 4 }, { type: 'string', value: '😀 ok' }]);
-      assert.equal(readFileSync(path.join(pc.files, 'emoji.txt')).toString('hex'), Buffer.from('😀 ok').toString('hex'));
+      assert.equal(readFileSync(path.join(ctx.pc.files, 'emoji.txt')).toString('hex'), Buffer.from('😀 ok').toString('hex'));
     });
 
     test('exec-lua: strings that are not UTF-8 come back exactly as base64 (issue 14, finding 4)', T, async () => {
       const code = 'local t = {} for i = 0, 255 do t[#t + 1] = string.char(i) end return "\\195\\169", "\\233", "\\128\\159", table.concat(t)';
-      const sc = await execLua(bridge, 7, code);
+      const sc = await execLua(ctx.bridge, 7, code);
       assert.equal(sc.ok, true, JSON.stringify(sc));
       assert.deepEqual(sc.returns.slice(0, 3), [
         { type: 'string', value: 'é' },
@@ -118,7 +91,7 @@ if (!CRAFTOS_DIR) {
     });
 
     test('exec-lua: strings that are not UTF-8 inside returned tables, values and keys, come back exactly (issue 14, finding 4)', T, async () => {
-      const sc = await execLua(bridge, 7, NESTED_CODE);
+      const sc = await execLua(ctx.bridge, 7, NESTED_CODE);
       assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
       const [tbl, list, plain] = sc.returns;
       assert.deepEqual(exact(tbl), expected(NESTED_EXPECTED));
@@ -130,20 +103,20 @@ if (!CRAFTOS_DIR) {
 
     test('exec-lua: ls on a big folder does not page; read() and io.read() fail at once', T, async () => {
       const code = 'for i = 1, 150 do fs.open(("/many/f%03d"):format(i), "w").close() end shell.run("ls /many") return "listed"';
-      const sc = await execLua(bridge, 7, code, 10000);
+      const sc = await execLua(ctx.bridge, 7, code, 10000);
       assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
       assert.match(sc.output, /f001/);
       assert.match(sc.output, /f150/);
       assert.doesNotMatch(sc.output, /Press any key/);
       for (const call of ['read()', 'io.read()']) {
-        const r = await execLua(bridge, 7, `return ${call}`, 10000);
+        const r = await execLua(ctx.bridge, 7, `return ${call}`, 10000);
         assert.equal(r.ok, false, call);
         assert.match(r.error, /read\(\) has no input here/, call);
       }
     });
 
     test('exec-lua: a large output is truncated within the link limit', T, async () => {
-      const sc = await execLua(bridge, 7, 'for i = 1, 20000 do print(("%05d"):format(i) .. ("z"):rep(30)) end return "done"', 30000);
+      const sc = await execLua(ctx.bridge, 7, 'for i = 1, 20000 do print(("%05d"):format(i) .. ("z"):rep(30)) end return "done"', 30000);
       assert.equal(sc.ok, true, JSON.stringify(sc).slice(0, 300));
       assert.equal(sc.truncated, true);
       assert.match(sc.output, /^00001z{30}\n00002z{30}\n/);
@@ -151,48 +124,48 @@ if (!CRAFTOS_DIR) {
     });
 
     test('exec-lua: 10,000 returned strings of 4 KiB and a 4 MB byte string get an answer (issue 14, finding 2)', T, async () => {
-      const many = await execLua(bridge, 7, 'local t, s = {}, ("x"):rep(4096) for i = 1, 10000 do t[i] = s .. i end return table.unpack(t)', 30000);
+      const many = await execLua(ctx.bridge, 7, 'local t, s = {}, ("x"):rep(4096) for i = 1, 10000 do t[i] = s .. i end return table.unpack(t)', 30000);
       assert.equal(many.ok, true, JSON.stringify(many).slice(0, 300));
       assert.equal(many.truncated, true);
       assert.ok(many.returns.length > 1000 && many.returns.every((d) => d.type === 'string'));
-      const big = await execLua(bridge, 7, 'return ("\\1\\2\\3\\4"):rep(1000000), 7', 30000);
+      const big = await execLua(ctx.bridge, 7, 'return ("\\1\\2\\3\\4"):rep(1000000), 7', 30000);
       assert.equal(big.ok, true, JSON.stringify(big).slice(0, 300));
       assert.equal(big.truncated, true);
       assert.deepEqual(big.returns[1], { type: 'number', value: 7 });
-      assert.equal(await probeText(bridge), 'pong from 7 (Label: base-turtle)');
+      assert.equal(await probeText(ctx.bridge), 'pong from 7 (Label: base-turtle)');
     });
 
     test('exec-lua: a timed-out chunk is cancelled and never runs on', T, async () => {
-      const mark = pc.output.length;
-      const result = await callTool(bridge, 'exec-lua', {
+      const mark = ctx.pc.output.length;
+      const result = await callTool(ctx.bridge, 'exec-lua', {
         computerId: 7,
         code: 'os.pullEvent("go") local f = fs.open("/after.txt", "w") f.write("ran") f.close()',
         timeoutMs: 300,
       });
       assert.equal(result.isError, true);
       assert.match(result.structuredContent.error, /timed out/);
-      await pc.waitForOutput('cancelled exec-lua', 20000, mark);
-      const sc = await execLua(bridge, 7, 'os.queueEvent("go") os.pullEvent("go") return fs.exists("/after.txt")');
+      await ctx.pc.waitForOutput('cancelled exec-lua', 20000, mark);
+      const sc = await execLua(ctx.bridge, 7, 'os.queueEvent("go") os.pullEvent("go") return fs.exists("/after.txt")');
       assert.deepEqual(sc.returns, [{ type: 'boolean', value: false }]);
     });
 
     test('exec-lua: a chunk that never yields gets an answer and the computer lives on', T, async () => {
-      const sc = await execLua(bridge, 7, 'print("spinning") while true do end', 30000);
+      const sc = await execLua(ctx.bridge, 7, 'print("spinning") while true do end', 30000);
       assert.equal(sc.ok, false, JSON.stringify(sc));
       assert.match(sc.error, /Too long without yielding/);
-      assert.equal(await probeText(bridge), 'pong from 7 (Label: base-turtle)');
+      assert.equal(await probeText(ctx.bridge), 'pong from 7 (Label: base-turtle)');
     });
 
     // Headless CraftOS-PC takes no keyboard, so the terminate event Ctrl+T
     // makes is queued by a chunk: the program sees exactly what it sees on Ctrl+T.
     test('terminate (Ctrl+T) stops the program cleanly and it leaves the bridge', T, async () => {
-      const mark = pc.output.length;
-      const result = await callTool(bridge, 'exec-lua', { computerId: 7, code: 'os.queueEvent("terminate") os.pullEvent("never")', timeoutMs: 2000 });
+      const mark = ctx.pc.output.length;
+      const result = await callTool(ctx.bridge, 'exec-lua', { computerId: 7, code: 'os.queueEvent("terminate") os.pullEvent("never")', timeoutMs: 2000 });
       assert.equal(result.isError, true);
-      await pc.waitForOutput('mcp-computer stopped.', 20000, mark);
-      await pc.waitForOutput('startup-done', 20000, mark);
+      await ctx.pc.waitForOutput('mcp-computer stopped.', 20000, mark);
+      await ctx.pc.waitForOutput('startup-done', 20000, mark);
       let text;
-      do text = await probeText(bridge); while (/pong from 7/.test(text));
+      do text = await probeText(ctx.bridge); while (/pong from 7/.test(text));
       assert.doesNotMatch(text, /pong/);
     });
   });
@@ -235,7 +208,7 @@ if (!CRAFTOS_DIR) {
     test('the computer relinks to a bridge restarted on the same port', T, async (t) => {
       const first = await startBridge(bridgeConfig());
       const port = new URL(first.linkUrl).port;
-      const pc = new CraftosComputer({ id: 8, startup: startup(first.linkUrl) });
+      const pc = new CraftosComputer({ id: 8, startup: runLine(first.linkUrl) + AFTER });
       let second;
       t.after(async () => {
         pc.cleanup();
