@@ -17,17 +17,22 @@ const HOLD = '--semi-space-growth-factor=1';
 const RELEASE = '--semi-space-growth-factor=2';
 
 const operatorSets = /semi[-_]space/.test([...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' '));
+/** Handshakes between two looks at the young generation's size (getHeapSpaceStatistics: ~5 us). */
+const CHECK_EVERY = 16;
 let quiet: NodeJS.Timeout | null = null;
 let held = false;
+let handshakes = 0;
 
 /**
  * A handshake began: until QUIET_MS pass without another, the young generation (both semi-spaces)
  * does not grow to more than `maxBytes` (0: no bound). V8 doubles it when it grows, so growth stops
  * once doubling would pass the bound; V8 still takes 2 MiB (from its first 1 MiB) whatever the bound.
+ * The size is looked at every CHECK_EVERY handshakes: growing needs as many bytes surviving as the
+ * young generation holds, megabytes, where 16 handshakes keep ~50 KB.
  */
 export function boundYoungGeneration(maxBytes: number): void {
   if (maxBytes <= 0 || operatorSets) return;
-  if (!held && newSpaceBytes() * 2 > maxBytes) {
+  if (!held && handshakes++ % CHECK_EVERY === 0 && newSpaceBytes() * 2 > maxBytes) {
     setFlagsFromString(HOLD);
     held = true;
   }
@@ -52,6 +57,8 @@ function newSpaceBytes(): number {
 
 function release(): void {
   quiet = null;
+  // the first handshake of the next burst looks again
+  handshakes = 0;
   if (!held) return;
   held = false;
   setFlagsFromString(RELEASE);

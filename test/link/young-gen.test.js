@@ -11,7 +11,7 @@ import { youngGenerationHeld } from '../../dist/link/young-gen-hold.js';
 const HOLD = fileURLToPath(new URL('../../dist/link/young-gen-hold.js', import.meta.url));
 const MiB = 1024 * 1024;
 
-// Allocates ~40 MB that all survives, as linking does, with a handshake every 10,000 objects, then
+// Allocates ~40 MB that all survives, as linking does, with a handshake every 500 objects, then
 // again with none once the quiet period is over; prints the young generation's size at the start and
 // after each round.
 const CHILD = `
@@ -21,7 +21,7 @@ const young = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_s
 const keep = [];
 const survive = (handshake) => {
   for (let i = 0; i < 400000; i++) {
-    if (handshake && i % 10000 === 0) handshake();
+    if (handshake && i % 500 === 0) handshake();
     keep.push({ id: i, text: 'x' + i, list: [i] });
   }
 };
