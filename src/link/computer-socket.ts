@@ -107,8 +107,23 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
    */
   sendNow(text: string): void {
     this.handlers.sent();
+    const raw = this.raw;
+    // An ASCII text shorter than 64 KiB (a probe's ping) is written as one latin1 string, header and
+    // payload together: one write, no header Buffer, no writev; the bytes are what ws would send. ws's
+    // sender queues frames only while compressing (perMessageDeflate is off), so order is kept.
+    if (raw !== null && this.readyState === WebSocket.OPEN && text.length <= 0xffff && !NOT_ASCII.test(text)) {
+      raw.write(textFrameHead(text.length) + text, 'latin1');
+      return;
+    }
     super.send(text);
   }
+}
+
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/** RFC 6455 5.2: FIN + text opcode, then the unmasked payload length (7 bits, or 126 and 16 bits). */
+export function textFrameHead(length: number): string {
+  return length < 126 ? String.fromCharCode(0x81, length) : String.fromCharCode(0x81, 126, length >> 8, length & 0xff);
 }
 
 /** A ComputerSocket class for one listener: its handlers sit on the class's prototype. */

@@ -49,3 +49,23 @@ test("a fan-out's ids are 128 random bits each (22 base64url characters), distin
     await c1.close();
     await c2.close();
   }));
+
+test('frames written whole by sendNow (ASCII under 64 KiB, 7- and 16-bit lengths) and by ws (longer, non-ASCII) arrive intact and in order', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 6, onRequest: () => ({ ok: true, result: 'ok' }) });
+    const link = bridge.links.get(6);
+    const sizes = [0, 125 - 60, 126, 200, 0xffff - 80, 0xffff, 70_000];
+    for (const n of sizes) {
+      const outcomes = await bridge.links.requestAll([link], 'ping', { pad: 'x'.repeat(n) }, { timeoutMs: 30_000 });
+      assert.equal(outcomes[0].status, 'ok');
+    }
+    const requests = computer.received.filter((f) => f.type === 'request');
+    assert.deepEqual(requests.map((f) => f.params.pad.length), sizes);
+    // a text that is not ASCII goes through ws (a probe's never is: asciiJson escapes it)
+    link.socket.sendNow(JSON.stringify({ type: 'note', text: 'Grüße ✓', n: 1 }));
+    link.socket.sendNow(JSON.stringify({ type: 'note', text: 'plain', n: 2 }));
+    const notes = [await computer.next((f) => f.type === 'note' && f.n === 1), await computer.next((f) => f.type === 'note' && f.n === 2)];
+    assert.deepEqual(notes.map((f) => f.text), ['Grüße ✓', 'plain']);
+    assert.deepEqual(computer.received.filter((f) => f.type === 'note').map((f) => f.n), [1, 2]);
+    await computer.close();
+  }));
