@@ -4,12 +4,10 @@
 // stops the program with the fix instead of reconnecting forever.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startBridge } from '../../dist/bridge.js';
-import { loadConfig } from '../../dist/config.js';
 import { COLOURS, useComputer } from './computer.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
-import { callOk, textOf } from './mcp-helpers.js';
+import { bridgeFor, callOk, textOf } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
 // 40 chests with long names: their hello is about 3.5 KB
@@ -18,39 +16,41 @@ const MANY = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`minecraft
 const timerMs = (s) => (s <= 2 ? 1 : 60000);
 const FIX = "Run mcp-computer with a smaller --max-frame (at most the bridge's CC_MAX_FRAME_BYTES): the hello then leaves out the peripherals and jobs that do not fit.";
 
-async function smallBridge(t, env = {}) {
-  const bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'silent', CC_MAX_FRAME_BYTES: '1024', ...env }));
-  t.after(() => bridge.close(100));
+const smallBridge = (t) => bridgeFor(t, { CC_MAX_FRAME_BYTES: '1024' });
+
+async function fakeBridge(t) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
   return bridge;
+}
+
+/** The program ended (exit 1) with `why` and the fix in red, and never tried again. */
+async function stoppedWithFix(c, why) {
+  const { code } = await c.waitForExit(50000);
+  assert.equal(code, 1);
+  const red = c.linesIn(COLOURS.red);
+  assert.match(red[0], new RegExp(`^${why} this computer's hello is \\d+ bytes\\.$`));
+  assert.equal(red.slice(1).join(' '), FIX);
+  assert.doesNotMatch(c.output, /retrying|reconnecting/);
 }
 
 describeLua('the hello against small frame limits', () => {
   test('hello-too-large: the bridge closes a hello over its CC_MAX_FRAME_BYTES (1009); the computer stops with the fix, no reconnects', T, async (t) => {
     const bridge = await smallBridge(t);
     const c = useComputer(t, { id: 21, url: bridge.linkUrl, timerMs, peripherals: MANY });
-    const { code } = await c.waitForExit(50000);
-    assert.equal(code, 1);
-    const red = c.linesIn(COLOURS.red);
-    assert.match(red[0], /^the bridge closed the link \(1009: message too big\): this computer's hello is \d+ bytes\.$/);
-    assert.equal(red.slice(1).join(' '), FIX);
-    assert.doesNotMatch(c.output, /retrying|reconnecting/);
+    await stoppedWithFix(c, 'the bridge closed the link \\(1009: message too big\\):');
     assert.equal(bridge.links.size, 0);
   });
 
   test('hello-too-large: CC refuses to send a hello over its websocket message limit; the computer stops with the fix', T, async (t) => {
-    const bridge = await startFakeBridge();
-    t.after(() => bridge.close());
+    const bridge = await fakeBridge(t);
     const c = useComputer(t, { id: 22, url: bridge.url, timerMs, peripherals: MANY, maxMessage: 2048 });
-    const { code } = await c.waitForExit(50000);
-    assert.equal(code, 1);
-    assert.match(c.linesIn(COLOURS.red)[0], /^CC refused to send it: this computer's hello is \d+ bytes\.$/);
-    assert.doesNotMatch(c.output, /retrying|reconnecting/);
+    await stoppedWithFix(c, 'CC refused to send it:');
     assert.equal(bridge.links.length, 1);
   });
 
   test('hello-fits-max-frame: --max-frame 1024 leaves out the peripherals that do not fit and says how many; list-computers shows it', T, async (t) => {
-    const fake = await startFakeBridge();
-    t.after(() => fake.close());
+    const fake = await fakeBridge(t);
     const first = useComputer(t, { id: 23, url: fake.url, peripherals: MANY, args: ['--max-frame', '1024'] });
     await first.waitForOutput('linked as 23', 50000);
     const link = await fake.link(0);
@@ -75,8 +75,7 @@ describeLua('the hello against small frame limits', () => {
   });
 
   test('a hello that fits says nothing was left out', T, async (t) => {
-    const fake = await startFakeBridge();
-    t.after(() => fake.close());
+    const fake = await fakeBridge(t);
     const c = useComputer(t, { id: 25, url: fake.url, peripherals: MANY });
     await c.waitForOutput('linked as 25', 50000);
     const hello = await (await fake.link(0)).hello;
