@@ -4,6 +4,7 @@
 import { isRecord } from '../jsonrpc/message.js';
 import { ENFORCED, compilePattern } from '../tools/schema.js';
 import { key, kind, type Check } from './checks.js';
+import { isHeaderToken } from '../mcp/param-headers.js';
 
 /** Keywords that describe and constrain nothing (x-mcp-header: mirrored into a header, checked by the HTTP surface). */
 export const ANNOTATIONS = ['title', 'description', 'default', 'examples', '$comment', 'deprecated', 'readOnly', 'writeOnly', '$schema', 'x-mcp-header'];
@@ -24,7 +25,39 @@ function pattern(value: unknown, path: string, fail: Check): void {
   else if (!compilePattern(value)) fail('is not a valid regular expression (JavaScript, with the u flag)', path);
 }
 
-function keyword(k: string, value: unknown, path: string, fail: Check, depth: number): void {
+/** Where a sub-schema sits: its depth, whether a chain of `properties` keys alone leads to it, and the x-mcp-header names seen. */
+interface Walk {
+  depth: number;
+  /** The root, or reached from it through `properties` keys only (2026-07-28: x-mcp-header may annotate such a property). */
+  property: boolean;
+  /** Lower-cased x-mcp-header name -> the JSON path that declared it first. */
+  headers: Map<string, string>;
+}
+
+const HEADER_TYPES = ['string', 'integer', 'boolean'];
+
+/**
+ * MCP 2026-07-28 clients must drop a tool whose x-mcp-header breaks the revision's rules, so such a
+ * Lua tool would vanish from their tools/list: refuse it at load instead.
+ */
+function mcpHeader(value: unknown, schema: Record<string, unknown>, path: string, fail: Check, walk: Walk): void {
+  const at = key(path, 'x-mcp-header');
+  if (!walk.property || walk.depth === 0) {
+    fail('may only annotate a property reached from the root through "properties" keys alone (not items, additionalProperties, patternProperties or the root)', at);
+  } else if (typeof value !== 'string' || !isHeaderToken(value)) {
+    fail(`must be an HTTP header name token (letters, digits and !#$%&'*+-.^_\`|~), got ${typeof value === 'string' ? JSON.stringify(value) : kind(value)}`, at);
+  } else if (typeof schema.type !== 'string' || !HEADER_TYPES.includes(schema.type)) {
+    fail(`may only annotate a property of type "string", "integer" or "boolean" (one type; not "number"), got ${JSON.stringify(schema.type)}`, at);
+  } else {
+    const first = walk.headers.get(value.toLowerCase());
+    if (first !== undefined) fail(`"${value}" is already used by ${first} (names are compared without case)`, at);
+    else walk.headers.set(value.toLowerCase(), at);
+  }
+}
+
+function keyword(k: string, value: unknown, path: string, fail: Check, walk: Walk): void {
+  const { depth } = walk;
+  const inner = (property: boolean): Walk => ({ depth: depth + 1, property: property && walk.property, headers: walk.headers });
   const at = key(path, k);
   if (COUNTS.includes(k)) {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail(`must be a whole number >= 0, got ${JSON.stringify(value)}`, at);
@@ -54,29 +87,30 @@ function keyword(k: string, value: unknown, path: string, fail: Check, depth: nu
     }
     for (const [name, sub] of Object.entries(value)) {
       if (k === 'patternProperties') pattern(name, key(at, name), fail);
-      schemaProblems(sub, key(at, name), fail, depth + 1);
+      schemaProblems(sub, key(at, name), fail, inner(k === 'properties'));
     }
   } else if (k === 'additionalProperties') {
-    if (typeof value !== 'boolean') schemaProblems(value, at, fail, depth + 1);
+    if (typeof value !== 'boolean') schemaProblems(value, at, fail, inner(false));
   } else if (k === 'items') {
     if (Array.isArray(value)) fail('must be one schema object (the array form is not enforced)', at);
-    else schemaProblems(value, at, fail, depth + 1);
+    else schemaProblems(value, at, fail, inner(false));
   }
   // const: any JSON value
 }
 
 /** Reports every keyword of `schema` (and its sub-schemas) the bridge does not enforce, and malformed values. */
-export function schemaProblems(schema: unknown, path: string, fail: Check, depth = 0): void {
+export function schemaProblems(schema: unknown, path: string, fail: Check, walk: Walk = { depth: 0, property: true, headers: new Map() }): void {
   if (!isRecord(schema)) {
     fail(`must be a JSON Schema object, got ${kind(schema)}${typeof schema === 'boolean' ? ' (true/false schemas are not supported)' : ''}`, path);
     return;
   }
-  if (depth > MAX_SCHEMA_DEPTH) {
+  if (walk.depth > MAX_SCHEMA_DEPTH) {
     fail(`nests deeper than ${MAX_SCHEMA_DEPTH} schemas`, path);
     return;
   }
   for (const [k, value] of Object.entries(schema)) {
-    if ((ENFORCED as readonly string[]).includes(k)) keyword(k, value, path, fail, depth);
+    if ((ENFORCED as readonly string[]).includes(k)) keyword(k, value, path, fail, walk);
+    else if (k === 'x-mcp-header') mcpHeader(value, schema, path, fail, walk);
     else if (!ANNOTATIONS.includes(k)) fail(refused(k), key(path, k));
   }
 }

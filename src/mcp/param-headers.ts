@@ -12,6 +12,8 @@ export interface ParamHeader {
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** An HTTP field-name token (RFC 9110 tchar), what an x-mcp-header name must be. */
+export const isHeaderToken = (name: string): boolean => TOKEN.test(name);
 const SAFE_VALUE = /^[\t\x20-\x7e]*$/;
 
 /** The `x-mcp-header` annotations reachable through `properties` alone (others are not valid ones). */

@@ -271,3 +271,31 @@ test('a Lua tool inputSchema: every problem at once, and every enforced keyword 
   };
   assert.deepEqual(parseFileConfig({ tools: [{ ...turtle, inputSchema }] }, FILE).tools[0].inputSchema, inputSchema);
 });
+
+// Bug: an x-mcp-header that breaks MCP 2026-07-28's rules was accepted at load; 2026-07-28 clients
+// must then drop the whole tool from tools/list, so the Lua tool silently vanished for them.
+test('a Lua tool x-mcp-header that 2026-07-28 clients would reject is refused at load, naming where and why', () => {
+  const schema = (inputSchema) => ({ tools: [{ ...turtle, inputSchema: { type: 'object', ...inputSchema } }] });
+  const at = '$.tools[0].inputSchema';
+  const h = (jsonPath) => key(jsonPath, 'x-mcp-header');
+  rejects(schema({ properties: { a: { type: 'string', 'x-mcp-header': 'Bad Name' } } }), h(`${at}.properties.a`), /HTTP header name token .*got "Bad Name"/);
+  rejects(schema({ properties: { a: { type: 'string', 'x-mcp-header': '' } } }), h(`${at}.properties.a`), /header name token/);
+  rejects(schema({ properties: { a: { type: 'string', 'x-mcp-header': 7 } } }), h(`${at}.properties.a`), /header name token .*got a number/);
+  rejects(schema({ properties: { a: { type: 'number', 'x-mcp-header': 'A' } } }), h(`${at}.properties.a`), /type "string", "integer" or "boolean" .*got "number"/);
+  rejects(schema({ properties: { a: { type: ['string', 'null'], 'x-mcp-header': 'A' } } }), h(`${at}.properties.a`), /one type/);
+  rejects(schema({ properties: { a: { type: 'object', 'x-mcp-header': 'A' } } }), h(`${at}.properties.a`), /got "object"/);
+  rejects(
+    schema({ properties: { a: { type: 'string', 'x-mcp-header': 'Region' }, b: { type: 'object', properties: { c: { type: 'integer', 'x-mcp-header': 'REGION' } } } } }),
+    h(`${at}.properties.b.properties.c`),
+    /"REGION" is already used by \$\.tools\[0\]\.inputSchema\.properties\.a\["x-mcp-header"\] \(names are compared without case\)/,
+  );
+  const reach = /through "properties" keys alone/;
+  rejects(schema({ 'x-mcp-header': 'Root' }), h(`${at}`), reach);
+  rejects(schema({ properties: { l: { type: 'array', items: { type: 'string', 'x-mcp-header': 'L' } } } }), h(`${at}.properties.l.items`), reach);
+  rejects(schema({ additionalProperties: { type: 'string', 'x-mcp-header': 'X' } }), h(`${at}.additionalProperties`), reach);
+  rejects(schema({ patternProperties: { '^x': { type: 'string', 'x-mcp-header': 'X' } } }), h(key(`${at}.patternProperties`, '^x')), reach);
+  rejects(schema({ properties: { l: { type: 'array', items: { type: 'object', properties: { d: { type: 'boolean', 'x-mcp-header': 'D' } } } } } }), h(`${at}.properties.l.items.properties.d`), reach);
+  // nested objects through properties alone are fine, as are distinct names
+  const ok = { type: 'object', properties: { a: { type: 'boolean', 'x-mcp-header': 'Flag' }, b: { type: 'object', properties: { c: { type: 'integer', 'x-mcp-header': 'Count' } } } } };
+  assert.deepEqual(parseFileConfig({ tools: [{ ...turtle, inputSchema: ok }] }, FILE).tools[0].inputSchema, ok);
+});
