@@ -80,6 +80,8 @@ test('paramHeadersProblem: a recognised Mcp-Param header with bytes outside visi
       region: { type: 'string', 'x-mcp-header': 'Region' },
       list: { type: 'array', items: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'A' } } } },
       odd: 'not a schema',
+      // an upstream tool may carry an invalid name (config Lua tools are refused at load): not a header
+      bad: { type: 'string', 'x-mcp-header': 'not a token' },
     },
   };
   assert.deepEqual(paramHeaders(schema), [{ path: ['region'], name: 'Region' }]);
