@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { CancelSignal } from '../cancel.js';
 import { requestAll, type FanoutHost, type FanoutOptions } from './fanout.js';
 import { encodeRequest, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
-import { jobChanges } from './identity.js';
+import { jobChanges, type Identity } from './identity.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
 
 export { Link, describe, type LinkSocket, type Outcome } from './link.js';
@@ -91,7 +91,11 @@ export class LinkRegistry implements FanoutHost {
     for (const name of after) if (!before.has(name)) changes.push(`peripheral ${JSON.stringify(name)} attached`);
     for (const name of before) if (!after.has(name)) changes.push(`peripheral ${JSON.stringify(name)} detached`);
     if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, info.jobs));
-    link.identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs, omitted: info.omitted };
+    const identity: Identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
+    // the marker only on the few links that have one: no slot for it on every other link's identity
+    if (info.omitted !== undefined) identity.omitted = info.omitted;
+    else delete identity.omitted;
+    link.identity = identity;
     return changes;
   }
 

@@ -111,7 +111,11 @@ test('hello-omitted: the bridge logs and lists what a computer left out, and for
     c.send({ type: 'info', computerLabel: null, peripherals: [{ name: 'top', types: ['modem'] }], omitted: { peripherals: 2 } });
     await until(() => bridge.links.get(3).identity.omitted?.peripherals === 2);
     c.send({ type: 'info', computerLabel: null, peripherals: [] });
-    await until(() => bridge.links.get(3).identity.omitted === undefined);
+    await until(() => bridge.links.get(3).identity.peripherals.length === 0);
+    assert.equal('omitted' in bridge.links.get(3).identity, false, 'no marker (not even an undefined one) once nothing is left out');
+    c.send({ type: 'info', computerLabel: 'x', peripherals: [] });
+    await until(() => bridge.links.get(3).label === 'x');
+    assert.equal('omitted' in bridge.links.get(3).identity, false, 'an info frame on a link without a marker adds none');
     listed = await callTool(bridge, 'list-computers');
     assert.equal(listed.structuredContent.computers[0].omitted, undefined);
     assert.doesNotMatch(listed.content[0].text, /left out/);
