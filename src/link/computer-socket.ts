@@ -97,16 +97,20 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
       raw.cork();
     }
     this.handlers.sent();
-    super.send(text);
+    this.frame(text);
   }
 
   /**
-   * A frame that leaves now, not at the end of the turn: a fan-out sends each computer exactly one
-   * frame, so corking saves no write there and only holds every computer's request back until the
-   * whole fan-out is built.
+   * A frame that leaves now, not at the end of the turn: a fan-out over many computers sends each
+   * exactly one frame, so corking saves no write there and only holds every computer's request back
+   * until the whole fan-out is built.
    */
   sendNow(text: string): void {
     this.handlers.sent();
+    this.frame(text);
+  }
+
+  private frame(text: string): void {
     const raw = this.raw;
     // An ASCII text shorter than 64 KiB (a probe's ping) is written as one latin1 string, header and
     // payload together: one write, no header Buffer, no writev; the bytes are what ws would send. ws's

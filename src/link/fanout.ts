@@ -52,7 +52,9 @@ export function requestAll(host: FanoutHost, links: readonly Link[], method: str
       track(link, id, slot);
       try {
         const socket = link.socket;
-        if (socket.sendNow) socket.sendNow(REQUEST_HEAD + id + tail);
+        // one computer: corked with the turn's other frames to it (at N=1 C=100 many clients' probes
+        // reach it together and leave in one write); many: each leaves at once (see sendNow)
+        if (socket.sendNow && links.length > 1) socket.sendNow(REQUEST_HEAD + id + tail);
         else socket.send(REQUEST_HEAD + id + tail);
       } catch (err) {
         slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
