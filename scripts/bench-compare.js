@@ -396,10 +396,11 @@ export async function runCompare(argv) {
         }
       }
     }
-    // idle links and one probe over all of them: one bridge of each kind, interleaved
+    // idle links and one probe over all of them: a fresh bridge of each kind per round, the order
+    // alternating between rounds (one bridge always first gave a 25% scatter between runs)
     if (wanted.includes('links')) {
-      for (const kind of bridges) {
-        log(`${kind.name}: ${idle} idle links`);
+      for (let round = 0; round < rounds; round++) for (const kind of round % 2 ? [...bridges].reverse() : bridges) {
+        log(`round ${round + 1}: ${kind.name}: ${idle} idle links`);
         await withBridge(kind, async (b) => {
           const before = await rssAfterGc(b);
           const sockets = await linkFakes(b.linkUrl, idle);
