@@ -69,3 +69,19 @@ test('frames written whole by sendNow (ASCII under 64 KiB, 7- and 16-bit lengths
     assert.deepEqual(computer.received.filter((f) => f.type === 'note').map((f) => f.n), [1, 2]);
     await computer.close();
   }));
+
+// The ids come from a pool of random bytes refilled every 512 ids: across refills no id repeats.
+test('fan-out ids stay distinct and well-formed across refills of the random pool (more than 512 ids)', () =>
+  withBridge({}, async (bridge) => {
+    const computers = [];
+    for (const computerId of [6, 7, 8]) computers.push(await linkComputer(bridge, { computerId }));
+    for (let round = 0; round < 200; round++) {
+      const outcomes = await bridge.links.requestAll(bridge.links.list(), 'ping', undefined, { timeoutMs: 30_000 });
+      assert.deepEqual(outcomes.map((o) => o.status), ['ok', 'ok', 'ok']);
+    }
+    const ids = computers.flatMap((c) => c.received.filter((f) => f.type === 'request').map((f) => f.id));
+    assert.equal(ids.length, 600);
+    assert.equal(new Set(ids).size, 600);
+    for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{22}$/);
+    for (const c of computers) await c.close();
+  }));
