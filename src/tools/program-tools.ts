@@ -14,7 +14,7 @@ export const runProgram = safeTool({
   title: 'Run a program',
   description:
     'Run a command line through the computer\'s shell (shell.run, e.g. "ls rom", "gps locate", "refuel all") with its output ' +
-    'captured; says whether it succeeded. The program gets no keyboard (read() fails at once). On timeout or cancel the ' +
+    'captured; says whether it succeeded. A program that does not exist is an error ("No such program: <name>"). The program gets no keyboard (read() fails at once). On timeout or cancel the ' +
     'computer stops it at its next yield. detach:true answers at once with a job id instead (see job-status).',
   properties: {
     command: { type: 'string', minLength: 1, maxLength: MAX_COMMAND_LENGTH, description: 'the command line, as typed at the shell prompt' },
