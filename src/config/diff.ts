@@ -1,5 +1,8 @@
 // What a reload changes: pure comparison of two validated config files by name / id.
+import { canonical } from '../jsonrpc/canonical.js';
 import type { FileConfig } from './file.js';
+
+export { canonical };
 
 export interface Changes {
   added: string[];
@@ -13,18 +16,6 @@ export interface ConfigDiff {
   endpoints: Changes;
   /** Whether anything at all differs. */
   any: boolean;
-}
-
-/** JSON with object keys sorted, so two equal definitions written in another key order compare equal. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function compare<T>(before: readonly T[], after: readonly T[], keyOf: (item: T) => string): Changes {

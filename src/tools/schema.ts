@@ -2,6 +2,7 @@
 // offending argument. Declared schemas stay plain JSON Schema so every client understands them.
 // Config-defined Lua tools may use only the keywords listed in ENFORCED (plus annotations); the
 // config file parser refuses any other (src/config/schema-check.ts), so none is declared unenforced.
+import { canonical } from '../jsonrpc/canonical.js';
 import { plural } from '../plural.js';
 
 export interface Schema {
@@ -48,14 +49,6 @@ function sameJson(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k) => k in b && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
-
-/** A JSON value as text with object keys sorted: two values are JSON-equal when their texts are. */
-function canonical(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  return `{${Object.keys(record).sort().map((k) => `${JSON.stringify(k)}:${canonical(record[k])}`).join(',')}}`;
 }
 
 const regexps = new Map<string, RegExp | null>();
