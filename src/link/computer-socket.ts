@@ -5,7 +5,7 @@
 // registry and the listeners (ws keeps them in a dictionary-mode object, ~280 B) were ~550 B of a
 // link's heap. The events handled here ('message', 'ping', 'pong', 'error', 'close') reach no listener.
 import type { Socket } from 'node:net';
-import { WebSocket, type RawData } from 'ws';
+import { WebSocket, type RawData } from './ws.js';
 import type { Ticket } from './admission.js';
 import type { Link, LinkSocket } from './registry.js';
 import type { ThrottleState } from './throttle.js';

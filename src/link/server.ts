@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type RawData } from 'ws';
+import { WebSocketServer, type RawData } from './ws.js';
 import type { Logger } from '../log.js';
 import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
