@@ -85,7 +85,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_PROBE_TIMEOUT_MS', default: '2000', meaning: 'how long probe-computers waits for pongs' },
   { name: 'CC_EXEC_TIMEOUT_MS', default: '10000', meaning: 'default exec-lua timeout (a call may ask for up to 300000)' },
   { name: 'CC_HEARTBEAT_MS', default: '30000', meaning: 'WebSocket ping interval; a link that missed a pong is dropped' },
-  { name: 'CC_MAX_FRAME_BYTES', default: String(MiB), meaning: 'largest frame a computer may send; larger closes the link (1009)' },
+  { name: 'CC_MAX_FRAME_BYTES', default: String(MiB), meaning: 'largest frame a computer may send; told to it in hello-ok, mcp-computer fits its frames to it; larger closes the link (1009)' },
   { name: 'MCP_MAX_BODY_BYTES', default: String(MiB), meaning: 'largest MCP request body; larger gets 413' },
   { name: 'MCP_ALLOWED_ORIGINS', default: '', meaning: 'comma-separated extra Origins allowed besides loopback ones' },
   { name: 'CC_EXEC_LUA', default: 'on', meaning: 'on|off: offer the exec-lua tool' },

@@ -413,7 +413,7 @@ local function main(...)
 
     local link = {
         token = opts.token or nonEmpty(settings.get("mcp.token")),
-        url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame,
+        url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame, ownMaxFrame = opts.maxFrame,
         chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {},
     }
     if opts.service then

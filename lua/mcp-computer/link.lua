@@ -228,16 +228,40 @@ local function helloTooLarge(size, what)
     error(FATAL, 0)
 end
 
+-- The bridge's frame limit (its CC_MAX_FRAME_BYTES), from hello-ok's
+-- maxFrame: every frame is then sized to the smaller of it and --max-frame
+-- (link.maxFrame), so a large answer is cut instead of the bridge closing the
+-- link (1009). An older bridge says none: --max-frame alone. A malformed
+-- value is ignored, with one warning per run. The limit is kept for the next
+-- hello (a relink), which cannot know the bridge's limit before hello-ok.
+local function bridgeLimit(link, value)
+    local usedForHello = link.maxFrame
+    link.bridgeMaxFrame = nil
+    if value ~= nil and (type(value) ~= "number" or value ~= math.floor(value) or value < MIN_MAX_FRAME) then
+        if not link.warnedMaxFrame then
+            link.warnedMaxFrame = true
+            warn("ignored the bridge's frame limit (hello-ok maxFrame is not a whole number >= " .. MIN_MAX_FRAME .. ")")
+        end
+    elseif value ~= nil then
+        link.bridgeMaxFrame = value
+    end
+    link.maxFrame = math.min(link.ownMaxFrame, link.bridgeMaxFrame or link.ownMaxFrame)
+    -- the hello left out what a smaller limit did not fit: the next info frame sends it all
+    if link.maxFrame > usedForHello and link.helloOmitted then link.sentPeripherals = nil end
+end
+
 -- Says hello and waits for hello-ok. Returns true when linked, or false and
 -- what went wrong.
 local function hello(link)
+    link.maxFrame = math.min(link.ownMaxFrame, link.bridgeMaxFrame or link.ownMaxFrame)
     local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
-        maxFrame = link.maxFrame })
+        maxFrame = link.ownMaxFrame })
     local jobsOmitted
     frame.jobs, jobsOmitted = identity.jobsList(link)
     link.sentLabel, link.sentPeripherals, link.sentJobs = frame.computerLabel, encode(frame.peripherals), encode(frame.jobs)
     link.peripheralList = frame.peripherals
     local json = encode(identity.fit(frame, link.maxFrame, jobsOmitted))
+    link.helloOmitted = frame.omitted ~= nil
     if not sendJson(link, json) then
         -- CC's own limit is below --max-frame: retrying cannot help.
         if link.lost:find("too large", 1, true) then helloTooLarge(#json, "CC refused to send it") end
@@ -258,6 +282,7 @@ local function hello(link)
                 warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
             elseif msg.type == "hello-ok" then
                 os.cancelTimer(timer)
+                bridgeLimit(link, msg.maxFrame)
                 return true
             elseif msg.type == "hello-error" and msg.code == "unauthorized" then
                 tokenRefused()

@@ -190,7 +190,13 @@ export function encodeCancel(id: string): string {
   return JSON.stringify({ type: 'cancel', id });
 }
 
-export const HELLO_OK = JSON.stringify({ type: 'hello-ok' });
+/**
+ * hello-ok, with the largest frame the bridge takes from a computer (CC_MAX_FRAME_BYTES): the computer
+ * sizes its frames to the smaller of it and its --max-frame (an older program ignores the field).
+ */
+export function encodeHelloOk(maxFrame: number): string {
+  return JSON.stringify({ type: 'hello-ok', maxFrame });
+}
 
 /**
  * Why a hello was refused, for the computer to act on: `unauthorized` (wrong or missing token: stop

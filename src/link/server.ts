@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData } from './ws.js';
 import type { Logger } from '../log.js';
-import { HELLO_OK, encodeHelloError, parseComputerFrame, type HelloErrorCode } from './frames.js';
+import { encodeHelloError, encodeHelloOk, parseComputerFrame, type HelloErrorCode } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
 import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
@@ -62,6 +62,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const maxBytesPerSecond = options.maxBytesPerSecond ?? Infinity;
   const youngGenMaxBytes = options.youngGenMaxBytes ?? 0;
   const metrics = options.metrics ?? new Metrics();
+  const helloOk = encodeHelloOk(options.maxFrameBytes);
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
   const budget = new LogBudget(50);
@@ -251,7 +252,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
       ws.link = link;
       metrics.linksLinked++;
-      ws.send(HELLO_OK);
+      ws.send(helloOk);
       if (replaced) metrics.linksReplaced++;
       if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
       log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);

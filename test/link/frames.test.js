@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseComputerFrame, encodeRequest, requestEncoder, encodeCancel, encodeHelloError, HELLO_OK } from '../../dist/link/frames.js';
+import { parseComputerFrame, encodeRequest, requestEncoder, encodeCancel, encodeHelloError, encodeHelloOk } from '../../dist/link/frames.js';
 
 const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -85,7 +85,7 @@ test('encoders produce the link protocol frames', () => {
     params: { code: 'return 1' },
   });
   assert.deepEqual(JSON.parse(encodeCancel('id3')), { type: 'cancel', id: 'id3' });
-  assert.deepEqual(JSON.parse(HELLO_OK), { type: 'hello-ok' });
+  assert.deepEqual(JSON.parse(encodeHelloOk(2048)), { type: 'hello-ok', maxFrame: 2048 });
   assert.deepEqual(JSON.parse(encodeHelloError('nope')), { type: 'hello-error', error: 'nope', code: 'invalid' });
   assert.deepEqual(JSON.parse(encodeHelloError('token', 'unauthorized')), { type: 'hello-error', error: 'token', code: 'unauthorized' });
 });

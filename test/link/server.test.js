@@ -117,8 +117,15 @@ test('malformed JSON before hello is dropped too; a hello afterwards still links
     ws.send('nope{');
     ws.send(JSON.stringify({ type: 'hello', computerId: 3 }));
     const [data] = await once(ws, 'message');
-    assert.deepEqual(JSON.parse(data.toString()), { type: 'hello-ok' });
+    assert.deepEqual(JSON.parse(data.toString()), { type: 'hello-ok', maxFrame: 1 << 20 });
     ws.close();
+  }));
+
+test("hello-ok carries the bridge's frame limit (CC_MAX_FRAME_BYTES) for the computer to size its frames to", () =>
+  withBridge({ CC_MAX_FRAME_BYTES: '4096' }, async (bridge) => {
+    const computer = new FakeComputer(bridge.linkUrl);
+    assert.deepEqual(await computer.link({ type: 'hello', computerId: 8, maxFrame: 131072 }), { type: 'hello-ok', maxFrame: 4096 });
+    await computer.close();
   }));
 
 test('a second hello on a linked socket is ignored', () =>

@@ -2,11 +2,13 @@
 // peripherals, real websockets). CraftOS-PC's peripheral.getNames() lists only the six sides, so the
 // hello grows here by its job list: after a bridge restart it lists the computer's 16 jobs. A hello
 // over the new bridge's CC_MAX_FRAME_BYTES stops the program with the fix; with --max-frame 1024 the
-// hello leaves out what does not fit and says so. Skipped with one line when CraftOS-PC is not here.
+// hello leaves out what does not fit and says so. After hello-ok, which carries the bridge's limit, the
+// computer fits its answers to it instead of being closed with 1009. Skipped with one line when
+// CraftOS-PC is not here.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
-import { bridgeConfig, CraftosComputer, describeCraftos, READY, runLine } from './craftos.js';
+import { bridgeConfig, CraftosComputer, describeCraftos, READY, runLine, useLinkedCraftos } from './craftos.js';
 import { callOk } from './mcp-helpers.js';
 import { until } from '../helpers.js';
 
@@ -49,5 +51,24 @@ describeCraftos('CraftOS-PC: the hello against small frame limits', () => {
     assert.ok(me.jobs.length < 16, `${me.jobs.length} jobs listed`);
     assert.equal(me.jobs.length + me.omitted.jobs, 16);
     assert.equal((await callOk(bridge(), 'probe-computers')).content[0].text, 'pong from 42 (Label: null)');
+  });
+});
+
+describeCraftos("CraftOS-PC: the bridge's frame limit from hello-ok", () => {
+  const LIMIT = 8192;
+  const content = Array.from({ length: 600 }, (_, i) => `row ${String(i).padStart(4, '0')} of the big file\n`).join('');
+  const ctx = useLinkedCraftos({ id: 43, env: { CC_MAX_FRAME_BYTES: String(LIMIT) }, files: { 'big.txt': content } });
+
+  test(`exec-lua output and read-file over CC_MAX_FRAME_BYTES (${LIMIT}) are cut or split to fit; the link stays up`, T, async () => {
+    const link = ctx.bridge.links.get(43);
+    const result = await callOk(ctx.bridge, 'exec-lua', { computerId: 43, code: 'local t = {} for i = 1, 400 do t[i] = ("line %03d "):format(i) .. ("x"):rep(60) end return table.concat(t, "\\n")' });
+    assert.equal(result.structuredContent.truncated, true);
+    const [ret] = result.structuredContent.returns;
+    assert.ok(ret.value.length > LIMIT / 2 && ret.value.length < LIMIT, `${ret.value.length} bytes returned`);
+    assert.ok(ret.value.startsWith('line 001 '));
+    const read = await callOk(ctx.bridge, 'read-file', { computerId: 43, path: 'big.txt', encoding: 'text' });
+    assert.equal(read.structuredContent.content, content);
+    assert.equal(ctx.bridge.links.get(43), link, 'the same link');
+    assert.equal(ctx.bridge.metrics.linksLinked, 1, 'never relinked');
   });
 });
