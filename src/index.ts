@@ -3,10 +3,8 @@
 import { basename } from 'node:path';
 import { startBridge, packageVersion } from './bridge.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
-import { ConfigFileError } from './config/file.js';
 import { createLogger } from './log.js';
 import { checkExposure } from './exposure.js';
-import { serveStdio } from './surfaces/stdio.js';
 
 const EXIT_CONFIG = 2;
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -74,7 +72,8 @@ async function main(argv: string[]): Promise<number | null> {
   try {
     bridge = await startBridge(config, log, { http });
   } catch (err) {
-    if (err instanceof ConfigFileError) {
+    // only a config file can be invalid; its module is loaded already when there is one
+    if (config.configFile !== null && err instanceof (await import('./config/file.js')).ConfigFileError) {
       process.stderr.write(`cc-mcp-bridge: invalid configuration file:\n${err.message}\n`);
       return EXIT_CONFIG;
     }
@@ -114,6 +113,8 @@ async function main(argv: string[]): Promise<number | null> {
   const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
   say(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
   if (stdio) {
+    // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
+    const { serveStdio } = await import('./surfaces/stdio.js');
     const surface = serveStdio({
       input: process.stdin,
       output: process.stdout,

@@ -7,7 +7,6 @@ import type { Dispatcher } from '../mcp/dispatch.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { EndpointAliases } from './endpoints.js';
 import { mcpRoute } from './mcp-route.js';
-import { openApiDocument } from './openapi.js';
 import { sendJson } from './respond.js';
 import { callHandler, notAllowed, restRoutes } from './rest.js';
 import { reloadRoute } from './reload-route.js';
@@ -60,7 +59,9 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
   for (const [path, methods] of Object.entries(restRoutes(deps))) router.add(path, methods);
   const endpoints = new EndpointAliases(router, (tool) => ({ POST: callHandler(deps, tool), '*': notAllowed('POST') }));
   router.add('/openapi.json', {
-    GET: (req, res) => {
+    // the document is built per request, and its module loaded at the first one
+    GET: async (req, res) => {
+      const { openApiDocument } = await import('./openapi.js');
       const host = req.headers.host;
       const serverUrl = host ? `http://${host}` : undefined;
       sendJson(res, 200, openApiDocument(deps.tools.list(), endpoints.list(), { version: deps.version, ...(serverUrl ? { serverUrl } : {}) }));
