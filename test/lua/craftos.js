@@ -136,12 +136,12 @@ export class CraftosComputer {
 /** The full status line once linked: the screen is streamed word by word as it is drawn. */
 export const READY = 'waiting for requests... Press Ctrl+T to stop.';
 
-/** describe(name, fn) when CraftOS-PC is on this machine; otherwise one skipped test that says so. */
+/**
+ * node:test's describe itself when CraftOS-PC is on this machine (so a failing suite's location is its
+ * test file, as for describeLua); otherwise one skipped test that says so.
+ */
 export const NOT_FOUND = 'CraftOS-PC not found (set CRAFTOS_PC_DIR or put it in ../shared/craftos-pc)';
-export function describeCraftos(name, fn) {
-  if (!CRAFTOS_DIR) return test(name, { skip: NOT_FOUND }, () => {});
-  return describe(name, fn);
-}
+export const describeCraftos = CRAFTOS_DIR ? describe : (name) => test(name, { skip: NOT_FOUND }, () => {});
 
 /** The bridge's config for these tests: ports chosen by the system, `env` on top. */
 export const bridgeConfig = (env = {}) => loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error', ...env });

@@ -51,10 +51,14 @@ function firstToReportSkip() {
 /**
  * describe() for tests that need lua5.2 (and luac5.2). Without them the
  * suite is replaced: by one failing test when CI=true, by one skipped test
- * (first file only) otherwise.
+ * (first file only) otherwise. With them it IS node:test's describe, not a
+ * wrapper: node:test takes a suite's location from its direct caller, so a
+ * failing suite names its test file (what a rerun of the failed files
+ * reads from the TAP output), not this file.
  */
-export function describeLua(name, fn) {
-  if (LUA && LUAC) return describe(name, fn);
+export const describeLua = LUA && LUAC ? describe : withoutLua;
+
+function withoutLua(name) {
   if (process.env.CI === 'true') {
     return test(`${name}: lua5.2 and luac5.2 are required in CI`, () => {
       throw new Error(`lua5.2/luac5.2 not found on PATH; ${INSTALL_HINT}`);
