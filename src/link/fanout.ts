@@ -62,13 +62,13 @@ export function requestAll(host: FanoutHost, links: readonly Link[], method: str
     const link = links[i] as Link;
     if (link.closed) {
       fanout.done(i, { status: 'disconnected', reason: 'link closed', ms: 0 });
-    } else if (link.pending.size >= host.maxPendingPerLink) {
+    } else if (link.pendingCount >= host.maxPendingPerLink) {
       fanout.done(i, { status: 'error', error: host.tooManyPending(link), ms: 0 });
     } else {
       const id = nextId();
       const slot = new FanoutSlot(fanout, i, link, id);
       fanout.slots.push(slot);
-      track(link, id, slot);
+      track(link, slot);
       try {
         const socket = link.socket;
         // up to UNCORKED_FANOUT computers: corked with the turn's other frames to each (concurrent
@@ -134,14 +134,14 @@ class Fanout {
   private endPending(status: 'timeout' | 'cancelled', cancel: boolean): void {
     const ms = this.elapsed();
     for (const slot of this.slots) {
-      if (slot.link.pending.get(slot.id) !== slot) continue;
+      if (slot.link.pendingRequest(slot.id) !== slot) continue;
       if (cancel) sendCancel(slot.link, slot.id);
       slot.settle({ status, ms });
     }
   }
 }
 
-/** One link's request of a fan-out: what the link's pending map holds (no closure, no timer). */
+/** One link's request of a fan-out: what the link holds while it is in flight (no closure, no timer). */
 class FanoutSlot implements Pending {
   constructor(
     readonly fanout: Fanout,
@@ -155,7 +155,7 @@ class FanoutSlot implements Pending {
   }
 
   settle(outcome: Outcome): void {
-    if (!untrack(this.link, this.id)) return;
+    if (!untrack(this.link, this)) return;
     this.fanout.done(this.index, outcome);
   }
 }

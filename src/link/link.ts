@@ -22,21 +22,22 @@ export type Outcome =
   | { status: 'disconnected'; reason: string; ms: number }
   | { status: 'cancelled'; ms: number };
 
-/** A request in flight on one link, as its pending map holds it. */
+/** A request in flight on one link, as the link holds it. */
 export interface Pending {
+  /** Its request id: the link matches answers against it. */
+  readonly id: string;
   startedAt: number;
   settle(outcome: Outcome): void;
 }
 
-/**
- * The pending map of every link with no request in flight: an empty Map costs ~170 B and most links
- * sit idle. Never written: `track` gives a link its own map first, `untrack` takes it back.
- */
-const NONE_PENDING: Map<string, Pending> = new Map();
-
 export class Link {
-  /** Requests in flight on this link, by id. */
-  pending: Map<string, Pending> = NONE_PENDING;
+  /**
+   * Requests in flight on this link: none (null), the one request itself (a probe gives each idle link
+   * exactly one, and answers are matched by comparing its id), or a Map by id while there are more.
+   * One probe over 10,000 idle links made a Map per link (~540 B allocated with its table and the
+   * shrink at its delete) only to hold one entry. Read it through `pendingCount`/`pendingRequest`.
+   */
+  inFlight: Pending | Map<string, Pending> | null = null;
   lastSeenAt: number;
   closed = false;
   /** Largest frame the computer takes (hello.maxFrame), when it said. */
@@ -55,22 +56,53 @@ export class Link {
   ) {
     this.lastSeenAt = connectedAt;
   }
+
+  /** How many requests are in flight on this link. */
+  get pendingCount(): number {
+    const held = this.inFlight;
+    return held === null ? 0 : held instanceof Map ? held.size : 1;
+  }
+
+  /** The request in flight on this link with this id, if any (never one of another link). */
+  pendingRequest(id: string): Pending | undefined {
+    const held = this.inFlight;
+    if (held === null) return undefined;
+    if (held instanceof Map) return held.get(id);
+    return held.id === id ? held : undefined;
+  }
+
+  /** Every request in flight on this link (a copy: settling them changes what the link holds). */
+  pendingRequests(): Pending[] {
+    const held = this.inFlight;
+    return held === null ? [] : held instanceof Map ? [...held.values()] : [held];
+  }
 }
 
-export function track(link: Link, id: string, pending: Pending): void {
-  if (link.pending === NONE_PENDING) link.pending = new Map();
-  link.pending.set(id, pending);
+/** Adds `pending` to the requests in flight on `link` (its id is its key). */
+export function track(link: Link, pending: Pending): void {
+  const held = link.inFlight;
+  if (held === null) link.inFlight = pending;
+  else if (held instanceof Map) held.set(pending.id, pending);
+  else {
+    const map = new Map<string, Pending>();
+    map.set(held.id, held).set(pending.id, pending);
+    link.inFlight = map;
+  }
 }
 
 /**
- * Forgets request `id` of `link`; false when it was not in flight. A link whose last request ended
- * goes back to the shared empty map: an emptied Map keeps its table (~180 B), and most links are
- * idle most of the time.
+ * Forgets `pending` on `link`; false when it was not in flight there. A link whose last request ended
+ * holds null again: an emptied Map keeps its table (~180 B), and most links are idle most of the time.
  */
-export function untrack(link: Link, id: string): boolean {
-  const pending = link.pending;
-  if (!pending.delete(id)) return false;
-  if (pending.size === 0) link.pending = NONE_PENDING;
+export function untrack(link: Link, pending: Pending): boolean {
+  const held = link.inFlight;
+  if (held === pending) {
+    link.inFlight = null;
+    return true;
+  }
+  if (!(held instanceof Map) || held.get(pending.id) !== pending) return false;
+  held.delete(pending.id);
+  if (held.size === 0) link.inFlight = null;
   return true;
 }
 

@@ -74,7 +74,7 @@ export class LinkRegistry implements FanoutHost {
   /** Requests in flight on every link; read by /metrics, not on the hot path. */
   pendingCount(): number {
     let n = 0;
-    for (const link of this.links.values()) n += link.pending.size;
+    for (const link of this.links.values()) n += link.pendingCount;
     return n;
   }
 
@@ -107,7 +107,7 @@ export class LinkRegistry implements FanoutHost {
     const startedAt = this.now();
     if (link.closed) return Promise.resolve({ status: 'disconnected', reason: 'link closed', ms: 0 });
     if (options.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
-    if (link.pending.size >= this.maxPendingPerLink) {
+    if (link.pendingCount >= this.maxPendingPerLink) {
       return Promise.resolve({ status: 'error', error: this.tooManyPending(link), ms: 0 });
     }
     const id = randomUUID();
@@ -118,7 +118,7 @@ export class LinkRegistry implements FanoutHost {
       );
     }
     const request = new SingleRequest(link, id, startedAt, this.now, options);
-    track(link, id, request);
+    track(link, request);
     options.signal?.addEventListener('abort', request, { once: true });
     try {
       link.socket.send(frame);
@@ -138,7 +138,7 @@ export class LinkRegistry implements FanoutHost {
 
   /** A response is matched only against requests sent on the same link it arrived on. */
   resolve(link: Link, frame: ResponseFrame): boolean {
-    const pending = link.pending.get(frame.id);
+    const pending = link.pendingRequest(frame.id);
     if (!pending) return false;
     const ms = this.now() - pending.startedAt;
     if (frame.ok) {
@@ -157,14 +157,14 @@ export class LinkRegistry implements FanoutHost {
 
   private endLink(link: Link, reason: string): void {
     link.closed = true;
-    for (const pending of [...link.pending.values()]) {
+    for (const pending of link.pendingRequests()) {
       pending.settle({ status: 'disconnected', reason, ms: this.now() - pending.startedAt });
     }
   }
 }
 
 /**
- * One `request`: what the link's pending map holds, its timer and (handleEvent) its abort listener,
+ * One `request`: what the link holds while it is in flight, its timer and (handleEvent) its abort listener,
  * in one object instead of three closures.
  */
 class SingleRequest implements Pending {
@@ -174,7 +174,7 @@ class SingleRequest implements Pending {
 
   constructor(
     private readonly link: Link,
-    private readonly id: string,
+    readonly id: string,
     readonly startedAt: number,
     private readonly now: () => number,
     private readonly options: RequestOptions,
@@ -188,7 +188,7 @@ class SingleRequest implements Pending {
   }
 
   settle(outcome: Outcome): void {
-    if (!untrack(this.link, this.id)) return;
+    if (!untrack(this.link, this)) return;
     clearTimeout(this.timer);
     this.options.signal?.removeEventListener('abort', this);
     this.resolve(outcome);

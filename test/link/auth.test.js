@@ -154,7 +154,7 @@ test('CC_MAX_REQUESTS_PER_COMPUTER: one busy computer fails fast; another comput
     const silent = await linkComputer(bridge, { computerId: 1, onRequest: () => null });
     const other = await linkComputer(bridge, { computerId: 2, onRequest: () => ({ ok: true, result: { ok: true, output: '', returns: [] } }) });
     const hanging = [1, 2].map(() => callTool(bridge, 'exec-lua', { computerId: 1, code: 'sleep(99)', timeoutMs: 60_000 }));
-    await until(() => bridge.links.get(1).pending.size === 2);
+    await until(() => bridge.links.get(1).pendingCount === 2);
     const refused = await callTool(bridge, 'exec-lua', { computerId: 1, code: 'return 1' });
     assert.equal(refused.isError, true);
     assert.match(refused.content[0].text, /computer 1 already has 2 requests in flight \(CC_MAX_REQUESTS_PER_COMPUTER\)/);

@@ -49,8 +49,8 @@ test("a fan-out's ids are 128 random bits each (22 base64url characters), distin
     const controller = new AbortController();
     const all = bridge.links.requestAll(bridge.links.list(), 'ping', undefined, { timeoutMs: 60_000, signal: controller.signal });
     // the forged answer came first on the same socket: once computer 2's own request is settled, it was handled
-    await until(() => id2 !== null && bridge.links.get(2).pending.size === 0);
-    assert.equal(bridge.links.get(1).pending.size, 1);
+    await until(() => id2 !== null && bridge.links.get(2).pendingCount === 0);
+    assert.equal(bridge.links.get(1).pendingCount, 1);
     controller.abort();
     const outcomes = await all;
     assert.deepEqual(outcomes.map((o) => o.status), ['cancelled', 'ok']);

@@ -39,7 +39,7 @@ test('CC_MAX_REQUESTS_PER_COMPUTER holds under a burst of 40 simultaneous calls 
     // the refused ones are answered at once, without waiting for the 5 that hang
     await until(() => answered === 35);
     assert.equal(requestsTo(silent), 5);
-    assert.equal(bridge.links.get(1).pending.size, 5);
+    assert.equal(bridge.links.get(1).pendingCount, 5);
     // the other computer is neither refused nor slowed to its timeout
     const fine = await callTool(bridge, 'exec-lua', { computerId: 2, code: 'return 1' });
     assert.equal(fine.structuredContent.output, 'fine\n');

@@ -100,7 +100,7 @@ test('timeout ends the request; cancel is sent only when asked for', async () =>
   assert.equal(socket.sent.length, 1, 'no cancel for a plain timeout');
   assert.equal((await registry.request(link, 'exec-lua', {}, { timeoutMs: 5, cancelOnTimeout: true })).status, 'timeout');
   assert.deepEqual(socket.sent[2], { type: 'cancel', id: socket.sent[1].id });
-  assert.equal(link.pending.size, 0, 'nothing left pending');
+  assert.equal(link.pendingCount, 0, 'nothing left pending');
 });
 
 test('abort sends cancel and ends the request as cancelled; an aborted signal sends nothing', async () => {
@@ -130,7 +130,7 @@ test('unregister ends pending requests at once and requests on a closed link nev
   const after = await registry.request(link, 'ping', undefined, { timeoutMs: 60_000 });
   assert.equal(after.status, 'disconnected');
   assert.equal(socket.sent.length, 1);
-  assert.equal(link.pending.size, 0);
+  assert.equal(link.pendingCount, 0);
 });
 
 test('a send that throws ends the request as disconnected', async () => {
@@ -139,7 +139,7 @@ test('a send that throws ends the request as disconnected', async () => {
   const outcome = await registry.request(link, 'ping', undefined, { timeoutMs: 60_000 });
   assert.equal(outcome.status, 'disconnected');
   assert.match(outcome.reason, /send failed: socket closed/);
-  assert.equal(link.pending.size, 0);
+  assert.equal(link.pendingCount, 0);
 });
 
 test('a cancel that cannot be sent is swallowed', async () => {
@@ -187,7 +187,7 @@ test('requestAll sends each link its own id and matches each answer only on its 
   assert.deepEqual(outcomes.map((o) => o.status), ['ok', 'ok', 'error']);
   assert.deepEqual(outcomes.map((o) => o.result), ['pong 1', 'pong 2', 7]);
   assert.equal(outcomes[2].error, 'boom');
-  for (const l of links) assert.equal(l.pending.size, 0);
+  for (const l of links) assert.equal(l.pendingCount, 0);
 });
 
 test('requestAll: the one timer ends every unanswered request as timeout (cancel only when asked)', async () => {
@@ -204,7 +204,7 @@ test('requestAll: the one timer ends every unanswered request as timeout (cancel
   assert.deepEqual(again.map((o) => o.status), ['timeout', 'timeout']);
   assert.deepEqual(a.sent.at(-1), { type: 'cancel', id: a.sent.at(-2).id });
   assert.deepEqual(b.sent.at(-1), { type: 'cancel', id: b.sent.at(-2).id });
-  assert.equal(la.pending.size + lb.pending.size, 0);
+  assert.equal(la.pendingCount + lb.pendingCount, 0);
 });
 
 test('requestAll: abort cancels what is in flight; an aborted signal sends nothing', async () => {
@@ -277,42 +277,51 @@ test('a request on one link never shows up in the pending requests of another (i
   const lc = registry.register(recordingSocket(), hello(3), 'c').link;
   const one = registry.request(la, 'ping', undefined, { timeoutMs: 60_000 });
   const all = registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 60_000 });
-  assert.equal(la.pending.size, 2);
-  assert.equal(lb.pending.size, 1);
-  assert.equal(lc.pending.size, 0, 'the link that was sent nothing has nothing pending');
+  assert.equal(la.pendingCount, 2);
+  assert.equal(lb.pendingCount, 1);
+  assert.equal(lc.pendingCount, 0, 'the link that was sent nothing has nothing pending');
   assert.equal(registry.resolve(lc, { type: 'response', id: a.sent[0].id, ok: true, result: 'x' }), false);
   registry.unregister(la, 'gone');
   registry.unregister(lb, 'gone');
   assert.equal((await one).status, 'disconnected');
   assert.deepEqual((await all).map((o) => o.status), ['disconnected', 'disconnected']);
-  assert.equal(lc.pending.size, 0);
+  assert.equal(lc.pendingCount, 0);
 });
 
-test('a link whose last request ended keeps no map of its own; its next request works and stays its own', async () => {
+test('a link holds its one request without a map, a map only while it has more, and nothing once they end', async () => {
   const registry = new LinkRegistry();
   const a = recordingSocket();
   const b = recordingSocket();
   const la = registry.register(a, hello(1), 'a').link;
   const lb = registry.register(b, hello(2), 'b').link;
-  const idle = la.pending;
+  assert.equal(la.inFlight, null, 'an idle link holds nothing');
   const one = registry.request(la, 'ping', undefined, { timeoutMs: 60_000 });
+  assert.ok(!(la.inFlight instanceof Map), 'one request is held as itself');
+  assert.equal(la.pendingCount, 1);
   const all = registry.requestAll([la, lb], 'ping', undefined, { timeoutMs: 60_000 });
-  assert.notEqual(la.pending, idle, 'a link in use has its own map');
-  assert.notEqual(la.pending, lb.pending);
+  assert.ok(la.inFlight instanceof Map, 'a second request makes the map');
+  assert.ok(!(lb.inFlight instanceof Map), "the other link's one request is held as itself");
+  assert.equal(la.pendingCount, 2);
+  assert.equal(la.pendingRequest(b.sent[0].id), undefined, "the other link's id is not in flight here");
+  assert.equal(lb.pendingRequest(a.sent[0].id), undefined, "nor this link's there");
+  assert.equal(registry.resolve(lb, { type: 'response', id: a.sent[1].id, ok: true, result: 'forged' }), false);
   registry.resolve(la, { type: 'response', id: a.sent[0].id, ok: true, result: 'x' });
-  assert.equal(la.pending.size, 1, 'one of its two requests still in flight');
+  assert.equal(la.pendingCount, 1, 'one of its two requests still in flight');
+  assert.equal(la.pendingRequest(a.sent[0].id), undefined, 'the answered one is gone');
   registry.resolve(la, { type: 'response', id: a.sent[1].id, ok: true, result: 'x' });
   registry.resolve(lb, { type: 'response', id: b.sent[0].id, ok: true, result: 'y' });
   assert.equal((await one).status, 'ok');
   assert.deepEqual((await all).map((o) => o.status), ['ok', 'ok']);
-  // both gave their maps back: they share the one empty map again (an emptied Map keeps its table)
-  assert.equal(la.pending, idle);
-  assert.equal(lb.pending, idle);
+  assert.equal(la.inFlight, null, 'an emptied map is let go');
+  assert.equal(lb.inFlight, null);
   const again = registry.request(lb, 'ping', undefined, { timeoutMs: 60_000 });
-  assert.equal(lb.pending.size, 1);
-  assert.equal(la.pending.size, 0, 'the other idle link sees nothing of it');
+  assert.equal(lb.pendingCount, 1);
+  assert.equal(la.pendingCount, 0, 'the other idle link sees nothing of it');
   assert.equal(registry.resolve(la, { type: 'response', id: b.sent[1].id, ok: true, result: 'forged' }), false);
+  assert.equal(registry.resolve(lb, { type: 'response', id: 'x'.repeat(22), ok: true, result: 'guess' }), false, 'a wrong id does not match the one request');
+  assert.equal(lb.pendingCount, 1);
   registry.resolve(lb, { type: 'response', id: b.sent[1].id, ok: true, result: 'z' });
   assert.deepEqual((await again).status, 'ok');
-  assert.equal(lb.pending, idle);
+  assert.equal(lb.inFlight, null);
+  assert.equal(registry.resolve(lb, { type: 'response', id: b.sent[1].id, ok: true, result: 'twice' }), false, 'an answer counts once');
 });
