@@ -5,15 +5,15 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type RawData } from './ws.js';
 import type { Logger } from '../log.js';
-import { encodeHelloError, encodeHelloOk, parseComputerFrame, type HelloErrorCode } from './frames.js';
+import { parseComputerFrame } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
 import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
 import { chargeFrame, disposeThrottle } from './throttle.js';
 import { describe, type LinkRegistry } from './registry.js';
-import { omittedText } from './identity.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
+import { CLOSE_POLICY, helloHandshake } from './hello.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -42,12 +42,7 @@ export interface LinkServer {
   close(): Promise<void>;
 }
 
-const CLOSE_POLICY = 1008;
 const CLOSE_GOING_AWAY = 1001;
-/** A wrong or missing link token: the computer should stop and ask for the right one. */
-export const CLOSE_UNAUTHORIZED = 4401;
-/** A limit was hit: try again later. */
-const CLOSE_TRY_AGAIN = 1013;
 
 const UNLIMITED: AdmissionLimits = {
   maxLinks: Infinity,
@@ -62,7 +57,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const maxBytesPerSecond = options.maxBytesPerSecond ?? Infinity;
   const youngGenMaxBytes = options.youngGenMaxBytes ?? 0;
   const metrics = options.metrics ?? new Metrics();
-  const helloOk = encodeHelloOk(options.maxFrameBytes);
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
   const budget = new LogBudget(50);
@@ -70,6 +64,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     const text = budget.take(line);
     if (text !== null) log.warn(text);
   };
+  const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens });
   /** Tickets by raw socket, taken before the WebSocket handshake and given back when the socket closes. */
   const tickets = new WeakMap<object, Ticket>();
   // node checks these only every connectionsCheckingInterval (30 s unless set)
@@ -216,7 +211,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     if (!parsed.ok) {
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
       warn(`link from ${ws.remoteAddress}: ${parsed.error}; frame dropped`);
-      if (!ws.link && parsed.error.startsWith('hello.')) rejectHello(ws, parsed.error);
+      if (!ws.link && parsed.error.startsWith('hello.')) hellos.reject(ws, parsed.error);
       // the request it answers fails now with what was wrong, not at its timeout
       if (ws.link && parsed.id !== undefined) {
         registry.resolve(ws.link, { type: 'response', id: parsed.id, ok: false, error: `protocol error: the computer sent a malformed response (${parsed.error})` });
@@ -225,42 +220,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
     const frame = parsed.frame;
     if (frame.type === 'hello') {
-      if (ws.link) {
-        metrics.framesRejected.inc('second_hello');
-        warn(`link ${describe(ws.link.computerId, ws.link.label)} sent a second hello; ignored`);
-        return;
-      }
-      if (ws.stage !== 'pending') return; // already refused; the socket is closing
-      const current = registry.get(frame.computerId);
-      const refusal = admission.hello(ws, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
-      if (refusal) {
-        metrics.linksRefused.inc(refusal.reason);
-        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
-        refuse(ws, refusal.message, 'busy', CLOSE_TRY_AGAIN);
-        return;
-      }
-      // only after the limits, so a token guess costs a hello from the rate budget
-      if (options.tokens?.enabled && !options.tokens.matches(frame.token)) {
-        metrics.linksRefused.inc('unauthorized');
-        // the remote address, never the token
-        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
-        refuse(ws, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
-        return;
-      }
-      if (ws.helloTimer) clearTimeout(ws.helloTimer);
-      ws.helloTimer = null;
-      const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
-      ws.link = link;
-      metrics.linksLinked++;
-      ws.send(helloOk);
-      if (replaced) metrics.linksReplaced++;
-      if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
-      log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);
+      hellos.hello(ws, frame);
       return;
     }
     if (!ws.link) {
       metrics.framesRejected.inc('before_hello');
-      rejectHello(ws, 'the first frame must be a hello');
+      hellos.reject(ws, 'the first frame must be a hello');
       return;
     }
     if (frame.type === 'info') {
@@ -272,21 +237,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       metrics.framesRejected.inc('unknown_id');
       log.debug(`link ${describe(ws.link.computerId, ws.link.label)}: response ${frame.id} matches no request in flight on this link; dropped`);
     }
-  }
-
-  function rejectHello(ws: ComputerSocket, error: string): void {
-    metrics.linksRefused.inc('invalid');
-    refuse(ws, error, 'invalid', CLOSE_POLICY);
-  }
-
-  /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
-  function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number): void {
-    if (ws.helloTimer) clearTimeout(ws.helloTimer);
-    ws.helloTimer = null;
-    admission.close(ws);
-    ws.send(encodeHelloError(error, code));
-    const reasons: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
-    ws.close(closeCode, reasons[code]);
   }
 
   const heartbeat = setInterval(() => {

@@ -1,0 +1,92 @@
+// The hello handshake of a computer socket: the admission limits, the link token, registering the link
+// and answering hello-ok (with the bridge's frame limit), or hello-error then close. The listener
+// (server.ts) hands every parsed hello, and every socket whose first frame is not one, here.
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Admission } from './admission.js';
+import type { ComputerSocket } from './computer-socket.js';
+import { encodeHelloError, encodeHelloOk, type HelloErrorCode, type HelloFrame } from './frames.js';
+import { omittedText } from './identity.js';
+import { describe, type LinkRegistry } from './registry.js';
+
+export const CLOSE_POLICY = 1008;
+/** A wrong or missing link token: the computer should stop and ask for the right one. */
+export const CLOSE_UNAUTHORIZED = 4401;
+/** A limit was hit: try again later. */
+const CLOSE_TRY_AGAIN = 1013;
+
+const REASONS: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
+
+export interface HelloOptions {
+  registry: LinkRegistry;
+  admission: Admission;
+  metrics: Metrics;
+  log: Logger;
+  /** Logs a warning a peer can provoke at will (through the listener's budget). */
+  warn(line: string): void;
+  /** Largest frame the bridge takes from a computer (CC_MAX_FRAME_BYTES), told in hello-ok. */
+  maxFrameBytes: number;
+  /** When it holds tokens, a hello must carry one of them (CC_LINK_TOKEN). */
+  tokens?: { readonly enabled: boolean; matches(token: string | null): boolean };
+}
+
+export interface Hellos {
+  /** A valid hello on `ws`: links it, or refuses it (limits, token), or ignores a second one. */
+  hello(ws: ComputerSocket, frame: HelloFrame): void;
+  /** A malformed hello, or a first frame that is not a hello: hello-error `invalid`, then close 1008. */
+  reject(ws: ComputerSocket, error: string): void;
+}
+
+export function helloHandshake(options: HelloOptions): Hellos {
+  const { registry, admission, metrics, log, warn, tokens } = options;
+  const helloOk = encodeHelloOk(options.maxFrameBytes);
+
+  /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
+  function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number): void {
+    if (ws.helloTimer) clearTimeout(ws.helloTimer);
+    ws.helloTimer = null;
+    admission.close(ws);
+    ws.send(encodeHelloError(error, code));
+    ws.close(closeCode, REASONS[code]);
+  }
+
+  return {
+    hello(ws, frame) {
+      if (ws.link) {
+        metrics.framesRejected.inc('second_hello');
+        warn(`link ${describe(ws.link.computerId, ws.link.label)} sent a second hello; ignored`);
+        return;
+      }
+      if (ws.stage !== 'pending') return; // already refused; the socket is closing
+      const current = registry.get(frame.computerId);
+      const refusal = admission.hello(ws, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
+      if (refusal) {
+        metrics.linksRefused.inc(refusal.reason);
+        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
+        refuse(ws, refusal.message, 'busy', CLOSE_TRY_AGAIN);
+        return;
+      }
+      // only after the limits, so a token guess costs a hello from the rate budget
+      if (tokens?.enabled && !tokens.matches(frame.token)) {
+        metrics.linksRefused.inc('unauthorized');
+        // the remote address, never the token
+        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${frame.token === null ? 'no link token' : 'wrong link token'}`);
+        refuse(ws, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
+        return;
+      }
+      if (ws.helloTimer) clearTimeout(ws.helloTimer);
+      ws.helloTimer = null;
+      const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
+      ws.link = link;
+      metrics.linksLinked++;
+      ws.send(helloOk);
+      if (replaced) metrics.linksReplaced++;
+      if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
+      log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);
+    },
+    reject(ws, error) {
+      metrics.linksRefused.inc('invalid');
+      refuse(ws, error, 'invalid', CLOSE_POLICY);
+    },
+  };
+}
