@@ -89,7 +89,8 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
    * probes of many clients reach the one computer together; one writev per frame was the bridge's
    * top cost).
    */
-  override send(text: string): void {
+  // `ascii` is `unknown` only so the override fits ws's send(data, options, cb) overloads: `true` or not
+  override send(text: string, ascii?: unknown): void {
     const raw = this.raw;
     if (raw && raw.writableCorked === 0) {
       if (corked.length === 0) setImmediate(uncorkAll);
@@ -97,7 +98,7 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
       raw.cork();
     }
     this.handlers.sent();
-    this.frame(text);
+    this.frame(text, ascii === true);
   }
 
   /**
@@ -105,17 +106,18 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
    * exactly one frame, so corking saves no write there and only holds every computer's request back
    * until the whole fan-out is built.
    */
-  sendNow(text: string): void {
+  sendNow(text: string, ascii = false): void {
     this.handlers.sent();
-    this.frame(text);
+    this.frame(text, ascii);
   }
 
-  private frame(text: string): void {
+  /** `ascii`: the sender built `text` with asciiJson (every request frame), so it is not scanned again. */
+  private frame(text: string, ascii: boolean): void {
     const raw = this.raw;
     // An ASCII text shorter than 64 KiB (a probe's ping) is written as one latin1 string, header and
     // payload together: one write, no header Buffer, no writev; the bytes are what ws would send. ws's
     // sender queues frames only while compressing (perMessageDeflate is off), so order is kept.
-    if (raw !== null && this.readyState === WebSocket.OPEN && text.length <= 0xffff && !NOT_ASCII.test(text)) {
+    if (raw !== null && this.readyState === WebSocket.OPEN && text.length <= 0xffff && (ascii || !NOT_ASCII.test(text))) {
       raw.write(textFrameHead(text.length) + text, 'latin1');
       return;
     }

@@ -39,8 +39,8 @@ const POOL_IDS = 512;
 const pool = Buffer.allocUnsafeSlow(ID_BYTES * POOL_IDS);
 let poolAt = pool.length;
 
-/** A fresh request id: 16 bytes of the pool (refilled when used up) as base64url. */
-function nextId(): string {
+/** A fresh request id: 16 bytes of the pool (refilled when used up) as base64url (also every single request's: registry.ts). */
+export function nextId(): string {
   if (poolAt === pool.length) {
     randomFillSync(pool);
     poolAt = 0;

@@ -157,11 +157,31 @@ export function asciiJson(value: unknown): string {
     : text;
 }
 
-export function encodeRequest(id: string, method: string, params?: unknown): string {
-  return asciiJson(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
+/**
+ * The params of a Lua chunk's request (exec-lua, config Lua tools): `{code}`, or `{code, args}` with
+ * `args` as data beside the chunk. They serialise as that object would; encodeRequest writes them
+ * into the frame by a template, without JSON.stringify walking the frame object (about a third of
+ * a microsecond, in every exec-lua call).
+ */
+export class LuaParams {
+  constructor(
+    readonly code: string,
+    readonly args?: Record<string, unknown>,
+  ) {}
 }
 
 export const REQUEST_HEAD = '{"type":"request","id":"';
+
+/** An id or method that JSON writes as it is, between quotes (request ids are base64url). */
+const PLAIN = /^[\w-]+$/;
+
+export function encodeRequest(id: string, method: string, params?: unknown): string {
+  if (params instanceof LuaParams && PLAIN.test(id) && PLAIN.test(method)) {
+    const args = params.args === undefined ? '' : `,"args":${asciiJson(params.args)}`;
+    return `${REQUEST_HEAD}${id}","method":"${method}","params":{"code":${asciiJson(params.code)}${args}}}`;
+  }
+  return asciiJson(params === undefined ? { type: 'request', id, method } : { type: 'request', id, method, params });
+}
 
 /** Tails of requests without params, by method (a probe sends the same ping every time). */
 const TAILS = new Map<string, string>();

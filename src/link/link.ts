@@ -8,9 +8,10 @@ export function describe(computerId: number, label: string | null): string {
 }
 
 export interface LinkSocket {
-  send(text: string): void;
+  /** `ascii`: the caller knows the text is ASCII (asciiJson's), so the socket need not check it. */
+  send(text: string, ascii?: boolean): void;
   /** `send`, written at once rather than with the rest of this turn's frames to the computer. */
-  sendNow?(text: string): void;
+  sendNow?(text: string, ascii?: boolean): void;
   close(code: number, reason: string): void;
 }
 

@@ -1,8 +1,7 @@
 // Linked computers and the requests in flight on each link. Knows nothing about sockets beyond
 // send/close, so every rule here is testable with plain values.
-import { randomUUID } from 'node:crypto';
 import type { CancelSignal } from '../cancel.js';
-import { requestAll, type FanoutHost, type FanoutOptions } from './fanout.js';
+import { nextId, requestAll, type FanoutHost, type FanoutOptions } from './fanout.js';
 import { encodeRequest, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
 import { jobChanges, type Identity } from './identity.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
@@ -110,18 +109,17 @@ export class LinkRegistry implements FanoutHost {
     if (link.pendingCount >= this.maxPendingPerLink) {
       return Promise.resolve({ status: 'error', error: this.tooManyPending(link), ms: 0 });
     }
-    const id = randomUUID();
+    const id = nextId();
+    // ASCII (asciiJson): its length is its byte count, and the socket need not scan it again
     const frame = encodeRequest(id, method, params);
-    if (options.maxFrameBytes !== undefined && Buffer.byteLength(frame) > options.maxFrameBytes) {
-      return Promise.reject(
-        new FrameTooLargeError(`request is ${Buffer.byteLength(frame)} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`),
-      );
+    if (options.maxFrameBytes !== undefined && frame.length > options.maxFrameBytes) {
+      return Promise.reject(new FrameTooLargeError(`request is ${frame.length} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`));
     }
     const request = new SingleRequest(link, id, startedAt, this.now, options);
     track(link, request);
     options.signal?.addEventListener('abort', request, { once: true });
     try {
-      link.socket.send(frame);
+      link.socket.send(frame, true);
     } catch (err) {
       request.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: request.elapsed() });
     }

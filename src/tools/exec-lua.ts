@@ -2,6 +2,7 @@
 // The answer is checked and rendered by exec-result.ts; the computer is found by computer-target.ts.
 import { FrameTooLargeError, Link, describe, type LinkRegistry } from '../link/registry.js';
 import type { CancelSignal } from '../cancel.js';
+import { LuaParams } from '../link/frames.js';
 import { startDetached } from './job-tools.js';
 import { findComputer, linkedList } from './computer-target.js';
 import { fromResult, outcomeResult } from './exec-result.js';
@@ -119,7 +120,7 @@ export async function runLua(
     const computerId = target.computerId;
     let outcome;
     try {
-      outcome = await links.request(target, 'exec-lua', args === undefined ? { code } : { code, args }, {
+      outcome = await links.request(target, 'exec-lua', new LuaParams(code, args), {
         timeoutMs,
         signal,
         cancelOnTimeout: true,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseComputerFrame, encodeRequest, requestEncoder, encodeCancel, encodeHelloError, encodeHelloOk } from '../../dist/link/frames.js';
+import { parseComputerFrame, encodeRequest, requestEncoder, encodeCancel, encodeHelloError, encodeHelloOk, LuaParams, asciiJson } from '../../dist/link/frames.js';
 
 const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -99,6 +99,25 @@ test('requests escape every non-ASCII character so any CC version decodes them t
   // a plain ASCII frame after a non-ASCII one is left as JSON.stringify makes it
   assert.equal(encodeRequest('id2', 'ping'), JSON.stringify({ type: 'request', id: 'id2', method: 'ping' }));
   assert.equal(JSON.parse(encodeRequest('id3', 'exec-lua', { code: 'é' })).params.code, 'é');
+});
+
+test("a Lua chunk's params (LuaParams) encode exactly as the object {code} or {code, args} would", () => {
+  const generic = (id, method, params) => asciiJson({ type: 'request', id, method, params });
+  const codes = ['return 1', '', 'print("h\u00e9llo \u2603 \ud83d\ude00")', 'x = "\\"\n\t\u0000\u001f"', '\ud800 lone', 'return ...'];
+  const argss = [undefined, {}, { a: 1, b: 'w\u00e9', c: [true, null, { d: '\ud83d\ude00' }] }, { skipped: undefined, n: 2.5 }];
+  for (const code of codes) {
+    for (const args of argss) {
+      const params = args === undefined ? { code } : { code, args };
+      const frame = encodeRequest('AbC-_09xyzAbC-_09xyz12', 'exec-lua', new LuaParams(code, args));
+      assert.equal(frame, generic('AbC-_09xyzAbC-_09xyz12', 'exec-lua', params));
+      assert.match(frame, /^[\x00-\x7f]*$/);
+      assert.deepEqual(JSON.parse(frame).params, JSON.parse(JSON.stringify(params)));
+    }
+  }
+  // an id or method JSON would escape takes the generic path, and still comes out right
+  for (const [id, method] of [['a"b', 'exec-lua'], ['\u00e9', 'exec-lua'], ['id', 'm"x'], ['', 'exec-lua']]) {
+    assert.equal(encodeRequest(id, method, new LuaParams('return', { k: 1 })), generic(id, method, { code: 'return', args: { k: 1 } }));
+  }
 });
 
 test('a malformed response keeps its id (when valid) so its request fails at once', () => {

@@ -67,7 +67,7 @@ test('a response resolves only the request on the link it arrived on', async () 
   const { link: b } = registry.register(recordingSocket(), hello(2), 'b');
   const pending = registry.request(a, 'ping', undefined, { timeoutMs: 60_000 });
   const id = socketA.sent[0].id;
-  assert.match(id, /^[0-9a-f-]{36}$/);
+  assert.match(id, /^[A-Za-z0-9_-]{22}$/);
   assert.equal(registry.resolve(b, { type: 'response', id, ok: true, result: 'forged' }), false);
   assert.equal(registry.resolve(a, { type: 'response', id, ok: true, result: 'pong' }), true);
   assert.deepEqual({ ...(await pending), ms: 0 }, { status: 'ok', result: 'pong', ms: 0 });
@@ -162,6 +162,34 @@ test('a request larger than the computer accepts is refused before sending', asy
     (err) => err instanceof FrameTooLargeError && err.code === 'ERR_FRAME_TOO_LARGE' && /at most 100/.test(err.message),
   );
   assert.equal(socket.sent.length, 0);
+});
+
+test("a single request's id is 128 random bits (22 base64url characters), fresh each time; its size limit counts the frame as sent (non-ASCII escaped)", async () => {
+  const registry = new LinkRegistry();
+  const socket = recordingSocket();
+  const raw = [];
+  const send = socket.send;
+  socket.send = function (text, ascii) {
+    raw.push({ text, ascii });
+    send.call(this, text);
+  };
+  const { link } = registry.register(socket, hello(1), 'a');
+  const code = '\u00e9'.repeat(20); // 20 characters, each sent as a 6-byte \u00e9
+  const size = `{"type":"request","id":"${'x'.repeat(22)}","method":"exec-lua","params":{"code":"${'\\u00e9'.repeat(20)}"}}`.length;
+  await assert.rejects(registry.request(link, 'exec-lua', { code }, { timeoutMs: 1000, maxFrameBytes: size - 1 }), FrameTooLargeError);
+  const ids = new Set();
+  for (let i = 0; i < 3; i++) {
+    const pending = registry.request(link, 'exec-lua', { code }, { timeoutMs: 60_000, maxFrameBytes: size });
+    const { text, ascii } = raw.at(-1);
+    assert.equal(text.length, size);
+    assert.equal(ascii, true, 'a request frame is ASCII by construction: the socket is told so');
+    assert.match(socket.sent.at(-1).id, /^[A-Za-z0-9_-]{22}$/);
+    assert.equal(socket.sent.at(-1).params.code, code);
+    ids.add(socket.sent.at(-1).id);
+    registry.resolve(link, { type: 'response', id: socket.sent.at(-1).id, ok: true, result: 1 });
+    assert.equal((await pending).status, 'ok');
+  }
+  assert.equal(ids.size, 3);
 });
 
 // requestAll: the probe's fan-out (one timer, one abort listener, one promise for every link)

@@ -147,7 +147,7 @@ describeLua('detached jobs (lua-tools)', () => {
     const started = await callTool(bridge, 'exec-lua', { computerId: 4, code, detach: true });
     assert.equal(started.isError, undefined, text(started));
     const job = started.structuredContent.job;
-    assert.match(job, /^[0-9a-f-]{36}$/);
+    assert.match(job, /^[A-Za-z0-9_-]{22}$/);
     assert.match(text(started), /^Started job .* \(exec-lua, detached\)/);
 
     let cursor = 0;
