@@ -104,6 +104,24 @@ function cpuMicros(b) {
   return ((Number(f[11]) + Number(f[12])) * 1e6) / 100;
 }
 
+/**
+ * Where the bridge's CPU went and how often it slept: user and system time (all threads, us), and
+ * its main thread's CPU time (us) and voluntary context switches (each one a sleep waiting for I/O,
+ * then a wake-up). Diagnostics printed beside the cells, not goals.
+ */
+function cpuDetail(b) {
+  const pid = b.child.pid;
+  const fields = (file) => {
+    const stat = readFileSync(file, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  const all = fields(`/proc/${pid}/stat`);
+  const main = fields(`/proc/${pid}/task/${pid}/stat`);
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  const tick = 1e6 / 100;
+  return { user: Number(all[11]) * tick, sys: Number(all[12]) * tick, main: (Number(main[11]) + Number(main[12])) * tick, sleeps: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0) };
+}
+
 let gcSeq = 0;
 async function rssAfterGc(b) {
   const id = ++gcSeq;
@@ -272,17 +290,20 @@ async function load(b, cell, seconds, warmup) {
   const running = agents.map(loop);
   await sleep(warmup * 1000);
   const cpu0 = cpuMicros(b);
+  const detail0 = cpuDetail(b);
   const alloc0 = b.allocated;
   const start = performance.now();
   window = [start, start + seconds * 1000];
   await sleep(seconds * 1000);
   const cpu1 = cpuMicros(b);
+  const detail1 = cpuDetail(b);
   const alloc1 = b.allocated;
   const elapsed = (performance.now() - start) / 1000;
   stop = true;
   await Promise.all(running);
   for (const a of agents) a.destroy();
-  return { lat, elapsed, cpu: cpu1 - cpu0, allocated: alloc1 - alloc0, errors, firstError };
+  const detail = Object.fromEntries(Object.keys(detail0).map((k) => [k, detail1[k] - detail0[k]]));
+  return { lat, elapsed, cpu: cpu1 - cpu0, detail, allocated: alloc1 - alloc0, errors, firstError };
 }
 
 /** A bridge config with one stdio upstream server (the test fixture), pinned to the load core. */
@@ -360,7 +381,7 @@ export async function runCompare(argv) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bench-compare-'));
 
   const acc = {};
-  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, elapsed: 0, allocated: 0, errors: 0, firstError: null, samples: [], rounds: [] });
+  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, detail: { user: 0, sys: 0, main: 0, sleeps: 0 }, elapsed: 0, allocated: 0, errors: 0, firstError: null, samples: [], rounds: [] });
   try {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 ? [...bridges].reverse() : bridges;
@@ -382,6 +403,7 @@ export async function runCompare(argv) {
                 a.lat.push(...m.lat);
                 a.calls += m.lat.length;
                 a.cpu += m.cpu;
+                for (const k in a.detail) a.detail[k] += m.detail[k];
                 a.allocated += m.allocated;
                 a.elapsed += m.elapsed;
                 a.errors += m.errors;
@@ -452,7 +474,7 @@ export async function runCompare(argv) {
   const stats = (a) => {
     if (!a) return null;
     const sorted = a.lat.sort((x, y) => x - y);
-    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, allocKBPerCall: a.allocated / a.calls / 1024, errors: a.errors, firstError: a.firstError };
+    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, userPerCall: a.detail.user / a.calls, sysPerCall: a.detail.sys / a.calls, mainBusy: a.detail.main / (a.elapsed * 1e6), sleepsPerCall: a.detail.sleeps / a.calls, allocKBPerCall: a.allocated / a.calls / 1024, errors: a.errors, firstError: a.firstError };
   };
   const o2 = other.name;
   const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, idleLinks: idle, against: baseline ?? 'minimal' }, cells: {}, goals: [] };
@@ -530,6 +552,14 @@ export async function runCompare(argv) {
         const per = (acc[c.key]?.ours?.rounds ?? []).slice(0, probeRounds.length).map((x, i) => x / probeRounds[i]);
         if (per.length > 1) out.push(`  ${c.key}: vs our probe per round ${per.map((x) => r1(x)).join(', ')} (median ${r1(median(per))}x)`);
       }
+    }
+    // why CPU per call differs between cells: a bridge that often sleeps between small batches pays a
+    // wake-up, an event-loop turn and its syscalls for few calls (the upstream cell's server shares the load core)
+    const details = cells.flatMap((c) => ['ours', o2].map((k) => [c, k, result.cells[c.key]?.[k]])).filter(([, , x]) => x);
+    if (details.length) {
+      out.push('');
+      out.push('Bridge CPU detail (diagnostic): user / system us per call, main thread busy share of the window, main thread sleeps (voluntary context switches) per call');
+      for (const [c, k, x] of details) out.push(`  ${c.key} ${k}: ${r1(x.userPerCall)} / ${r1(x.sysPerCall)} us, busy ${Math.round(x.mainBusy * 100)}%, ${x.sleepsPerCall.toFixed(2)} sleeps per call`);
     }
     if (goals.length) {
       out.push('');
