@@ -110,13 +110,13 @@ export function parseOmitted(value: unknown, where: string): Parse<Omitted | und
   return { ok: true, value: peripherals === 0 && jobs === 0 ? undefined : { peripherals, jobs } };
 }
 
-/** What a computer left out, for a list-computers line or the log: ` (left out to fit its --max-frame: 3 peripherals, 1 job)`. */
+/** What a computer left out, for a list-computers line or the log: ` (left out to fit its frame limit: 3 peripherals, 1 job)`. */
 export function omittedText(omitted: Omitted | undefined): string {
   if (omitted === undefined) return '';
   const parts: string[] = [];
   if (omitted.peripherals > 0) parts.push(plural(omitted.peripherals, 'peripheral'));
   if (omitted.jobs > 0) parts.push(plural(omitted.jobs, 'job'));
-  return ` (left out to fit its --max-frame: ${parts.join(', ')})`;
+  return ` (left out to fit its frame limit: ${parts.join(', ')})`;
 }
 
 /** The job list of every computer that has none (most): one shared, frozen empty array. */

@@ -94,9 +94,9 @@ test('hello-omitted: the "omitted" marker of hello and info frames (what the com
   assert.deepEqual(parse({ type: 'info', computerLabel: null, peripherals: [], omitted: { peripherals: 1 } }).frame.omitted, { peripherals: 1, jobs: 0 });
   assert.deepEqual(parse({ type: 'info', computerLabel: null, peripherals: [], omitted: 'x' }), { ok: false, error: 'info.omitted must be an object {peripherals, jobs} of counts' });
   assert.equal(omittedText(undefined), '');
-  assert.equal(omittedText({ peripherals: 1, jobs: 0 }), ' (left out to fit its --max-frame: 1 peripheral)');
-  assert.equal(omittedText({ peripherals: 0, jobs: 2 }), ' (left out to fit its --max-frame: 2 jobs)');
-  assert.equal(omittedText({ peripherals: 5, jobs: 1 }), ' (left out to fit its --max-frame: 5 peripherals, 1 job)');
+  assert.equal(omittedText({ peripherals: 1, jobs: 0 }), ' (left out to fit its frame limit: 1 peripheral)');
+  assert.equal(omittedText({ peripherals: 0, jobs: 2 }), ' (left out to fit its frame limit: 2 jobs)');
+  assert.equal(omittedText({ peripherals: 5, jobs: 1 }), ' (left out to fit its frame limit: 5 peripherals, 1 job)');
 });
 
 test('hello-omitted: the bridge logs and lists what a computer left out, and forgets it when an info frame leaves nothing out', () =>
@@ -104,10 +104,10 @@ test('hello-omitted: the bridge logs and lists what a computer left out, and for
     const c = new FakeComputer(bridge.linkUrl, { computerId: 3 });
     const first = await c.link({ type: 'hello', computerId: 3, computerLabel: null, peripherals: [{ name: 'top', types: ['modem'] }], omitted: { peripherals: 4, jobs: 1 } });
     assert.equal(first.type, 'hello-ok');
-    assert.ok(bridge.logs.some((l) => /linked 3 .*\(left out to fit its --max-frame: 4 peripherals, 1 job\)$/.test(l)), bridge.logs.join('\n'));
+    assert.ok(bridge.logs.some((l) => /linked 3 .*\(left out to fit its frame limit: 4 peripherals, 1 job\)$/.test(l)), bridge.logs.join('\n'));
     let listed = await callTool(bridge, 'list-computers');
     assert.deepEqual(listed.structuredContent.computers[0].omitted, { peripherals: 4, jobs: 1 });
-    assert.match(listed.content[0].text, /; peripherals: top \(modem\) \(left out to fit its --max-frame: 4 peripherals, 1 job\); connected /);
+    assert.match(listed.content[0].text, /; peripherals: top \(modem\) \(left out to fit its frame limit: 4 peripherals, 1 job\); connected /);
     c.send({ type: 'info', computerLabel: null, peripherals: [{ name: 'top', types: ['modem'] }], omitted: { peripherals: 2 } });
     await until(() => bridge.links.get(3).identity.omitted?.peripherals === 2);
     c.send({ type: 'info', computerLabel: null, peripherals: [] });

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { COLOURS, useComputer } from './computer.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
+import { until } from '../helpers.js';
 import { bridgeFor, callOk, linkedComputer, textOf } from './mcp-helpers.js';
 
 const T = { timeout: 60000 };
@@ -56,6 +57,25 @@ describeLua('the bridge frame limit in hello-ok', () => {
     assert.ok(pieces.length >= 3, `${pieces.length} pieces`);
     for (const frame of c.sent) assert.ok(bytes(frame) <= LIMIT, `a frame of ${bytes(frame)} bytes`);
     stillLinked(c, bridge, 32, link);
+  });
+
+  test('info frames fit the bridge limit: 80 peripherals attached after the hello are listed as far as they fit, the rest said left out', T, async (t) => {
+    const bridge = await bridgeFor(t, { CC_MAX_FRAME_BYTES: '4096' });
+    const c = await linkedComputer(t, bridge, { id: 37 });
+    const link = bridge.links.get(37);
+    // about 7 KB of peripherals: over the bridge's 4096, far under --max-frame
+    for (let i = 0; i < 80; i++) c.attachPeripheral(`minecraft:chest_with_a_long_name_${String(i).padStart(2, '0')}`, 'chest');
+    await until(() => {
+      assert.equal(bridge.links.get(37), link, 'the link is still up');
+      return link.identity.omitted !== undefined && link.identity.peripherals.length + link.identity.omitted.peripherals === 80;
+    }, 20, 50000);
+    for (const frame of c.sent) assert.ok(bytes(frame) <= 4096, `a frame of ${bytes(frame)} bytes`);
+    const listed = await callOk(bridge, 'list-computers');
+    const [me] = listed.structuredContent.computers;
+    assert.ok(me.peripherals.length > 10 && me.peripherals.length < 80, `${me.peripherals.length} peripherals listed`);
+    assert.deepEqual(me.omitted, { peripherals: 80 - me.peripherals.length, jobs: 0 });
+    assert.match(textOf(listed), new RegExp(`\\(left out to fit its frame limit: ${80 - me.peripherals.length} peripherals\\); connected `));
+    stillLinked(c, bridge, 37, link);
   });
 
   test('a hello-ok with a limit above --max-frame changes nothing: --max-frame stays in charge', T, async (t) => {

@@ -71,7 +71,7 @@ describeLua('the hello against small frame limits', () => {
     const listed = await callOk(bridge, 'list-computers');
     const [me] = listed.structuredContent.computers;
     assert.deepEqual(me.omitted, { peripherals: 40 - me.peripherals.length, jobs: 0 });
-    assert.match(textOf(listed), new RegExp(`\\(left out to fit its --max-frame: ${40 - me.peripherals.length} peripherals\\); connected `));
+    assert.match(textOf(listed), new RegExp(`\\(left out to fit its frame limit: ${40 - me.peripherals.length} peripherals\\); connected `));
   });
 
   test('a hello that fits says nothing was left out', T, async (t) => {
