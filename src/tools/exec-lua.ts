@@ -93,7 +93,8 @@ export const execLua: Tool = {
 
   async call(args, { links, config, log, signal }) {
     const code = args.code as string;
-    if (Buffer.byteLength(code) > config.execMaxCodeBytes) {
+    // a UTF-16 unit is at most 3 bytes of UTF-8: most chunks are settled without counting
+    if (code.length * 3 > config.execMaxCodeBytes && Buffer.byteLength(code) > config.execMaxCodeBytes) {
       return failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${config.execMaxCodeBytes} are allowed (CC_EXEC_MAX_CODE_BYTES).`, 'invalid_arguments');
     }
     const target = findComputer(links, args);
@@ -117,7 +118,6 @@ export async function runLua(
   signal: CancelSignal,
   maxResultValues: number,
 ): Promise<ToolResult> {
-    const computerId = target.computerId;
     let outcome;
     try {
       outcome = await links.request(target, 'exec-lua', new LuaParams(code, args), {
@@ -130,33 +130,41 @@ export async function runLua(
       if (err instanceof FrameTooLargeError) return failedResult(`The code is too large to send: ${err.message}.`, 'invalid_arguments');
       throw err;
     }
-    const malformed = (problem: string) => `protocol error: computer ${describe(computerId, target.label)} sent a malformed exec-lua result: ${problem}`;
-    const failed = (error: string, partial?: unknown, code?: FailureCode) => {
-      const parsed = partial === undefined ? null : fromResult(partial, maxResultValues);
-      const kept = parsed?.ok ? parsed.value : {};
-      const said = parsed && !parsed.ok ? `${error}\n${malformed(parsed.problem)}` : error;
-      const result = outcomeResult({ computerId, ok: false, output: '', returns: [], truncated: false, ...kept, error: said });
-      return code ? classified(result, code) : result;
-    };
-
     switch (outcome.status) {
       case 'ok': {
         const parsed = fromResult(outcome.result, maxResultValues);
-        if (!parsed.ok) return failed(malformed(parsed.problem));
-        return outcomeResult({ computerId, ok: true, ...parsed.value });
+        if (!parsed.ok) return failed(target, maxResultValues, malformed(target, parsed.problem));
+        // the outcome written out, not spread from the parse (the same keys in the same order)
+        const { output, returns, truncated } = parsed.value;
+        return outcomeResult({ computerId: target.computerId, ok: true, output, returns, truncated });
       }
       case 'error':
         if (outcome.error === 'unknown method') {
           return failed(
-            `computer ${describe(computerId, target.label)} runs an mcp-computer program without exec-lua; update its program (wget http://<bridge-host>:<link port>/mcp-computer.lua).`,
+            target,
+            maxResultValues,
+            `computer ${describe(target.computerId, target.label)} runs an mcp-computer program without exec-lua; update its program (wget http://<bridge-host>:<link port>/mcp-computer.lua).`,
           );
         }
-        return failed(outcome.error, outcome.result);
+        return failed(target, maxResultValues, outcome.error, outcome.result);
       case 'timeout':
-        return failed(`timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout');
+        return failed(target, maxResultValues, `timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout');
       case 'cancelled':
-        return failed(`cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled');
+        return failed(target, maxResultValues, `cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled');
       case 'disconnected':
-        return failed(`the link to computer ${describe(computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
+        return failed(target, maxResultValues, `the link to computer ${describe(target.computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
     }
+}
+
+function malformed(target: Link, problem: string): string {
+  return `protocol error: computer ${describe(target.computerId, target.label)} sent a malformed exec-lua result: ${problem}`;
+}
+
+/** A failed exec as its result: `partial`, the computer's answer beside its error, kept when well-formed. */
+function failed(target: Link, maxResultValues: number, error: string, partial?: unknown, code?: FailureCode): ToolResult {
+  const parsed = partial === undefined ? null : fromResult(partial, maxResultValues);
+  const kept = parsed?.ok ? parsed.value : {};
+  const said = parsed && !parsed.ok ? `${error}\n${malformed(target, parsed.problem)}` : error;
+  const result = outcomeResult({ computerId: target.computerId, ok: false, output: '', returns: [], truncated: false, ...kept, error: said });
+  return code ? classified(result, code) : result;
 }

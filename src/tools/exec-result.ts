@@ -3,7 +3,7 @@
 // the tool result made from it.
 import { isRecord } from '../jsonrpc/message.js';
 import { aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
-import { textResult, type ToolResult } from './tool.js';
+import type { ToolResult } from './tool.js';
 
 export interface ExecOutcome {
   computerId: number;
@@ -76,17 +76,21 @@ export function renderValue(descriptor: unknown): string {
   }
 }
 
+const NOTHING = '(no output, nothing returned)';
+const TRUNCATED = '[output or returned values were truncated to fit the link message limit]';
+
+/** The result's text: the output (less one trailing newline), `=> values` or `error: ...`, and the truncation note, one per line. */
 function render(outcome: ExecOutcome): string {
-  const parts: string[] = [];
-  if (outcome.output !== '') parts.push(outcome.output.replace(/\n$/, ''));
+  const output = outcome.output;
+  let text = output.endsWith('\n') ? output.slice(0, -1) : output;
+  const shown = output !== '';
   if (outcome.ok) {
-    if (outcome.returns.length > 0) parts.push(`=> ${outcome.returns.map(renderValue).join(', ')}`);
-    if (parts.length === 0) parts.push('(no output, nothing returned)');
+    if (outcome.returns.length > 0) text = `${shown ? `${text}\n` : ''}=> ${outcome.returns.map(renderValue).join(', ')}`;
+    else if (!shown) text = NOTHING;
   } else {
-    parts.push(`error: ${outcome.error}`);
+    text = `${shown ? `${text}\n` : ''}error: ${outcome.error}`;
   }
-  if (outcome.truncated) parts.push('[output or returned values were truncated to fit the link message limit]');
-  return parts.join('\n');
+  return outcome.truncated ? `${text}\n${TRUNCATED}` : text;
 }
 
 const DESCRIPTOR_TYPES: ReadonlySet<unknown> = new Set(['nil', 'boolean', 'number', 'string', 'table', 'function', 'thread', 'userdata']);
@@ -158,6 +162,10 @@ export function fromResult(result: unknown, maxValues: number): ResultParse {
 
 /** An exec outcome as the tool result every Lua-running tool answers: its text and its structuredContent. */
 export function outcomeResult(outcome: ExecOutcome): ToolResult {
-  return { ...textResult(render(outcome), !outcome.ok), structuredContent: { ...outcome } };
+  // the outcome itself is the structuredContent (every caller builds a fresh one): no copies, and
+  // the keys in textResult's order (content, isError, structuredContent)
+  const content = [{ type: 'text' as const, text: render(outcome) }];
+  const structuredContent = outcome as unknown as Record<string, unknown>;
+  return outcome.ok ? { content, structuredContent } : { content, isError: true, structuredContent };
 }
 

@@ -136,8 +136,15 @@ function arrayProblem(value: unknown[], schema: Schema, path: string): string | 
   return null;
 }
 
-function objectProblem(count: number, schema: Schema, path: string): string | null {
+/** How a message names `key` of the object at `path`. */
+function nameOf(path: string, key: string): string {
+  return path === 'arguments' ? `argument "${key}"` : `${path}.${key}`;
+}
+
+function objectProblem(record: Record<string, unknown>, schema: Schema, path: string): string | null {
   const { minProperties: min, maxProperties: max } = schema;
+  if (!isCount(min) && !isCount(max)) return null;
+  const count = Object.keys(record).length;
   const what = (n: number) => (path === 'arguments' ? plural(n, 'argument') : plural(n, 'property', 'properties'));
   if (isCount(min) && count < min) return `${path} must have at least ${what(min)}, got ${count}`;
   if (isCount(max) && count > max) return `${path} must have at most ${what(max)}, got ${count}`;
@@ -198,18 +205,19 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
   }
   if (typeOf(value) === 'object') {
     const record = value as Record<string, unknown>;
-    const nameOf = (key: string) => (path === 'arguments' ? `argument "${key}"` : `${path}.${key}`);
     if (Array.isArray(schema.required)) {
       for (const key of schema.required) {
         // own keys only: "toString" is in every object, but only an argument named so is given
-        if (typeof key === 'string' && !Object.hasOwn(record, key)) return `${nameOf(key)} is required`;
+        if (typeof key === 'string' && !Object.hasOwn(record, key)) return `${nameOf(path, key)} is required`;
       }
     }
-    const entries = Object.entries(record);
-    const problem = full ? objectProblem(entries.length, schema, path) : null;
+    const problem = full ? objectProblem(record, schema, path) : null;
     if (problem) return problem;
-    for (const [key, item] of entries) {
-      const name = nameOf(key);
+    // own keys in Object.keys' order, without its array (every tool call passes here)
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      const item = record[key];
+      const name = nameOf(path, key);
       // own keys only: properties.constructor would otherwise be Object, so an argument named
       // "constructor", "toString" or "__proto__" would pass additionalProperties: false
       const properties = schema.properties;
