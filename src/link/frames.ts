@@ -62,7 +62,9 @@ export function parseComputerFrame(text: string, maxDepth: number = DEFAULT_MAX_
   } catch {
     return { ok: false, error: 'frame is not valid JSON' };
   }
-  const problem = boundsProblem(value, { maxDepth });
+  // nesting d levels takes 2d characters at least: a text shorter than 2 * (maxDepth + 1) cannot be
+  // too deep, so most frames (every answer to a ping, a short exec-lua result) are not walked
+  const problem = text.length < 2 * (maxDepth + 1) ? null : boundsProblem(value, { maxDepth });
   if (problem) return withId({ ok: false, error: `frame ${problem}` }, value);
   if (!isRecord(value)) return { ok: false, error: `frame is not a JSON object (it is ${aJsonType(value)})` };
   switch (value.type) {

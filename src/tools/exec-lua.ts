@@ -91,15 +91,19 @@ export const execLua: Tool = {
   annotations: { destructiveHint: true, openWorldHint: true },
   enabled: (config) => config.execLua,
 
-  async call(args, { links, config, log, signal }) {
+  // not async: it hands back runLua's promise itself (an async function returning a promise adds a
+  // promise and two microtask jobs to adopt it, in every call)
+  call(args, { links, config, log, signal }) {
     const code = args.code as string;
     // a UTF-16 unit is at most 3 bytes of UTF-8: most chunks are settled without counting
     if (code.length * 3 > config.execMaxCodeBytes && Buffer.byteLength(code) > config.execMaxCodeBytes) {
-      return failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${config.execMaxCodeBytes} are allowed (CC_EXEC_MAX_CODE_BYTES).`, 'invalid_arguments');
+      return Promise.resolve(
+        failedResult(`argument "code" is ${Buffer.byteLength(code)} bytes; at most ${config.execMaxCodeBytes} are allowed (CC_EXEC_MAX_CODE_BYTES).`, 'invalid_arguments'),
+      );
     }
     const target = findComputer(links, args);
-    if (typeof target === 'string') return failedResult(`${target} ${linkedList(links)}`, 'unknown_computer');
-    if (!(target instanceof Link)) return target;
+    if (typeof target === 'string') return Promise.resolve(failedResult(`${target} ${linkedList(links)}`, 'unknown_computer'));
+    if (!(target instanceof Link)) return Promise.resolve(target);
     if (args.detach === true) return startDetached('exec-lua', target, { links, config, log, signal }, { code });
     return runLua(links, target, code, undefined, (args.timeoutMs as number | undefined) ?? config.execTimeoutMs, signal, config.execMaxResultValues);
   },

@@ -138,7 +138,8 @@ export function fromResult(result: unknown, maxValues: number): ResultParse {
   if (typeof truncated !== 'boolean') return { ok: false, problem: `"truncated" is ${aJsonType(truncated)}, not a boolean` };
   if (!Array.isArray(returns)) return { ok: false, problem: `"returns" is ${aJsonType(returns)}, not an array` };
   // maxValues is CC_EXEC_MAX_RESULT_VALUES (mcp-computer sends at most 10,000 table items per value)
-  const tooBig = boundsProblem(returns, { maxDepth: MAX_RESULT_DEPTH, maxNodes: maxValues });
+  // nothing returned (most chunks): nothing to bound (maxValues is at least 1000)
+  const tooBig = returns.length === 0 ? null : boundsProblem(returns, { maxDepth: MAX_RESULT_DEPTH, maxNodes: maxValues });
   if (tooBig) return { ok: false, problem: `"returns" ${tooBig}${tooBig.startsWith('holds') ? ' (CC_EXEC_MAX_RESULT_VALUES)' : ''}` };
   for (let i = 0; i < returns.length; i++) {
     const d: unknown = returns[i];

@@ -120,6 +120,16 @@ test("a Lua chunk's params (LuaParams) encode exactly as the object {code} or {c
   }
 });
 
+test('a frame too short to nest past maxDepth is not walked; one just long enough is, and is refused', () => {
+  // depth d takes 2d characters: at maxDepth 3, 8 characters can be 4 deep
+  assert.deepEqual(parseComputerFrame('[[[[]]]]', 3), { ok: false, error: 'frame nests deeper than 3 levels' });
+  assert.deepEqual(parseComputerFrame('{"a":[[{}]]}', 3), { ok: false, error: 'frame nests deeper than 3 levels' });
+  assert.match(parseComputerFrame('[[[]]]', 3).error, /not a JSON object/);
+  assert.equal(parseComputerFrame('{"type":"response","id":"r","ok":true,"result":[[]]}', 3).ok, true);
+  const deep = `{"type":"response","id":"r","ok":true,"result":${'['.repeat(64)}${']'.repeat(64)}}`;
+  assert.deepEqual(parseComputerFrame(deep), { ok: false, error: 'frame nests deeper than 64 levels', id: 'r' });
+});
+
 test('a malformed response keeps its id (when valid) so its request fails at once', () => {
   const deep = '['.repeat(100) + ']'.repeat(100);
   assert.deepEqual(parseComputerFrame(`{"type":"response","id":"r1","ok":true,"result":${deep}}`), { ok: false, error: 'frame nests deeper than 64 levels', id: 'r1' });
