@@ -73,8 +73,9 @@ export function requestAll(host: FanoutHost, links: readonly Link[], method: str
         const socket = link.socket;
         // up to UNCORKED_FANOUT computers: corked with the turn's other frames to each (concurrent
         // probes reach the same computers together and leave in one write); more: each leaves at once
-        if (socket.sendNow && links.length > UNCORKED_FANOUT) socket.sendNow(REQUEST_HEAD + id + tail);
-        else socket.send(REQUEST_HEAD + id + tail);
+        // ASCII by construction: a base64url id in asciiJson's frame, so the socket does not scan it again
+        if (socket.sendNow && links.length > UNCORKED_FANOUT) socket.sendNow(REQUEST_HEAD + id + tail, true);
+        else socket.send(REQUEST_HEAD + id + tail, true);
       } catch (err) {
         slot.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: fanout.elapsed() });
       }

@@ -190,7 +190,7 @@ const TAILS = new Map<string, string>();
 
 /**
  * The request frame without `REQUEST_HEAD` and the id: `REQUEST_HEAD + id + tail` is `encodeRequest`'s
- * frame, for ids that need no JSON escaping (randomUUID). A probe sends the same request to every
+ * frame, for ids that need no JSON escaping (base64url). A probe sends the same request to every
  * computer: it is encoded once (once per method, when it has no params), each id spliced in.
  */
 export function requestTail(method: string, params?: unknown): string {

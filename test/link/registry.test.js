@@ -218,6 +218,31 @@ test('requestAll sends each link its own id and matches each answer only on its 
   for (const l of links) assert.equal(l.pendingCount, 0);
 });
 
+// Bug (08fd0ac -> this): single requests told the socket their frame is ASCII, the probe's fan-out
+// did not, so every probe frame was scanned for non-ASCII once more before its one-string write.
+test("requestAll's frames are ASCII by construction (params with non-ASCII text too): the socket is told so, corked or not", async () => {
+  const { UNCORKED_FANOUT } = await import('../../dist/link/fanout.js');
+  const registry = new LinkRegistry();
+  const sent = [];
+  const count = UNCORKED_FANOUT + 1;
+  for (let i = 0; i < count; i++) {
+    const socket = recordingSocket();
+    socket.send = (text, ascii) => sent.push({ text, ascii, now: false });
+    if (i === 0) socket.sendNow = (text, ascii) => sent.push({ text, ascii, now: true });
+    registry.register(socket, hello(i + 1), `a${i}`);
+  }
+  const few = registry.requestAll(registry.list().slice(0, 2), 'exec-lua', { code: 'print("\u00e9")' }, { timeoutMs: 1 });
+  const many = registry.requestAll(registry.list(), 'ping', undefined, { timeoutMs: 1 });
+  assert.equal(sent.length, 2 + count);
+  assert.deepEqual(sent.filter((f) => f.now).length, 1, 'the large fan-out writes at once where the socket can');
+  for (const { text, ascii } of sent) {
+    assert.doesNotMatch(text, /[^\x00-\x7f]/);
+    assert.equal(ascii, true);
+  }
+  assert.equal(JSON.parse(sent[0].text).params.code, 'print("\u00e9")');
+  await Promise.all([few, many]);
+});
+
 test('requestAll: the one timer ends every unanswered request as timeout (cancel only when asked)', async () => {
   const registry = new LinkRegistry();
   const a = recordingSocket();
