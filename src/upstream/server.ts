@@ -232,6 +232,12 @@ export class UpstreamServer {
   }
 
   private adapt(tool: UpstreamTool, name: string): Tool {
+    // how each call of this tool ends: made once per tool, not two closures per call
+    const ends: CallEnds = {
+      upstreamName: tool.name,
+      ok: (result) => this.settle(tool.name, name, result, null),
+      failed: (err) => this.settle(tool.name, name, undefined, err),
+    };
     const annotations = isRecord(tool.annotations) ? tool.annotations : undefined;
     const title = typeof tool.title === 'string' ? tool.title : typeof annotations?.title === 'string' ? annotations.title : tool.name;
     const adapted: Tool = {
@@ -240,7 +246,7 @@ export class UpstreamServer {
       description: typeof tool.description === 'string' ? tool.description : '',
       inputSchema: tool.inputSchema as Schema,
       definition: { ...tool, name },
-      call: (args, ctx) => this.call(tool.name, name, args, ctx.signal),
+      call: (args, ctx) => this.call(ends, args, ctx.signal),
     };
     if (isRecord(tool.outputSchema)) adapted.outputSchema = tool.outputSchema as Schema;
     if (annotations) adapted.annotations = annotations;
@@ -263,14 +269,11 @@ export class UpstreamServer {
   }
 
   // one promise per call past the JSON-RPC request's own (no async layers in between)
-  private call(upstreamName: string, name: string, args: Record<string, unknown>, signal: CancelSignal): Promise<ToolResult> {
+  private call(ends: CallEnds, args: Record<string, unknown>, signal: CancelSignal): Promise<ToolResult> {
     const client = this.client;
     if (this.state !== 'up' || !client) return Promise.resolve(failedResult(this.downText(), 'unavailable'));
     this.calls++;
-    return client.rpc.request('tools/call', { name: upstreamName, arguments: args }, { signal }).then(
-      (result) => this.settle(upstreamName, name, result, null),
-      (err: unknown) => this.settle(upstreamName, name, undefined, err),
-    );
+    return client.rpc.request('tools/call', { name: ends.upstreamName, arguments: args }, { signal }).then(ends.ok, ends.failed);
   }
 
   /** The end of a call: the server's result, whole (every content type, structuredContent, isError, _meta), or what went wrong. */
@@ -303,3 +306,6 @@ export class UpstreamServer {
     }
   }
 }
+
+/** How every call of one upstream tool ends (UpstreamServer.adapt). */
+type CallEnds = { upstreamName: string; ok(result: unknown): ToolResult; failed(err: unknown): ToolResult };
