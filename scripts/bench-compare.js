@@ -315,10 +315,28 @@ function upstreamConfig(dir) {
   return file;
 }
 
+/**
+ * GET /health on a connection closed at once. fetch keeps its connection open and closes it ~3 s
+ * later, inside the upstream cell's window: that EOF deoptimized node's stream functions mid-window
+ * (perf-up, a3401d7), in this cell only, since only it polls /health before measuring.
+ */
+function healthOf(port) {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
 async function upstreamUp(b) {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const health = await (await fetch(`http://127.0.0.1:${b.port}/health`)).json();
+    const health = await healthOf(b.port);
     if (health.servers?.[0]?.state === 'up') return;
     if (Date.now() > deadline) throw new Error(`upstream not up: ${JSON.stringify(health)}`);
     await sleep(50);
@@ -436,8 +454,10 @@ export async function runCompare(argv) {
             await post(agent, b.port, INIT);
             for (let i = 0; i < (quick ? 2 : 3); i++) {
               const t0 = performance.now();
+              const cpu0 = cpuMicros(b);
               const res = await post(agent, b.port, PROBE);
               const ms = performance.now() - t0;
+              cell('probe10kCpu', kind.name).samples.push((cpuMicros(b) - cpu0) / 1000);
               const p = probeProblem(resultOf(res), idle);
               const a = cell('probe10k', kind.name);
               if (p) {
@@ -517,6 +537,9 @@ export async function runCompare(argv) {
     // issue 16's figure as first measured: before V8 gives back the young generation the handshakes grew
     goals.push(goal(`RSS growth per idle link (${idle} links, 0.5 s after linking)`, just.ours, just.other, 'B', null, 6144));
     goals.push(goal(`one probe over ${idle} computers`, median(acc.probe10k.ours?.samples), median(acc.probe10k[o2]?.samples), 'ms', 1));
+    // the wall time above is bounded by the fake computers (one process on the load core) once a
+    // bridge needs less CPU than they do; the bridge's own CPU per probe still tells the bridges apart
+    result.probe10kCpuMs = { ours: median(acc.probe10kCpu?.ours?.samples), [o2]: median(acc.probe10kCpu?.[o2]?.samples) };
   }
   if (acc.start) goals.push(goal('start to both ports listening', median(acc.start.ours?.samples), median(acc.start[o2]?.samples), 'ms', 1.3));
   const p99s = [c1?.ours?.p99, c100?.ours?.p99].filter((x) => typeof x === 'number');
@@ -565,6 +588,10 @@ export async function runCompare(argv) {
       out.push('');
       out.push(`Goals of issue 16 (ratio = ${vs}, same run)`);
       out.push(table(['goal', 'ours', baseline ? 'baseline' : 'minimal', 'ratio', 'goal', ''], goals));
+    }
+    if (result.probe10kCpuMs) {
+      const { ours: o, [o2]: m } = result.probe10kCpuMs;
+      out.push(`Bridge CPU per probe over ${idle} computers (diagnostic; the wall time is bounded by the fake computers): ${r1(o)} / ${r1(m)} ms (${r1(ratio(o, m))}x)`);
     }
     if (p99Max !== null) out.push(`p99 under 100 ms everywhere: ours worst ${r1(p99Max)} ms: ${p99Max < 100 ? 'met' : 'NOT met'}`);
     process.stdout.write(out.join('\n') + '\n');
