@@ -149,7 +149,7 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
         await match.handler(req, res, match.ctx);
         return;
       case 'method-not-allowed':
-        return sendJson(res, 405, { error: 'method not allowed' }, { allow: match.allow });
+        return sendJson(res, 405, { error: 'method not allowed', message: `${method} is not allowed on ${match.ctx.path}; use ${match.allow}` }, { allow: match.allow });
       case 'not-found':
         return sendJson(res, 404, { error: 'not found', message: `No route for ${match.ctx.path}; MCP is at POST /mcp` });
     }

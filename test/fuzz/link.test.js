@@ -1,0 +1,212 @@
+// Fuzz: hostile frames from computers on the link port (real WebSocket clients). Attacker computers
+// send mutated hellos, mutated answers (wrong ids, ids of the victim's requests, which they are
+// handed here as if they had guessed them, other attackers' ids, wrong types, huge strings, deep
+// nesting, nan/inf-like text as CC's textutils.serializeJSON writes), cancel and request frames,
+// binary frames and invalid UTF-8, while MCP callers keep calling both the victim and the attackers.
+// Invariants: every victim call gets the victim's own answer (no attacker can answer, see or cancel
+// it), every attacker call gets a well-formed answer, nothing fails inside the bridge, and a bad
+// frame gets an error/close, never a crash.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import WebSocket from 'ws';
+import { linkComputer, rpc, withBridge } from '../helpers.js';
+import { deepArrayText, fuzzSeed, hostileValueText, internalFailures, jsonRpcProblems, prng } from './lib.js';
+
+const VICTIM = 500;
+const ATTACKERS = 4;
+const FRAMES_PER_ATTACKER = 700;
+const VICTIM_CALLS = 120;
+
+/** Values as textutils.serializeJSON writes them for NaN and the infinities (not JSON). */
+const CC_NUMBERS = ['nan', '-nan', 'inf', '-inf', '1.#INF', '-1.#IND', 'NaN', 'Infinity', '-Infinity', '0/0'];
+
+function attackerFrame(r, ids) {
+  const id = () => {
+    const source = r.int(10);
+    if (source < 4 && ids.victim.length) return JSON.stringify(r.pick(ids.victim));
+    if (source < 6 && ids.own.length) return JSON.stringify(r.pick(ids.own));
+    if (source < 7 && ids.others.length) return JSON.stringify(r.pick(ids.others));
+    return hostileValueText(r, { deep: r.chance(0.3) });
+  };
+  const result = () => {
+    switch (r.int(8)) {
+      case 0:
+        return '{"output":"","returns":[{"type":"number","value":' + r.pick(CC_NUMBERS) + '}]}';
+      case 1:
+        return '{"output":' + JSON.stringify('o'.repeat(r.int(200_000))) + ',"returns":[]}';
+      case 2:
+        return '{"output":"","returns":[{"type":"table","value":' + deepArrayText(r.int(2) ? 40 : 5000) + '}]}';
+      case 3:
+        return '{"output":"","returns":' + hostileValueText(r) + '}';
+      case 4:
+        return '{"output":"forged","returns":[{"type":"string","value":"A:forged"}],"truncated":false}';
+      case 5:
+        return '{"entries":' + hostileValueText(r) + ',"data":' + hostileValueText(r) + '}';
+      default:
+        return hostileValueText(r);
+    }
+  };
+  const kind = r.int(20);
+  if (kind === 0) return { data: Buffer.from(Array.from({ length: r.int(200) }, () => r.int(256))), binary: true };
+  if (kind === 1) return { data: Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x22, 0x7d]), binary: false, fatal: true };
+  if (kind === 2) return { data: '{"type":"response","id":' + id() + ',"ok":true,"result":' + r.pick(CC_NUMBERS) + '}', binary: false };
+  if (kind === 3) return { data: '{"type":"cancel","id":' + id() + '}', binary: false };
+  if (kind === 4) return { data: '{"type":"request","id":' + id() + ',"method":"ping"}', binary: false };
+  if (kind === 5) return { data: '{"type":"info","computerLabel":' + hostileValueText(r) + ',"peripherals":' + hostileValueText(r) + ',"jobs":' + hostileValueText(r) + '}', binary: false };
+  // never the victim's id: without CC_LINK_TOKEN any socket may link as any id and replace it, by
+  // design (README, Security); the test below checks what that replacement may and may not reach
+  if (kind === 6) return { data: '{"type":"hello","computerId":' + r.pick(['601', '1', '-1', '1e999', '"500"', '6.01e2']) + '}', binary: false };
+  if (kind === 7) return { data: deepArrayText(r.int(100_000)), binary: false };
+  const fields = [
+    ['type', r.chance(0.9) ? '"response"' : hostileValueText(r)],
+    ['id', id()],
+    ['ok', r.chance(0.8) ? r.pick(['true', 'false']) : hostileValueText(r)],
+  ];
+  if (r.chance(0.7)) fields.push(['result', result()]);
+  if (r.chance(0.5)) fields.push(['error', r.chance(0.7) ? JSON.stringify('boom ' + 'e'.repeat(r.int(2) ? 10 : 100_000)) : hostileValueText(r)]);
+  if (r.chance(0.1)) fields.push(['__proto__', '{"ok":true}']);
+  if (r.chance(0.1)) fields.push([r.pick(fields)[0], hostileValueText(r)]); // a key twice
+  return { data: '{' + fields.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',') + '}', binary: false };
+}
+
+function attackerHello(r, computerId) {
+  const good = { type: 'hello', computerId, computerLabel: `attacker-${computerId}`, version: '0.1.0' };
+  if (r.chance(0.7)) return JSON.stringify(good);
+  const fields = Object.entries(good).map(([k, v]) => [k, JSON.stringify(v)]);
+  const extra = r.pick(['peripherals', 'jobs', 'kind', 'advanced', 'host', 'ccVersion', 'maxFrame', 'omitted', 'token', 'computerLabel', 'version']);
+  fields.push([extra, hostileValueText(r)]);
+  return '{' + fields.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',') + '}';
+}
+
+test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s requests; bad frames never crash the bridge', { timeout: 120_000 }, async (t) => {
+  const seed = fuzzSeed(0x5eed_3);
+  t.diagnostic(`FUZZ_SEED=${seed}`);
+  await withBridge({ CC_EXEC_TIMEOUT_MS: '3000', CC_PROBE_TIMEOUT_MS: '500', CC_LINK_MAX_BYTES_PER_S: String(64 * 1024 * 1024), CC_HELLO_RATE: '2000', CC_MAX_FRAME_BYTES: String(512 * 1024), LOG_LEVEL: 'debug' }, async (bridge) => {
+    const r = prng(seed);
+    // the victim answers every exec-lua after a short wait with a value made from its code
+    const victimIds = [];
+    const victim = await linkComputer(bridge, {
+      computerId: VICTIM,
+      onRequest: (frame) => {
+        if (frame.method === 'ping') return { ok: true, result: 'pong' };
+        victimIds.push(frame.id);
+        return new Promise((resolve) => setTimeout(() => resolve({ ok: true, result: { output: '', returns: [{ type: 'string', value: `A:${frame.params.code}` }], truncated: false } }), 5 + (victimIds.length % 40)));
+      },
+    });
+    const attackerSeen = [];
+    const attackerIds = new Map();
+    const closes = {};
+    const attacker = async (k) => {
+      const computerId = 600 + k;
+      const own = [];
+      attackerIds.set(computerId, own);
+      let sent = 0;
+      while (sent < FRAMES_PER_ATTACKER) {
+        const ws = new WebSocket(bridge.linkUrl);
+        ws.on('error', () => {});
+        ws.on('message', (data) => {
+          const text = data.toString();
+          attackerSeen.push(text);
+          try {
+            const f = JSON.parse(text);
+            if (f.type === 'request' && typeof f.id === 'string') own.push(f.id);
+          } catch {
+            // the bridge sends only JSON
+          }
+        });
+        const closed = once(ws, 'close').then(([code]) => {
+          closes[code] = (closes[code] ?? 0) + 1;
+        });
+        await once(ws, 'open');
+        ws.send(attackerHello(r, computerId));
+        while (sent < FRAMES_PER_ATTACKER && ws.readyState === WebSocket.OPEN) {
+          for (let i = 0; i < 10 && ws.readyState === WebSocket.OPEN; i++, sent++) {
+            const others = [...attackerIds].filter(([id]) => id !== computerId).flatMap(([, list]) => list.slice(-5));
+            const { data, binary } = attackerFrame(r, { victim: victimIds.slice(-20), own: own.slice(-10), others });
+            ws.send(data, { binary });
+          }
+          // a barrier: the pong comes after the bridge handled every frame sent before the ping
+          if (ws.readyState === WebSocket.OPEN) {
+            ws.ping();
+            await Promise.race([once(ws, 'pong'), closed]);
+          }
+        }
+        if (ws.readyState === WebSocket.OPEN) ws.close();
+        await closed;
+      }
+    };
+    // MCP callers: the victim's calls must all come back with its own answers
+    const victimProblems = [];
+    const callVictim = async (n) => {
+      const code = `return ${n}`;
+      const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: VICTIM, code } } });
+      const value = res.json?.result?.structuredContent?.returns?.[0]?.value;
+      if (res.status !== 200 || res.json?.id !== n || res.json.result.isError || value !== `A:${code}`) victimProblems.push(`${res.status} ${res.text.slice(0, 300)}`);
+    };
+    let attacking = true;
+    const attackerCallProblems = [];
+    let attackerCalls = 0;
+    const callAttackers = async () => {
+      const tools = [['exec-lua', { code: 'return 1', timeoutMs: 300 }], ['list-files', { path: '/' }], ['read-file', { path: 'a' }], ['list-peripherals', {}], ['job-status', { job: 'j' }], ['read-screen', {}]];
+      while (attacking) {
+        const [name, args] = tools[attackerCalls++ % tools.length];
+        const target = 600 + (attackerCalls % ATTACKERS);
+        const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: `a${attackerCalls}`, method: 'tools/call', params: { name, arguments: { computerId: target, ...args, timeoutMs: 300 } } });
+        const problems = res.json === null ? ['not JSON'] : jsonRpcProblems(res.json);
+        if (res.status === 500 || problems.length) attackerCallProblems.push(`${name}: ${res.status} ${problems.join('; ')} ${res.text.slice(0, 200)}`);
+        if (attackerCalls % 10 === 0) {
+          const probe = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'probe-computers', arguments: {} } });
+          if (probe.status !== 200 || jsonRpcProblems(probe.json).length || !probe.text.includes(`${VICTIM}`)) attackerCallProblems.push(`probe: ${probe.text.slice(0, 300)}`);
+        }
+      }
+    };
+    const victimCalls = (async () => {
+      for (let n = 0; n < VICTIM_CALLS; n += 4) await Promise.all([0, 1, 2, 3].map((i) => callVictim(n + i)));
+    })();
+    const attackerCallers = Promise.all([callAttackers(), callAttackers()]);
+    await Promise.all(Array.from({ length: ATTACKERS }, (_, k) => attacker(k)));
+    await victimCalls;
+    attacking = false;
+    await attackerCallers;
+    t.diagnostic(`victim requests: ${victimIds.length}; attacker calls: ${attackerCalls}; attacker closes by code: ${JSON.stringify(closes)}; frames rejected: ${JSON.stringify(Object.fromEntries(bridge.metrics.framesRejected.values))}`);
+
+    assert.deepEqual(victimProblems, [], 'every victim call got the victim\'s own answer');
+    assert.equal(victimIds.length, VICTIM_CALLS);
+    // no attacker saw a victim request (their codes are "return <n>" with the victim's value prefix)
+    assert.deepEqual(attackerSeen.filter((text) => victimIds.some((id) => text.includes(id))), []);
+    // nobody cancelled the victim's calls
+    assert.deepEqual(victim.received.filter((f) => f.type === 'cancel'), []);
+    assert.deepEqual(attackerCallProblems.slice(0, 10), []);
+    assert.equal(bridge.metrics.framesRejected.get('internal'), 0);
+    assert.deepEqual(internalFailures(bridge.logs), []);
+    // the bridge took the hostile frames for what they are
+    assert.ok(bridge.metrics.framesRejected.get('invalid') > 0);
+    assert.ok(bridge.metrics.framesRejected.get('binary') > 0);
+    assert.ok(bridge.metrics.framesRejected.get('unknown_id') > 0);
+    const health = await fetch(new URL('/health', bridge.mcpUrl));
+    assert.equal(health.status, 200);
+    await victim.close();
+  });
+});
+
+test('a link that replaces the victim\'s id is never handed, and cannot answer, the victim\'s requests in flight', () =>
+  withBridge({ CC_EXEC_TIMEOUT_MS: '5000' }, async (bridge) => {
+    const victim = await linkComputer(bridge, { computerId: VICTIM, onRequest: () => null });
+    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: VICTIM, code: 'return "secret"' } } });
+    const request = await victim.next((f) => f.type === 'request' && f.method === 'exec-lua');
+    // the impostor knows the id (as if guessed) and answers it at once after its hello
+    const impostor = new WebSocket(bridge.linkUrl);
+    const seen = [];
+    impostor.on('message', (d) => seen.push(d.toString()));
+    await once(impostor, 'open');
+    impostor.send(JSON.stringify({ type: 'hello', computerId: VICTIM }));
+    impostor.send(JSON.stringify({ type: 'response', id: request.id, ok: true, result: { output: '', returns: [{ type: 'string', value: 'forged' }] } }));
+    const res = await call;
+    assert.equal(res.json.result.isError, true);
+    assert.match(res.json.result.content[0].text, /dropped before it answered \(replaced by a new link/);
+    assert.ok(!res.text.includes('forged'));
+    assert.ok(seen.every((text) => !text.includes('secret') && !text.includes(request.id)), seen.join('\n'));
+    impostor.close();
+    await victim.closed;
+  }));
