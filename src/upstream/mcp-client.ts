@@ -11,6 +11,7 @@ import type { CancelSignal } from '../cancel.js';
 import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions, type Transport } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
+import { toolDefinitionProblem } from './tool-check.js';
 
 /** The revision the bridge offers; it accepts any revision it knows in the answer. */
 export const OFFERED_PROTOCOL_VERSION = '2025-11-25';
@@ -92,8 +93,14 @@ export class McpClient {
       const result = await this.rpc.request('tools/list', cursor === undefined ? {} : { cursor }, options);
       if (!isRecord(result) || !Array.isArray(result.tools)) throw new RpcClientError('ERR_RPC_REMOTE', 'tools/list answered without a tools array');
       for (const tool of result.tools) {
-        if (isRecord(tool) && typeof tool.name === 'string' && tool.name !== '' && isRecord(tool.inputSchema)) tools.push(tool as UpstreamTool);
-        else this.options.log?.warn(`${this.options.name ?? 'upstream'} listed a tool without a name or inputSchema; skipped`);
+        if (!(isRecord(tool) && typeof tool.name === 'string' && tool.name !== '' && isRecord(tool.inputSchema))) {
+          this.options.log?.warn(`${this.options.name ?? 'upstream'} listed a tool without a name or inputSchema; skipped`);
+          continue;
+        }
+        // a definition our clients would refuse (or, for x-mcp-header, must drop) is not passed on
+        const problem = toolDefinitionProblem(tool);
+        if (problem) this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${JSON.stringify(tool.name)} with a malformed definition (${problem}); skipped`);
+        else tools.push(tool as UpstreamTool);
       }
       if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return tools;
       cursor = result.nextCursor;
@@ -136,6 +143,28 @@ function kind(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+/** The string fields each content type of the MCP schema requires (other types pass unchecked). */
+const REQUIRED_STRINGS: Readonly<Record<string, readonly string[]>> = {
+  text: ['text'],
+  image: ['data', 'mimeType'],
+  audio: ['data', 'mimeType'],
+  resource_link: ['uri', 'name'],
+};
+
+/** The first required field a known content block lacks (or has as a non-string), or null. */
+function missingField(block: Record<string, unknown>): string | null {
+  if (block.type === 'resource') {
+    const resource = block.resource;
+    if (!isRecord(resource) || typeof resource.uri !== 'string') return 'a "resource" object with a string "uri"';
+    if (typeof resource.text !== 'string' && typeof resource.blob !== 'string') return 'a string "resource.text" or "resource.blob"';
+    return null;
+  }
+  for (const field of REQUIRED_STRINGS[block.type as string] ?? []) {
+    if (typeof block[field] !== 'string') return `a string "${field}", got ${kind(block[field])}`;
+  }
+  return null;
+}
+
 /**
  * What is wrong with a tools/call result in the fields every client reads (content blocks with a
  * type, isError, structuredContent), or null. Everything else passes through unchecked.
@@ -147,6 +176,8 @@ export function malformedResult(result: Record<string, unknown>): string | null 
     const block: unknown = content[i];
     if (!isRecord(block)) return `content[${i}] must be an object, got ${kind(block)}`;
     if (typeof block.type !== 'string') return `content[${i}] has no "type"`;
+    const missing = missingField(block);
+    if (missing) return `content[${i}] (${block.type}) needs ${missing}`;
   }
   if (isError !== undefined && typeof isError !== 'boolean') return `isError must be true or false, got ${kind(isError)}`;
   if (structuredContent !== undefined && !isRecord(structuredContent)) return `structuredContent must be an object, got ${kind(structuredContent)}`;

@@ -2,7 +2,11 @@
 // its defect, over a real bridge.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { withBridge } from '../helpers.js';
+import { fileURLToPath } from 'node:url';
+import { rpc, until, withBridge } from '../helpers.js';
+import { writeConfig } from '../config/write.js';
+import { fixtureServer } from '../upstream/fixture.js';
+import { toolDefinitionProblem } from '../../dist/upstream/tool-check.js';
 
 test('405 without a message: a wrong method on /health or /metrics names the path and the methods to use', () =>
   withBridge({}, async (bridge) => {
@@ -14,4 +18,91 @@ test('405 without a message: a wrong method on /health or /metrics names the pat
       // before: {"error":"method not allowed"} alone, the one error body on the listener without a message
       assert.deepEqual(await res.json(), { error: 'method not allowed', message: `${method} is not allowed on ${path}; use GET, HEAD` });
     }
+  }));
+
+const FUZZ_UPSTREAM = fileURLToPath(new URL('../fixtures/fuzz-upstream.js', import.meta.url));
+const upstream = (id, ...args) => ({ id, command: process.execPath, args: [FUZZ_UPSTREAM, ...args] });
+const serverUp = (bridge, id) =>
+  until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');
+const listedNames = async (bridge) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'l', method: 'tools/list' })).json.result.tools.map((t) => t.name);
+
+test('upstream tool with an invalid x-mcp-header passed through: it is left out of tools/list with a warning naming it and why', () =>
+  withBridge(
+    {
+      CC_CONFIG: writeConfig({
+        servers: [
+          fixtureServer('hdr', '--schema', JSON.stringify({ type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Bad Name' } } })),
+          fixtureServer('num', '--schema', JSON.stringify({ type: 'object', properties: { n: { type: 'number', 'x-mcp-header': 'N' } } })),
+          fixtureServer('root', '--schema', JSON.stringify({ type: 'object', 'x-mcp-header': 'Root' })),
+          fixtureServer('items', '--schema', JSON.stringify({ type: 'object', properties: { ids: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Id' } } } })),
+          fixtureServer('twice', '--schema', JSON.stringify({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'Zone' }, b: { type: 'object', properties: { c: { type: 'integer', 'x-mcp-header': 'zone' } } } } })),
+          fixtureServer('good', '--schema', JSON.stringify({ type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 'Zone', default: { 'x-mcp-header': 'data, not a schema' } }, b: { type: 'object', properties: { c: { type: 'boolean', 'x-mcp-header': 'Flag' } } } } })),
+        ],
+      }),
+    },
+    async (bridge) => {
+      for (const id of ['hdr', 'num', 'root', 'items', 'twice', 'good']) await serverUp(bridge, id);
+      const names = await listedNames(bridge);
+      // before: every one of them was listed, and 2026-07-28 clients had to drop them on their own
+      for (const id of ['hdr', 'num', 'root', 'items', 'twice']) assert.ok(!names.includes(`${id}__composed`), id);
+      assert.ok(names.includes('good__composed'));
+      assert.ok(names.includes('hdr__echo'), 'the server\'s other tools stay');
+      const warned = (re) => assert.ok(bridge.logs.some((l) => re.test(l)), re.source);
+      warned(/upstream hdr listed tool "composed" with a malformed definition \(x-mcp-header at inputSchema\.properties\.region is not an HTTP header name token\); skipped/);
+      warned(/upstream num listed tool "composed" .*x-mcp-header at inputSchema\.properties\.n annotates a property whose type is not "string", "integer" or "boolean"/);
+      warned(/upstream root listed tool "composed" .*x-mcp-header at inputSchema is not on a property reached from the root through "properties" keys alone/);
+      warned(/upstream items listed tool "composed" .*x-mcp-header at inputSchema\.properties\.ids\.items is not on a property/);
+      warned(/upstream twice listed tool "composed" .*x-mcp-header at inputSchema\.properties\.b\.properties\.c repeats the name "zone" of the one at inputSchema\.properties\.a/);
+    },
+  ));
+
+test('upstream tool definition that breaks the MCP Tool schema passed through (a validating client then refused the whole tools/list): it is left out with a warning', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [upstream('bad', '--hostile-tools')] }) }, async (bridge) => {
+    await serverUp(bridge, 'bad');
+    const names = await listedNames(bridge);
+    // before: bad__ok-tool (title 7, description an object, annotations a string), bad__string-type
+    // (inputSchema.type "string") and bad__bad-props (properties a string) were all listed
+    for (const name of ['bad__ok-tool', 'bad__string-type', 'bad__bad-props', 'bad__bad-header']) assert.ok(!names.includes(name), name);
+    assert.ok(names.includes('bad__echo'));
+    assert.ok(bridge.logs.some((l) => /listed tool "ok-tool" with a malformed definition \("title" is a number, not a string\)/.test(l)));
+    assert.ok(bridge.logs.some((l) => /listed tool "string-type" with a malformed definition \(inputSchema\.type must be "object", got "string"\)/.test(l)));
+  }));
+
+test('the MCP Tool schema checks on upstream definitions, field by field', () => {
+  const base = { name: 't', inputSchema: { type: 'object' } };
+  const cases = [
+    [{ description: {} }, '"description" is an object, not a string'],
+    [{ annotations: [] }, '"annotations" is an array, not an object'],
+    [{ _meta: null }, '"_meta" is null, not an object'],
+    [{ icons: {} }, '"icons" is an object, not an array'],
+    [{ inputSchema: { type: 'object', required: [1] } }, 'inputSchema.required must be an array of strings'],
+    [{ outputSchema: 'x' }, '"outputSchema" is a string, not an object'],
+    [{ outputSchema: { type: 'array' } }, 'outputSchema.type must be "object", got "array"'],
+    [{ inputSchema: { type: 'object', properties: { a: { type: 'string', 'x-mcp-header': 5 } } } }, 'x-mcp-header at inputSchema.properties.a is not an HTTP header name token'],
+    [{ inputSchema: { type: 'object', allOf: [{ properties: { a: { type: 'string', 'x-mcp-header': 'A' } } }] } }, 'x-mcp-header at inputSchema.allOf[0].properties.a is not on a property reached from the root through "properties" keys alone'],
+  ];
+  for (const [fields, problem] of cases) assert.equal(toolDefinitionProblem({ ...base, ...fields }), problem);
+  // what passes: no type (servers that send {}), a valid outputSchema, annotations where they may be
+  assert.equal(toolDefinitionProblem({ name: 't', inputSchema: {}, title: 'T', description: 'd', annotations: {}, icons: [], _meta: {}, outputSchema: { type: 'object', properties: {} } }), null);
+  assert.equal(toolDefinitionProblem({ ...base, inputSchema: { type: 'object', properties: { 'x-mcp-header': { type: 'string' }, a: { type: 'integer', 'x-mcp-header': 'A', enum: [{ 'x-mcp-header': 1 }] } } } }), null);
+  // nesting past what a message may carry is not walked
+  let deep = { type: 'string', 'x-mcp-header': 'bad name' };
+  for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { a: deep } };
+  assert.equal(toolDefinitionProblem({ ...base, inputSchema: deep }), null);
+});
+
+test('upstream text block whose text is not a string passed through as a successful result: the call is an isError naming the block', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [upstream('txt', '--answer', '{"content":[{"type":"text","text":[1]}]}'), upstream('img', '--answer', '{"content":[{"type":"image","data":"AA=="}]}'), upstream('res', '--answer', '{"content":[{"type":"resource","resource":{"uri":"file:///a"}}]}'), upstream('res2', '--answer', '{"content":[{"type":"resource","resource":"x"}]}'), upstream('link', '--answer', '{"content":[{"type":"resource_link","uri":"file:///a"}]}'), upstream('new', '--answer', '{"content":[{"type":"future-kind","x":1},{"type":"resource","resource":{"uri":"u","blob":"AA=="}}]}')] }) }, async (bridge) => {
+    for (const id of ['txt', 'img', 'res', 'res2', 'link', 'new']) await serverUp(bridge, id);
+    const call = async (id) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: `${id}__echo`, arguments: {} } })).json.result;
+    const txt = await call('txt');
+    // before: {"content":[{"type":"text","text":[1]}]} reached the client as a successful result
+    assert.equal(txt.isError, true);
+    assert.match(txt.content[0].text, /content\[0\] \(text\) needs a string "text", got an array/);
+    assert.match((await call('img')).content[0].text, /content\[0\] \(image\) needs a string "mimeType", got nothing/);
+    assert.match((await call('res')).content[0].text, /content\[0\] \(resource\) needs a string "resource\.text" or "resource\.blob"/);
+    assert.match((await call('res2')).content[0].text, /content\[0\] \(resource\) needs a "resource" object with a string "uri"/);
+    assert.match((await call('link')).content[0].text, /content\[0\] \(resource_link\) needs a string "name", got nothing/);
+    // a content type this bridge does not know passes unchecked
+    assert.equal((await call('new')).isError, undefined);
   }));

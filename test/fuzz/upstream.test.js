@@ -1,0 +1,78 @@
+// Fuzz: a hostile upstream MCP server (test/fixtures/fuzz-upstream.js, a real child process over
+// stdio) answers concurrent tools/call requests from several callers with garbage lines, forged
+// answers under ids the bridge never sent or already had answered (the id as a string, unknown
+// numbers, null, arrays, second answers), server requests reusing a call's id, malformed, deep and
+// huge answers, or no answer. Invariants: no caller is ever handed an answer that is not its own
+// (forged ones say FORGED), every call gets its own echo or a well-formed error, nothing fails inside
+// the bridge, and the bridge keeps serving. A second test lists tools with broken names and schemas.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { rpc, until, withBridge } from '../helpers.js';
+import { writeConfig } from '../config/write.js';
+import { fuzzSeed, internalFailures, jsonRpcProblems } from './lib.js';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/fuzz-upstream.js', import.meta.url));
+const CALLERS = 6;
+const CALLS_PER_CALLER = 60;
+const server = (id, ...args) => ({ id, command: process.execPath, args: [FIXTURE, ...args], timeoutMs: 400 });
+const up = async (bridge, id) => until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');
+
+test('fuzz upstream answers: forged, malformed and missing answers never reach the wrong caller or crash the bridge', { timeout: 120_000 }, async (t) => {
+  const seed = fuzzSeed(0x5eed_5);
+  t.diagnostic(`FUZZ_SEED=${seed}`);
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [server('up', '--seed', String(seed))] }), CC_UPSTREAM_MAX_MESSAGE_BYTES: String(256 * 1024), LOG_LEVEL: 'info' }, async (bridge) => {
+    await up(bridge, 'up');
+    const problems = [];
+    const outcomes = { own: 0, error: 0 };
+    const caller = async (k) => {
+      for (let i = 0; i < CALLS_PER_CALLER; i++) {
+        const nonce = `c${k}-${i}`;
+        const id = k * 1000 + i;
+        const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'up__echo', arguments: { nonce } } });
+        const wrong = res.json === null ? ['not JSON'] : jsonRpcProblems(res.json);
+        if (res.status !== 200 || wrong.length || res.json.id !== id) {
+          problems.push(`${nonce}: ${res.status} ${wrong.join('; ')} ${res.text.slice(0, 200)}`);
+          continue;
+        }
+        if (res.text.includes('FORGED')) problems.push(`${nonce}: handed a forged answer: ${res.text.slice(0, 200)}`);
+        const result = res.json.result;
+        if (result.isError) {
+          outcomes.error++;
+          continue;
+        }
+        outcomes.own++;
+        // a successful answer is this caller's own echo, nobody else's
+        if (result.structuredContent?.args?.nonce !== nonce) problems.push(`${nonce}: got ${JSON.stringify(result).slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CALLERS }, (_, k) => caller(k)));
+    t.diagnostic(`calls answered with their own echo: ${outcomes.own}; with an error: ${outcomes.error}`);
+    assert.deepEqual(problems.slice(0, 10), []);
+    assert.ok(outcomes.own > 0 && outcomes.error > 0);
+    assert.deepEqual(internalFailures(bridge.logs), []);
+    assert.equal(bridge.dispatcher.activeCalls, 0);
+    const list = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'l', method: 'tools/list' });
+    assert.ok(list.json.result.tools.some((x) => x.name === 'up__echo'));
+  });
+});
+
+test('fuzz upstream tools/list: tools with broken names and schemas never crash the bridge; what it lists is well-formed', { timeout: 60_000 }, () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [server('bad', '--hostile-tools', '--seed', '1')] }) }, async (bridge) => {
+    await up(bridge, 'bad');
+    for (const version of ['2025-06-18', '2026-07-28']) {
+      const meta = { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const modern = version === '2026-07-28';
+      const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: modern ? { _meta: meta } : {} }, { 'mcp-protocol-version': version, ...(modern ? { 'mcp-method': 'tools/list' } : {}) });
+      assert.equal(res.status, 200, res.text);
+      const names = res.json.result.tools.map((x) => x.name);
+      assert.equal(new Set(names).size, names.length, 'no name twice');
+      for (const tool of res.json.result.tools) {
+        assert.equal(typeof tool.name, 'string');
+        assert.ok(tool.inputSchema && typeof tool.inputSchema === 'object' && !Array.isArray(tool.inputSchema), `${tool.name}: ${JSON.stringify(tool.inputSchema)}`);
+      }
+      const rest = await fetch(new URL('/openapi.json', bridge.mcpUrl));
+      assert.equal(rest.status, 200);
+    }
+    assert.deepEqual(internalFailures(bridge.logs), []);
+  }));
