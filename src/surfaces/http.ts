@@ -81,6 +81,20 @@ export function isPublic(method: string, path: string): boolean {
   return method === 'OPTIONS' || path === '/health' || path === '/metrics' || path === '/register' || path.startsWith('/.well-known/');
 }
 
+/** OAuth discovery and dynamic client registration: what a client tries after a 401 (RFC 9728, RFC 8414, OIDC, RFC 7591). */
+export function isOAuthProbe(path: string): boolean {
+  return path === '/register' || path.startsWith('/.well-known/oauth-') || path.startsWith('/.well-known/openid-configuration');
+}
+
+/**
+ * The 404 body's message on those paths. Claude Code and opencode answer a 401 by starting OAuth
+ * and, finding none, fail at client registration; Claude Code shows this body to the user then.
+ */
+export const NO_OAUTH =
+  'cc-mcp-bridge has no OAuth (no authorization server, no client registration). When it has MCP_AUTH_TOKEN set, ' +
+  'configure your MCP client to send the header "Authorization: Bearer <token>" with every request ' +
+  '(Claude Code: claude mcp add --transport http <name> <url> --header "Authorization: Bearer <token>")';
+
 /** 401 without reading the body: no route is looked up, so it says nothing about what exists. */
 function unauthorized(res: ServerResponse, path: string, presented: boolean): void {
   const message = presented
@@ -151,7 +165,10 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
       case 'method-not-allowed':
         return sendJson(res, 405, { error: 'method not allowed', message: `${method} is not allowed on ${match.ctx.path}; use ${match.allow}` }, { allow: match.allow });
       case 'not-found':
-        return sendJson(res, 404, { error: 'not found', message: `No route for ${match.ctx.path}; MCP is at POST /mcp` });
+        return sendJson(res, 404, {
+          error: 'not found',
+          message: isOAuthProbe(match.ctx.path) ? NO_OAUTH : `No route for ${match.ctx.path}; MCP is at POST /mcp`,
+        });
     }
   }
 

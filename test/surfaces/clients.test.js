@@ -1,0 +1,145 @@
+// Real MCP clients' requests, replayed over real HTTP: headers and bodies as captured with a logging
+// proxy in front of the bridge (2026-11-23) from Claude Code 2.1.197 and 2.1.330, opencode 1.18.33
+// and MCP Inspector CLI 0.15.0 (README, "Connecting an MCP client"). Each test is named after the
+// client whose sequence it replays, so a change that would break that client fails here by name.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { linkComputer, pongText, startTestBridge } from '../helpers.js';
+import { NO_OAUTH, isOAuthProbe } from '../../dist/surfaces/http.js';
+
+const open = await startTestBridge();
+const TOKEN = 'interop-token-0123456789abcdef';
+const locked = await startTestBridge({ MCP_AUTH_TOKEN: TOKEN });
+after(() => Promise.all([open.close(), locked.close()]));
+const computer = await linkComputer(open, { computerId: 12, computerLabel: 'base-turtle' });
+after(() => computer.close());
+
+/** One request as the client sent it; answers status, headers and the parsed JSON body (or null). */
+async function send(url, method, headers, body) {
+  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text === '' ? null : JSON.parse(text) };
+}
+
+const claudeInfo = (version) => ({
+  name: 'claude-code', title: 'Claude Code', version,
+  description: "Anthropic's agentic coding tool", websiteUrl: 'https://claude.com/claude-code',
+});
+/** What Claude Code puts on every request (its fetch sets accept-encoding: identity too). */
+const claudeHeaders = (version, extra = {}) => ({
+  accept: 'application/json, text/event-stream',
+  'accept-encoding': 'identity',
+  'content-type': 'application/json',
+  'user-agent': `claude-code/${version} (sdk-cli)`,
+  ...extra,
+});
+
+/** The 2025-11-25 handshake Claude Code 2.1.197, opencode 1.18.33 and the Inspector CLI all run. */
+async function handshake2025(url, headers, clientInfo, capabilities) {
+  const init = await send(url, 'POST', headers, { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo }, jsonrpc: '2.0', id: 0 });
+  assert.equal(init.status, 200);
+  assert.match(init.headers.get('content-type'), /^application\/json/);
+  assert.equal(init.json.result.protocolVersion, '2025-11-25');
+  assert.deepEqual(Object.keys(init.json.result.capabilities), ['tools']);
+  const session = init.headers.get('mcp-session-id');
+  assert.match(session, /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
+  const next = { ...headers, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session };
+  const initialized = await send(url, 'POST', next, { method: 'notifications/initialized', jsonrpc: '2.0' });
+  assert.equal(initialized.status, 202);
+  assert.equal(initialized.json, null);
+  return next;
+}
+
+test('Claude Code 2.1.197 over HTTP: 2025-11-25 handshake, GET /mcp SSE stream refused with 405, tools/list, tools/call', async () => {
+  const headers = await handshake2025(open.mcpUrl, claudeHeaders('2.1.197'), claudeInfo('2.1.197'), { roots: {}, elicitation: {} });
+  // it opens the optional GET stream and goes on when the server says 405 (spec: the server MAY)
+  const { accept: _, 'content-type': __, ...getHeaders } = headers;
+  const stream = await send(open.mcpUrl, 'GET', { ...getHeaders, accept: 'text/event-stream' });
+  assert.equal(stream.status, 405);
+  assert.equal(stream.headers.get('allow'), 'POST');
+  const list = await send(open.mcpUrl, 'POST', headers, { method: 'tools/list', jsonrpc: '2.0', id: 1 });
+  assert.equal(list.status, 200);
+  assert.ok(list.json.result.tools.some((t) => t.name === 'probe-computers'));
+  for (const tool of list.json.result.tools) assert.match(tool.name, /^[a-zA-Z0-9_-]{1,64}$/); // Claude Code's mcp__server__tool names
+  const call = await send(open.mcpUrl, 'POST', headers, { method: 'tools/call', params: { name: 'probe-computers', arguments: {}, _meta: { 'claudecode/toolUseId': 'toolu_5', progressToken: 2 } }, jsonrpc: '2.0', id: 2 });
+  assert.equal(call.status, 200);
+  assert.equal(call.json.result.structuredContent.computers[0].result, pongText(12, 'base-turtle'));
+});
+
+test('Claude Code 2.1.330 over HTTP: server/discover probe at 2026-07-28, then tools/list and tools/call with Mcp-Method / Mcp-Name', async () => {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': claudeInfo('2.1.330'),
+    'io.modelcontextprotocol/clientCapabilities': { roots: { listChanged: true }, elicitation: { form: {}, url: {} } },
+  };
+  const at = (extra) => claudeHeaders('2.1.330', { 'mcp-protocol-version': '2026-07-28', ...extra });
+  const discover = await send(open.mcpUrl, 'POST', at({ 'mcp-method': 'server/discover' }), { jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: meta } });
+  assert.equal(discover.status, 200); // a 400 here made it fall back to initialize (issue 9)
+  assert.equal(discover.json.id, 'server-discover-probe-1');
+  assert.ok(discover.json.result.supportedVersions.includes('2026-07-28'));
+  const list = await send(open.mcpUrl, 'POST', at({ 'mcp-method': 'tools/list' }), { method: 'tools/list', params: { _meta: meta }, jsonrpc: '2.0', id: 0 });
+  assert.equal(list.status, 200);
+  assert.equal(list.json.result.resultType, 'complete');
+  const call = await send(open.mcpUrl, 'POST', at({ 'mcp-method': 'tools/call', 'mcp-name': 'probe-computers' }), {
+    method: 'tools/call',
+    params: { name: 'probe-computers', arguments: {}, _meta: { ...meta, 'claudecode/toolUseId': 'toolu_31', progressToken: 1 } },
+    jsonrpc: '2.0',
+    id: 1,
+  });
+  assert.equal(call.status, 200);
+  assert.equal(call.json.result.resultType, 'complete');
+  assert.equal(call.json.result.structuredContent.computers[0].result, pongText(12, 'base-turtle'));
+});
+
+test('opencode 1.18.33 over HTTP: 2025-11-25 handshake, GET /mcp 405, tools/list, tools/call', async () => {
+  const base = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  const headers = await handshake2025(open.mcpUrl, base, { name: 'opencode', version: '1.18.33' }, { roots: {} });
+  const stream = await send(open.mcpUrl, 'GET', { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': headers['mcp-session-id'] });
+  assert.equal(stream.status, 405);
+  const list = await send(open.mcpUrl, 'POST', headers, { method: 'tools/list', jsonrpc: '2.0', id: 1 });
+  assert.equal(list.status, 200);
+  const call = await send(open.mcpUrl, 'POST', headers, { method: 'tools/call', params: { name: 'probe-computers', arguments: {} }, jsonrpc: '2.0', id: 2 });
+  assert.equal(call.json.result.content[0].text, pongText(12, 'base-turtle')); // opencode gives the model the text
+});
+
+test('MCP Inspector CLI 0.15.0: resources/list, prompts/list and resources/templates/list, which the bridge does not declare, get -32601', async () => {
+  const base = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  const headers = await handshake2025(open.mcpUrl, base, { name: 'inspector-cli', version: '0.5.1' }, {});
+  for (const method of ['resources/list', 'prompts/list', 'resources/templates/list']) {
+    const res = await send(open.mcpUrl, 'POST', headers, { method, jsonrpc: '2.0', id: 1 });
+    assert.equal(res.status, 200);
+    assert.equal(res.json.error.code, -32601, method);
+  }
+});
+
+test('Claude Code 2.1.330 without the bearer header: 401, then its OAuth probes end in 404s whose message says to send the header', async () => {
+  const headers = claudeHeaders('2.1.330', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
+  const first = await send(locked.mcpUrl, 'POST', headers, { jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: {} });
+  assert.equal(first.status, 401);
+  assert.doesNotMatch(first.headers.get('www-authenticate'), /resource_metadata/);
+  const origin = new URL(locked.mcpUrl).origin;
+  // the order Claude Code 2.1.330 (and opencode 1.18.33) asked in; it shows the /register body to the user:
+  // "Dynamic Client Registration rejected (HTTP 404): {...}"
+  for (const [method, path] of [
+    ['GET', '/.well-known/oauth-protected-resource/mcp'],
+    ['GET', '/.well-known/oauth-protected-resource'],
+    ['GET', '/.well-known/oauth-authorization-server'],
+    ['GET', '/.well-known/openid-configuration'],
+    ['POST', '/register'],
+  ]) {
+    assert.equal(isOAuthProbe(path), true, path);
+    const res = await send(`${origin}${path}`, method, { 'content-type': 'application/json' }, method === 'POST' ? { client_name: 'Claude Code (computercraft)', redirect_uris: ['http://localhost:41234/callback'] } : undefined);
+    assert.equal(res.status, 404, path);
+    assert.equal(res.json.message, NO_OAUTH, path);
+  }
+  assert.match(NO_OAUTH, /Authorization: Bearer <token>/);
+  assert.match(NO_OAUTH, /MCP_AUTH_TOKEN/);
+  // other unknown paths keep the plain not-found message
+  const other = await send(`${origin}/.well-known/security.txt`, 'GET', {}, undefined);
+  assert.equal(other.status, 404);
+  assert.match(other.json.message, /^No route for \/\.well-known\/security\.txt/);
+  assert.equal(isOAuthProbe('/mcp'), false);
+  // with the header it configured (claude mcp add ... --header "Authorization: Bearer <token>") the probe answers
+  const ok = await send(locked.mcpUrl, 'POST', { ...headers, authorization: `Bearer ${TOKEN}` }, { jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } });
+  assert.equal(ok.status, 200);
+});
