@@ -49,6 +49,8 @@ export interface Config {
   listTtlMs: number;
   /** Deepest nesting of a client's JSON body (MCP_MAX_JSON_DEPTH). */
   maxJsonDepth: number;
+  /** Longest string (or key) a schema `pattern` is run on (MCP_PATTERN_MAX_CHARS). */
+  patternMaxChars: number;
   /** Deepest nesting of a computer's frame (CC_MAX_JSON_DEPTH). */
   linkMaxJsonDepth: number;
   /** Deepest nesting of a message from an upstream MCP server (CC_UPSTREAM_MAX_JSON_DEPTH). */
@@ -112,6 +114,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_UPSTREAM_TIMEOUT_MS', default: '60000', meaning: 'default timeout of each request to an upstream MCP server' },
   { name: 'MCP_LIST_TTL_MS', default: '0', meaning: 'ttlMs on 2026-07-28 server/discover and tools/list results: how long clients may cache them (0: refetch when needed)' },
   { name: 'MCP_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting of arrays/objects in an MCP or REST body; deeper gets a 400 error' },
+  { name: 'MCP_PATTERN_MAX_CHARS', default: '1000', meaning: 'longest argument a tool schema\'s "pattern" (or a patternProperties key) is run on; a longer one fails the call, so a regex cannot stall the bridge on a huge string' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'MCP_SEND_STALL_MS', default: '30000', meaning: 'a client that takes none of its answer (written 64 KiB at a time) for this long is cut off and the answer freed' },
   { name: 'CC_UPSTREAM_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a message from an upstream MCP server; deeper fails the call it answers (or is dropped)' },
@@ -258,6 +261,7 @@ export function loadConfig(
     upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
     listTtlMs: read(env, 'MCP_LIST_TTL_MS', integer(0, 86_400_000)),
     maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
+    patternMaxChars: read(env, 'MCP_PATTERN_MAX_CHARS', integer(1, 1_000_000)),
     linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
     maxFileBytes: read(env, 'CC_MAX_FILE_BYTES', bytes),
     sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),

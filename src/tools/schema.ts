@@ -70,12 +70,23 @@ export function compilePattern(pattern: string): RegExp | null {
 }
 
 /**
- * The schema of the first `patternProperties` entry whose pattern matches `key` (an upstream tool
- * may declare them): such a key is not an unknown one. A pattern that is not a valid RegExp matches nothing.
+ * Default of MCP_PATTERN_MAX_CHARS: the longest string a `pattern` is run on. JSON Schema patterns are
+ * unanchored, and a plausible one such as `[a-z0-9]+\.lua$` backtracks quadratically: measured on
+ * this machine, 1,000 characters take ~1 ms, 10,000 ~90 ms, 100,000 ~8.7 s of a blocked event loop.
  */
-function patternSchema(schema: Schema, key: string): Schema | undefined {
+export const PATTERN_MAX_CHARS = 1000;
+
+/** Whether `text` is longer than `max` characters (code points), without counting when it need not. */
+const longerThan = (text: string, max: number) => text.length > max && codePoints(text) > max;
+
+/**
+ * The schema of the first `patternProperties` entry whose pattern matches `key` (an upstream tool
+ * may declare them): such a key is not an unknown one. A pattern that is not a valid RegExp matches
+ * nothing, and none is run on a key longer than `maxChars` (it matches nothing either).
+ */
+function patternSchema(schema: Schema, key: string, maxChars: number): Schema | undefined {
   const patterns = schema.patternProperties;
-  if (typeof patterns !== 'object' || patterns === null) return undefined;
+  if (typeof patterns !== 'object' || patterns === null || longerThan(key, maxChars)) return undefined;
   for (const [pattern, sub] of Object.entries(patterns as Record<string, Schema>)) {
     if (compilePattern(pattern)?.test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
   }
@@ -157,8 +168,9 @@ function objectProblem(record: Record<string, unknown>, schema: Schema, path: st
  * eleven, for an upstream tool's schema: the upstream checks its own arguments, maybe with another
  * regex dialect (`pattern`) or number rounding (`multipleOf`) than ours, so the bridge adds nothing
  * that could refuse arguments it accepts. A malformed keyword value (an upstream's) is skipped.
+ * `patternMaxChars` (MCP_PATTERN_MAX_CHARS) bounds the strings a `pattern` is run on.
  */
-export function validate(value: unknown, schema: Schema, path = 'arguments', full = true): string | null {
+export function validate(value: unknown, schema: Schema, path = 'arguments', full = true, patternMaxChars = PATTERN_MAX_CHARS): string | null {
   const type = schema.type;
   if (type !== undefined && (typeof type === 'string' || Array.isArray(type))) {
     // one type (the common case): no array
@@ -188,8 +200,12 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
     if (typeof maxLength === 'number' && value.length > maxLength && codePoints(value) > maxLength) {
       return `${path} must be at most ${plural(maxLength, 'character')}`;
     }
-    if (full && typeof schema.pattern === 'string' && compilePattern(schema.pattern)?.test(value) === false) {
-      return `${path} must match the pattern ${JSON.stringify(schema.pattern)}`;
+    if (full && typeof schema.pattern === 'string') {
+      // a regex can backtrack for seconds on a long string; nothing longer than the cap is run
+      if (longerThan(value, patternMaxChars)) {
+        return `${path} is ${plural(codePoints(value), 'character')} long; a "pattern" is checked on at most ${patternMaxChars} (MCP_PATTERN_MAX_CHARS)`;
+      }
+      if (compilePattern(schema.pattern)?.test(value) === false) return `${path} must match the pattern ${JSON.stringify(schema.pattern)}`;
     }
   }
   if (Array.isArray(value)) {
@@ -198,7 +214,7 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
     const items = schema.items;
     if (typeof items === 'object' && items !== null && !Array.isArray(items)) {
       for (let i = 0; i < value.length; i++) {
-        const error = validate(value[i], items, `${path}[${i}]`, full);
+        const error = validate(value[i], items, `${path}[${i}]`, full, patternMaxChars);
         if (error) return error;
       }
     }
@@ -221,16 +237,16 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
       // own keys only: properties.constructor would otherwise be Object, so an argument named
       // "constructor", "toString" or "__proto__" would pass additionalProperties: false
       const properties = schema.properties;
-      const propertySchema = (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? patternSchema(schema, key);
+      const propertySchema = (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? patternSchema(schema, key, patternMaxChars);
       if (propertySchema) {
         if (typeof propertySchema !== 'object') continue;
-        const error = validate(item, propertySchema, name, full);
+        const error = validate(item, propertySchema, name, full, patternMaxChars);
         if (error) return error;
       } else if (schema.additionalProperties === false) {
         const known = Object.keys(schema.properties ?? {});
         return `unknown ${name}${known.length ? `; expected ${known.map((k) => `"${k}"`).join(', ')}` : '; this tool takes no arguments'}`;
       } else if (typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null) {
-        const error = validate(item, schema.additionalProperties, name, full);
+        const error = validate(item, schema.additionalProperties, name, full, patternMaxChars);
         if (error) return error;
       }
     }

@@ -106,3 +106,44 @@ test('upstream text block whose text is not a string passed through as a success
     // a content type this bridge does not know passes unchecked
     assert.equal((await call('new')).isError, undefined);
   }));
+
+test('pattern run on a huge argument stalled the event loop: a "pattern" is run on at most MCP_PATTERN_MAX_CHARS characters; longer fails the call at once', () =>
+  withBridge(
+    {
+      CC_CONFIG: writeConfig({
+        tools: [
+          {
+            name: 'load',
+            description: 'loads a .lua file',
+            inputSchema: { type: 'object', properties: { file: { type: 'string', pattern: '[a-z0-9]+\\.lua$' } }, patternProperties: { '^x[0-9]+$': { type: 'integer' } }, additionalProperties: false },
+            target: 'argument',
+            lua: 'return 1',
+          },
+        ],
+      }),
+    },
+    async (bridge) => {
+      const call = async (args) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'load', arguments: { computerId: 1, ...args } } })).json.result;
+      // measured before the fix: this pattern on 100,000 characters blocked the event loop ~8.7 s
+      // (quadratic backtracking, the pattern being unanchored); the body limit allows ~1,000,000
+      const long = await call({ file: 'a'.repeat(100_000) });
+      assert.equal(long.isError, true);
+      assert.equal(long.content[0].text, 'Invalid arguments for load: argument "file" is 100000 characters long; a "pattern" is checked on at most 1000 (MCP_PATTERN_MAX_CHARS).');
+      // at the cap the pattern still runs (and fails here: no ".lua"); characters, not UTF-16 units
+      assert.match((await call({ file: 'a'.repeat(1000) })).content[0].text, /argument "file" must match the pattern/);
+      assert.match((await call({ file: '😀'.repeat(1000) })).content[0].text, /argument "file" must match the pattern/);
+      // patternProperties keys: none is run on a key over the cap, which then matches nothing
+      assert.match((await call({ ['x' + '1'.repeat(999)]: 'no' })).content[0].text, /argument "x1+" must be an integer, got a string/);
+      assert.match((await call({ ['x' + '1'.repeat(1000)]: 1 })).content[0].text, /unknown argument "x1+"; expected "file"/);
+    },
+  ));
+
+test('MCP_PATTERN_MAX_CHARS sets the cap', () =>
+  withBridge(
+    { MCP_PATTERN_MAX_CHARS: '5', CC_CONFIG: writeConfig({ tools: [{ name: 'p', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^a+$' } } }, target: 'argument', lua: 'return 1' }] }) },
+    async (bridge) => {
+      const res = await rpc(new URL('/tools/p', bridge.mcpUrl).href, { computerId: 1, s: 'aaaaaa' });
+      assert.equal(res.status, 422);
+      assert.equal(res.json.error.message, 'Invalid arguments for p: argument "s" is 6 characters long; a "pattern" is checked on at most 5 (MCP_PATTERN_MAX_CHARS).');
+    },
+  ));
