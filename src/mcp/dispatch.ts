@@ -57,6 +57,25 @@ export interface Reply {
   status: number;
   body: Response | Response[] | null;
   headers?: Record<string, string>;
+  /**
+   * The client cancelled this request with notifications/cancelled: the cancellation utility says the
+   * receiver SHOULD NOT answer it (an answer makes the TypeScript SDK, hence Claude Code and opencode,
+   * report "Received a response for an unknown message ID" as a connection error). stdio writes
+   * nothing; HTTP, which must close the request's exchange, ends an event stream without an event
+   * when the client takes one, else sends `body` as usual.
+   */
+  cancelled?: boolean;
+}
+
+/**
+ * On the result of a tools/call whose call the client cancelled with notifications/cancelled. A
+ * symbol, so no JSON answer ever shows it; `complete()` (2026-07-28) keeps it by spreading.
+ */
+export const CANCELLED_BY_CLIENT: unique symbol = Symbol('cancelled by notifications/cancelled');
+
+/** Whether a single answer is for a call its client cancelled with notifications/cancelled. */
+export function cancelledByClient(response: Response | null): boolean {
+  return response !== null && 'result' in response && isRecord(response.result) && CANCELLED_BY_CLIENT in response.result;
 }
 
 const SERVER_NAME = 'cc-mcp-bridge';
@@ -81,6 +100,8 @@ const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeo
 export class Dispatcher {
   /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them (a Set only when ids repeat). */
   private readonly inFlight = new Map<string, Cancellation | Set<Cancellation>>();
+  /** Calls cancelled by their client's notifications/cancelled (not by a closed request or EOF). */
+  private readonly noticed = new WeakSet<Cancellation>();
 
   constructor(private readonly options: DispatcherOptions) {}
 
@@ -131,6 +152,7 @@ export class Dispatcher {
       if (response && 'error' in response && response.error.code === SERVER_BUSY) {
         return { status: 503, body: response, headers: { 'retry-after': '1' } };
       }
+      if (cancelledByClient(response)) return { status: 200, body: response, cancelled: true };
       return response ? { status: 200, body: response } : { status: 202, body: null };
     }
     if (!batchesAllowed) {
@@ -184,8 +206,10 @@ export class Dispatcher {
     const calls = this.inFlight.get(callKey(caller, requestId));
     if (!calls) return;
     this.options.log.info(`client cancelled request ${JSON.stringify(requestId)}${typeof params.reason === 'string' ? `: ${params.reason}` : ''}`);
-    if (calls instanceof Cancellation) calls.abort();
-    else for (const call of calls) call.abort();
+    for (const call of calls instanceof Cancellation ? [calls] : calls) {
+      this.noticed.add(call);
+      call.abort();
+    }
   }
 
   // not async: tools/call hands back callTool's promise as it is (no extra promise per call)
@@ -233,7 +257,7 @@ export class Dispatcher {
       const { result, failure } = await callTool(this.options, name, params.arguments, cancel);
       if (failure?.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
       if (failure?.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
-      return result;
+      return this.noticed.has(cancel) ? Object.assign({ ...result }, { [CANCELLED_BY_CLIENT]: true }) : result;
     } finally {
       cancel.dispose();
       const calls = this.inFlight.get(key);

@@ -2,7 +2,7 @@
 // capabilities in every request's `_meta`, results marked complete. Tool work goes to the same
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
 import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
-import { SERVER_BUSY, type Caller, type Dispatcher, type Reply } from './dispatch.js';
+import { SERVER_BUSY, cancelledByClient, type Caller, type Dispatcher, type Reply } from './dispatch.js';
 import { paramHeadersProblem } from './param-headers.js';
 import { MODERN_METHODS, headerMismatch, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
 import { MODERN_PROTOCOL_VERSION } from './protocol.js';
@@ -63,5 +63,5 @@ export async function handleModern(
   }
   const result = isRecord(response.result) ? response.result : {};
   const finished = method === 'tools/list' ? toolsListResult(result, serverInfo, cache) : complete(result, serverInfo);
-  return { status: 200, body: resultResponse(id, finished) };
+  return cancelledByClient(response) ? { status: 200, body: resultResponse(id, finished), cancelled: true } : { status: 200, body: resultResponse(id, finished) };
 }

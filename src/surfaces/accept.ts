@@ -27,3 +27,8 @@ export function wantsEventStream(accept: string | undefined): boolean {
   lastAccept = accept;
   return lastWants;
 }
+
+/** True when Accept lists text/event-stream (a Streamable HTTP client lists it with application/json). */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  return accept !== undefined && acceptedRanges(accept).includes('text/event-stream');
+}

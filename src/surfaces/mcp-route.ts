@@ -8,7 +8,7 @@ import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, 
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
-import { wantsEventStream } from './accept.js';
+import { acceptsEventStream, wantsEventStream } from './accept.js';
 import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
@@ -77,6 +77,12 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     if (reply.body === null) {
       res.writeHead(202).end();
+      return;
+    }
+    if (reply.cancelled && acceptsEventStream(req.headers.accept)) {
+      // cancelled by the client's notifications/cancelled: no answer (see Reply.cancelled), but the
+      // request still needs its exchange closed, so an event stream that ends without an event
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).end();
       return;
     }
     // a session id is handed out at initialize only so the client's later notifications/cancelled

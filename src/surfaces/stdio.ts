@@ -72,8 +72,9 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     const reply = modern
       ? await handleModern(dispatcher, body, undefined, caller)
       : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller);
-    // the status is HTTP's business; on stdio only the JSON-RPC answer travels
-    if (reply.body !== null) write(reply.body);
+    // the status is HTTP's business; on stdio only the JSON-RPC answer travels, and none for a call
+    // the client cancelled with notifications/cancelled (see Reply.cancelled)
+    if (reply.body !== null && !reply.cancelled) write(reply.body);
     afterReply(body, reply);
   };
 

@@ -66,6 +66,37 @@ test('Claude Code 2.1.197 over HTTP: 2025-11-25 handshake, GET /mcp SSE stream r
   assert.equal(call.json.result.structuredContent.computers[0].result, pongText(12, 'base-turtle'));
 });
 
+test('Claude Code 2.1.197 over HTTP: a call it cancels at its tool timeout (notifications/cancelled on its session, from another connection) ends in an event stream with no answer; the computer gets the cancel', async () => {
+  const silent = await linkComputer(open, { computerId: 5, onRequest: () => null });
+  try {
+    const headers = await handshake2025(open.mcpUrl, claudeHeaders('2.1.197'), claudeInfo('2.1.197'), { roots: {}, elicitation: {} });
+    const pending = send(open.mcpUrl, 'POST', headers, { method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 5, code: 'sleep(60)', timeoutMs: 60000 }, _meta: { 'claudecode/toolUseId': 'toolu_6', progressToken: 2 } }, jsonrpc: '2.0', id: 2 });
+    const request = await silent.next((f) => f.type === 'request');
+    // undici opens a second connection: the call's own is busy
+    const notice = await send(open.mcpUrl, 'POST', headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'McpError: MCP error -32001: Request timed out' } });
+    assert.equal(notice.status, 202);
+    assert.deepEqual(await silent.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
+    // an answer here made Claude Code log "Connection error: Received a response for an unknown message ID"
+    // and "HTTP connection dropped"; the cancellation utility says the receiver SHOULD NOT answer
+    const answer = await pending;
+    assert.equal(answer.status, 200);
+    assert.match(answer.headers.get('content-type'), /^text\/event-stream/);
+    assert.equal(answer.json, null);
+    // a client whose Accept has no event stream cannot take that: it still gets the JSON answer
+    const { accept: _, ...jsonOnly } = headers;
+    const second = send(open.mcpUrl, 'POST', { ...jsonOnly, accept: 'application/json' }, { method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 5, code: 'sleep(60)' } }, jsonrpc: '2.0', id: 3 });
+    const request2 = await silent.next((f) => f.type === 'request' && f.id !== request.id);
+    await send(open.mcpUrl, 'POST', headers, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } });
+    await silent.next((f) => f.type === 'cancel' && f.id === request2.id);
+    const json = await second;
+    assert.match(json.headers.get('content-type'), /^application\/json/);
+    assert.equal(json.json.id, 3);
+    assert.equal(json.json.result.isError, true);
+  } finally {
+    await silent.close();
+  }
+});
+
 test('Claude Code 2.1.330 over HTTP: server/discover probe at 2026-07-28, then tools/list and tools/call with Mcp-Method / Mcp-Name', async () => {
   const meta = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',

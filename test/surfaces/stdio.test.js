@@ -149,7 +149,7 @@ test('stdio: EOF closes the links with 1001 and exits 0; a call in flight is can
     assert.equal((await bridge.exited).code, 0);
   }));
 
-test('stdio: notifications/cancelled from the client cancels its call (the cancel frame reaches the computer); an unknown id cancels nothing', () =>
+test('stdio: notifications/cancelled from the client cancels its call (the cancel frame reaches the computer) and the call gets no answer; an unknown id cancels nothing', () =>
   run({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
     const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 2, onRequest: () => null });
     await computer.link();
@@ -162,6 +162,26 @@ test('stdio: notifications/cancelled from the client cancels its call (the cance
     assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
     assert.equal(computer.received.filter((f) => f.type === 'cancel').length, 1);
     await until(() => /client cancelled request "a": user pressed Esc/.test(bridge.out.stderr));
+    // no answer for "a" (Claude Code logged one as "Received a response for an unknown message ID",
+    // a connection error); the pipe goes on: a later request is answered, and only it
+    bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
+    await bridge.answer('after');
+    assert.deepEqual(bridge.messages.filter((m) => m.id === 'a'), []);
+    await computer.close();
+  }));
+
+test('stdio, 2026-07-28 (Claude Code 2.1.330): notifications/cancelled with _meta cancels the call, which gets no answer', () =>
+  run({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
+    const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 3, onRequest: () => null });
+    await computer.link();
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    bridge.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 3, code: 'sleep(60)' }, _meta: { ...meta, progressToken: 1 } } });
+    const request = await computer.next((f) => f.type === 'request');
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'SdkError: Request timed out', _meta: meta } });
+    assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
+    bridge.send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: meta } });
+    await bridge.answer(2);
+    assert.deepEqual(bridge.messages.filter((m) => m.id === 1), []);
     await computer.close();
   }));
 
