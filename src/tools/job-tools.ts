@@ -112,7 +112,7 @@ export const jobStatus = safeTool({
       return { ...textResult(text), structuredContent: { computerId, jobs } };
     }
     const s = summaryOf(r);
-    if (!s || !isRecord(r) || typeof r.output !== 'string' || typeof r.cursor !== 'number') {
+    if (!s || !isRecord(r) || typeof r.output !== 'string' || !Number.isSafeInteger(r.cursor)) {
       return malformed(link, 'job-status', 'expected {job, kind, what, state, outputBytes, output, cursor}');
     }
     if (r.returns !== undefined) {
@@ -120,7 +120,8 @@ export const jobStatus = safeTool({
       const parsed = fromResult({ returns: r.returns }, ctx.config.execMaxResultValues);
       if (!parsed.ok) return malformed(link, 'job-status', parsed.problem);
     }
-    return { ...textResult(renderStatus(s, r)), structuredContent: { computerId, ...r } };
+    // the computer's own fields after computerId: a computer cannot name another one here
+    return { ...textResult(renderStatus(s, r)), structuredContent: { ...r, computerId } };
   },
 });
 

@@ -9,6 +9,8 @@ export const MAX_INPUT_TEXT = 4096;
 export const MAX_INPUT_KEYS = 64;
 
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+/** A whole number JSON can carry: what the outputSchemas' "integer" fields promise clients (1.5, 1e999 are not). */
+const whole = (v: unknown): v is number => Number.isSafeInteger(v);
 
 export const readScreen = safeTool({
   name: 'read-screen',
@@ -33,8 +35,8 @@ export const readScreen = safeTool({
     if (!answer.ok) return answer.error;
     const r = answer.result;
     if (
-      !isRecord(r) || typeof r.width !== 'number' || typeof r.height !== 'number' || typeof r.cursorX !== 'number' ||
-      typeof r.cursorY !== 'number' || !strings(r.lines) || !strings(r.foreground) || !strings(r.background)
+      !isRecord(r) || !whole(r.width) || !whole(r.height) || !whole(r.cursorX) || !whole(r.cursorY) ||
+      (r.cursorBlink !== undefined && typeof r.cursorBlink !== 'boolean') || !strings(r.lines) || !strings(r.foreground) || !strings(r.background)
     ) {
       return malformed(link, 'read-screen', 'expected {width, height, cursorX, cursorY, lines, foreground, background}');
     }
@@ -42,7 +44,8 @@ export const readScreen = safeTool({
     while (rows.length > 0 && rows[rows.length - 1] === '') rows.pop();
     const blink = r.cursorBlink === true ? ', blinking' : '';
     const text = `${rows.join('\n')}\n[screen ${r.width}x${r.height}, cursor at column ${r.cursorX}, row ${r.cursorY}${blink}]`;
-    return { ...textResult(text), structuredContent: { computerId: link.computerId, ...r } };
+    // the computer's own fields after computerId: a computer cannot name another one here
+    return { ...textResult(text), structuredContent: { ...r, computerId: link.computerId } };
   },
 });
 
@@ -73,7 +76,7 @@ export const sendInput = safeTool({
     const answer = await callMethod(ctx, link, 'send-input', params);
     if (!answer.ok) return answer.error;
     const r = answer.result;
-    if (!isRecord(r) || typeof r.queued !== 'number') return malformed(link, 'send-input', 'expected {queued}');
+    if (!isRecord(r) || !whole(r.queued) || r.queued < 0) return malformed(link, 'send-input', 'expected {queued}');
     return { ...textResult(`Queued ${r.queued} input events.`), structuredContent: { computerId: link.computerId, queued: r.queued } };
   },
 });

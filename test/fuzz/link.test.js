@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import WebSocket from 'ws';
 import { linkComputer, rpc, withBridge } from '../helpers.js';
-import { deepArrayText, fuzzSeed, hostileValueText, internalFailures, jsonRpcProblems, prng } from './lib.js';
+import { validate } from '../../dist/tools/schema.js';
+import { deepArrayText, fuzzSeed, hostileValueText, internalFailures, jsonRpcProblems, mutateValueText, prng } from './lib.js';
 
 const VICTIM = 500;
 const ATTACKERS = 4;
@@ -210,3 +211,93 @@ test('a link that replaces the victim\'s id is never handed, and cannot answer, 
     impostor.close();
     await victim.closed;
   }));
+
+/** A plausible answer per method, as mcp-computer sends them; the fuzz breaks one field of it. */
+const PLAUSIBLE = {
+  ping: 'pong',
+  'exec-lua': { output: 'x\n', returns: [{ type: 'number', value: 1 }, { type: 'table', value: { a: [1, 'b'] } }, { type: 'nil' }], truncated: false },
+  'run-program': { output: 'x', returns: [{ type: 'boolean', value: true }] },
+  'call-peripheral': { returns: [{ type: 'string', value: 's' }] },
+  'list-files': { path: '/', entries: [{ name: 'a', isDir: false, isReadOnly: false, size: 3 }], total: 1, isReadOnly: false, freeSpace: 5 },
+  'read-file': { size: 3, offset: 0, length: 3, checksum: 38600999, data: 'YWJj' },
+  'write-file': { written: 3, size: 3, checksum: 38600999 },
+  'delete-file': { path: 'a', wasDir: false },
+  'move-file': { from: 'a', to: 'b' },
+  'list-peripherals': { peripherals: [{ name: 'left', types: ['monitor'], methods: ['write'] }] },
+  'read-screen': { width: 2, height: 1, cursorX: 1, cursorY: 1, cursorBlink: true, lines: ['ab'], foreground: ['00'], background: ['ff'] },
+  'send-input': { queued: 1 },
+  'check-lua': { ok: false, errors: [{ line: 1, message: 'x' }] },
+  'job-status': { job: 'j', kind: 'exec-lua', what: '', state: 'done', outputBytes: 0, output: '', cursor: 0, returns: [] },
+  'job-cancel': { job: 'j', state: 'cancelled' },
+};
+const CALLS = [
+  ['probe-computers', {}],
+  ['exec-lua', { code: 'return 1' }],
+  ['exec-lua', { code: 'return 1', detach: true }],
+  ['run-program', { command: 'ls' }],
+  ['call-peripheral', { name: 'left', method: 'write', args: ['x'] }],
+  ['list-files', { path: '/' }],
+  ['read-file', { path: 'a' }],
+  ['write-file', { path: 'a', content: 'abc' }],
+  ['delete-file', { path: 'a' }],
+  ['move-file', { from: 'a', to: 'b' }],
+  ['list-peripherals', {}],
+  ['read-screen', {}],
+  ['send-input', { text: 'hi' }],
+  ['check-lua', { code: 'x' }],
+  ['job-status', { job: 'j' }],
+  ['job-cancel', { job: 'j' }],
+];
+
+test('fuzz computer answers: every tool\'s answer broken at one field gets a well-formed result or error, never an internal failure', { timeout: 120_000 }, async (t) => {
+  const seed = fuzzSeed(0x5eed_6);
+  t.diagnostic(`FUZZ_SEED=${seed}`);
+  const r = prng(seed);
+  await withBridge({ CC_EXEC_TIMEOUT_MS: '2000', CC_MAX_FRAME_BYTES: String(512 * 1024), CC_LINK_MAX_BYTES_PER_S: String(64 * 1024 * 1024) }, async (bridge) => {
+    const computer = await linkComputer(bridge, {
+      computerId: 9,
+      onRequest: (frame) => {
+        const template = PLAUSIBLE[frame.method] ?? {};
+        const kind = r.int(10);
+        if (kind < 2) return { ok: true, result: template };
+        // as text: a mutated value may nest deeper than JSON.stringify can walk
+        const failed = kind === 2 ? `,"error":${JSON.stringify(r.pick(['boom', '', 'x'.repeat(100_000)]))}` : '';
+        const text = `{"type":"response","id":${JSON.stringify(frame.id)},"ok":${failed ? 'false' : 'true'}${failed},"result":${mutateValueText(r, template)}}`;
+        computer.ws.send(text);
+        return null;
+      },
+    });
+    const listed = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'l', method: 'tools/list' });
+    const outputSchemas = new Map(listed.json.result.tools.map((tool) => [tool.name, tool.outputSchema]));
+    const problems = [];
+    const tally = { ok: 0, isError: 0 };
+    let next = 0;
+    const worker = async () => {
+      while (next < 600) {
+        const n = next++;
+        const [name, args] = CALLS[n % CALLS.length];
+        const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name, arguments: name === 'probe-computers' ? {} : { computerId: 9, ...args } } });
+        const wrong = res.json === null ? ['not JSON'] : jsonRpcProblems(res.json);
+        const result = res.json?.result;
+        if (res.status !== 200 || wrong.length || res.json.id !== n || !Array.isArray(result?.content) || result.content.some((b) => b.type !== 'text' || typeof b.text !== 'string')) {
+          problems.push(`${name}: ${res.status} ${wrong.join('; ')} ${res.text.slice(0, 300)}`);
+        } else {
+          tally[result.isError ? 'isError' : 'ok']++;
+          // nothing of the bridge's own leaks into the text, and structuredContent keeps the declared outputSchema (clients check it)
+          const text = result.content.map((b) => b.text).join('\n');
+          if (/\bundefined\b|\[object Object\]/.test(text)) problems.push(`${name}: text shows ${text.slice(0, 300)}`);
+          const schema = outputSchemas.get(name);
+          const invalid = schema && result.structuredContent !== undefined ? validate(result.structuredContent, schema, 'structuredContent') : null;
+          if (!result.isError && invalid) problems.push(`${name}: ${invalid}: ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    t.diagnostic(`answers: ${JSON.stringify(tally)}`);
+    assert.deepEqual(problems.slice(0, 10), []);
+    assert.ok(tally.ok > 0 && tally.isError > 0);
+    assert.deepEqual(internalFailures(bridge.logs), []);
+    assert.equal(bridge.metrics.framesRejected.get('internal'), 0);
+    await computer.close();
+  });
+});

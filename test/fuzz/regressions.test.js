@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { rpc, until, withBridge } from '../helpers.js';
+import { linkComputer, rpc, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 import { toolDefinitionProblem } from '../../dist/upstream/tool-check.js';
@@ -147,3 +147,35 @@ test('MCP_PATTERN_MAX_CHARS sets the cap', () =>
       assert.equal(res.json.error.message, 'Invalid arguments for p: argument "s" is 6 characters long; a "pattern" is checked on at most 5 (MCP_PATTERN_MAX_CHARS).');
     },
   ));
+
+test('read-screen, send-input and job-status passed a computer\'s wrong-typed fields into structuredContent against their outputSchema, and let it name another computerId', () =>
+  withBridge({}, async (bridge) => {
+    const SCREEN = { width: 2, height: 1, cursorX: 1, cursorY: 1, cursorBlink: true, lines: ['ab'], foreground: ['00'], background: ['ff'] };
+    const JOB = { job: 'j', kind: 'exec-lua', what: '', state: 'running', outputBytes: 0, output: '', cursor: 0 };
+    let answer = null;
+    const computer = await linkComputer(bridge, { computerId: 12, onRequest: () => ({ ok: true, result: answer }) });
+    const call = async (name, args, result) => {
+      answer = result;
+      return (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { computerId: 12, ...args } } })).json.result;
+    };
+    // before: each of these was a successful result whose structuredContent broke the outputSchema
+    // (integers 1.5 or 1e999, the latter written as null; cursorBlink a string), which a client that
+    // checks structuredContent against outputSchema (the TypeScript SDK does) refuses
+    for (const [name, args, result] of [
+      ['read-screen', {}, { ...SCREEN, height: 1.5 }],
+      ['read-screen', {}, JSON.parse(JSON.stringify(SCREEN).replace('"width":2', '"width":1e999'))],
+      ['read-screen', {}, { ...SCREEN, cursorBlink: 'yes' }],
+      ['send-input', { text: 'x' }, { queued: 0.5 }],
+      ['send-input', { text: 'x' }, { queued: -1 }],
+      ['job-status', { job: 'j' }, { ...JOB, cursor: 2.5 }],
+    ]) {
+      const got = await call(name, args, result);
+      assert.equal(got.isError, true, `${name} ${JSON.stringify(got)}`);
+      assert.match(got.content[0].text, /sent a malformed/);
+    }
+    // before: {computerId: 12, ...answer} let the answer's own computerId replace the link's
+    assert.equal((await call('read-screen', {}, { ...SCREEN, computerId: 99 })).structuredContent.computerId, 12);
+    assert.equal((await call('job-status', { job: 'j' }, { ...JOB, computerId: 99 })).structuredContent.computerId, 12);
+    assert.equal((await call('read-screen', {}, (({ cursorBlink, ...rest }) => rest)(SCREEN))).isError, undefined);
+    await computer.close();
+  }));
