@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseComputerFrame, encodeRequest, requestEncoder, encodeCancel, encodeHelloError, encodeHelloOk, LuaParams, asciiJson } from '../../dist/link/frames.js';
+import { parseComputerFrame, encodeRequest, requestEncoder, requestTail, REQUEST_HEAD, encodeCancel, encodeHelloError, encodeHelloOk, LuaParams, asciiJson } from '../../dist/link/frames.js';
 
 const parse = (value) => parseComputerFrame(typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -112,8 +112,14 @@ test("a Lua chunk's params (LuaParams) encode exactly as the object {code} or {c
       assert.equal(frame, generic('AbC-_09xyzAbC-_09xyz12', 'exec-lua', params));
       assert.match(frame, /^[\x00-\x7f]*$/);
       assert.deepEqual(JSON.parse(frame).params, JSON.parse(JSON.stringify(params)));
+      // a single request (registry.ts) splices its base64url id before the tail: the same frame
+      assert.equal(REQUEST_HEAD + 'AbC-_09xyzAbC-_09xyz12' + requestTail('exec-lua', new LuaParams(code, args)), frame);
     }
   }
+  // a method JSON would escape: the tail is still the generic encoding's
+  assert.equal(REQUEST_HEAD + 'id' + requestTail('m"x', new LuaParams('return')), generic('id', 'm"x', { code: 'return' }));
+  // asked again (the method is remembered as plain), the same text
+  assert.equal(requestTail('exec-lua', new LuaParams('return')), requestTail('exec-lua', new LuaParams('return')));
   // an id or method JSON would escape takes the generic path, and still comes out right
   for (const [id, method] of [['a"b', 'exec-lua'], ['\u00e9', 'exec-lua'], ['id', 'm"x'], ['', 'exec-lua']]) {
     assert.equal(encodeRequest(id, method, new LuaParams('return', { k: 1 })), generic(id, method, { code: 'return', args: { k: 1 } }));
