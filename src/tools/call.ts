@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRegistry } from './registry.js';
 import type { CancelSignal } from '../cancel.js';
-import { validate } from './schema.js';
+import { validateArgs } from './schema-fast.js';
 import { FAILURE, textResult, type FailureCode, type ToolResult } from './tool.js';
 
 export interface CallDeps {
@@ -80,7 +80,7 @@ export async function callTool(deps: CallDeps, name: string, args: unknown, sign
     if (!tool) outcome = fail('unknown_tool', `Unknown tool: ${name}`);
     else if (!tools.isEnabled(tool)) outcome = fail('disabled', `${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`);
     // an upstream tool (its own definition) checks its own arguments: the bridge enforces only the basics
-    else if ((invalid = validate(given, tool.inputSchema, 'arguments', !tool.definition, config.patternMaxChars))) outcome = fail('invalid_arguments', `Invalid arguments for ${name}: ${invalid}.`);
+    else if ((invalid = validateArgs(given, tool.inputSchema, 'arguments', !tool.definition, config.patternMaxChars))) outcome = fail('invalid_arguments', `Invalid arguments for ${name}: ${invalid}.`);
     else {
       try {
         outcome = outcomeOf(await tool.call(given as Record<string, unknown>, { links, config, log, signal }));
