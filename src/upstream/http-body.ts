@@ -15,15 +15,30 @@ export async function readBounded(res: Response, maxBytes: number): Promise<stri
   if (!res.body) return '';
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      await res.body.cancel().catch(() => {});
-      throw new OversizeError(`the answer is over ${maxBytes} bytes; dropped`);
+  try {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        await res.body.cancel().catch(() => {});
+        throw new OversizeError(`the answer is over ${maxBytes} bytes; dropped`);
+      }
+      chunks.push(Buffer.from(chunk));
     }
-    chunks.push(Buffer.from(chunk));
+  } catch (err) {
+    throw cutShort(err);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A body read that failed part-way: undici says only "terminated" when the server closes the
+ * connection before the whole answer arrived, so the error says that, with the socket's own reason.
+ * An abort (timeout, cancel) and an oversize answer keep their own errors.
+ */
+export function cutShort(err: unknown): unknown {
+  if (err instanceof OversizeError || (err as Error).name === 'AbortError') return err;
+  const cause = (err as { cause?: { message?: string } }).cause?.message;
+  return new Error(`the connection closed before the whole answer arrived${cause ? ` (${cause})` : ''}`);
 }
 
 /** The most specific name of a fetch failure: ECONNREFUSED rather than "fetch failed". */

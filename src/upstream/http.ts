@@ -7,7 +7,7 @@ import type { CancelSignal } from '../cancel.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
 import { SseParser } from './sse.js';
-import { OversizeError, isAnswer, networkError, readBounded } from './http-body.js';
+import { OversizeError, cutShort, isAnswer, networkError, readBounded } from './http-body.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -260,7 +260,11 @@ export class HttpTransport implements Transport {
     );
     const decoder = new TextDecoder();
     if (res.body) {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+      try {
+        for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+      } catch (err) {
+        throw cutShort(err);
+      }
     }
     parser.push(decoder.decode());
     parser.end();

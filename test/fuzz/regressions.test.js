@@ -2,6 +2,8 @@
 // its defect, over a real bridge.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { linkComputer, rpc, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
@@ -179,3 +181,37 @@ test('read-screen, send-input and job-status passed a computer\'s wrong-typed fi
     assert.equal((await call('read-screen', {}, (({ cursorBlink, ...rest }) => rest)(SCREEN))).isError, undefined);
     await computer.close();
   }));
+
+test('an HTTP upstream that closed the connection mid-answer failed the call with undici\'s bare "terminated": it now says the answer was cut short', async () => {
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(405).end();
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const msg = JSON.parse(body);
+    if (msg.id === undefined) return res.writeHead(202).end();
+    const result = msg.method === 'initialize' ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'cut', version: '1' } } : msg.method === 'tools/list' ? { tools: [{ name: 'json', inputSchema: { type: 'object' } }, { name: 'sse', inputSchema: { type: 'object' } }] } : { content: [{ type: 'text', text: 'x'.repeat(1000) }] };
+    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
+    if (msg.method !== 'tools/call') return res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+    // half the answer, then the connection goes away
+    if (msg.params.name === 'json') res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(text.length) });
+    else res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(msg.params.name === 'json' ? text.slice(0, 500) : `data: ${text.slice(0, 500)}`);
+    setImmediate(() => res.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'cut', url: `http://127.0.0.1:${server.address().port}/mcp` }] }) }, async (bridge) => {
+      await serverUp(bridge, 'cut');
+      for (const name of ['cut__json', 'cut__sse']) {
+        const result = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } })).json.result;
+        assert.equal(result.isError, true);
+        // before: 'upstream server "cut" failed on cut__json: tools/call did not get through: terminated'
+        assert.match(result.content[0].text, /^upstream server "cut" failed on cut__(json|sse): tools\/call did not get through: the connection closed before the whole answer arrived \(other side closed\)$/);
+      }
+    });
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
