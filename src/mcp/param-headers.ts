@@ -15,6 +15,8 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** An HTTP field-name token (RFC 9110 tchar), what an x-mcp-header name must be. */
 export const isHeaderToken = (name: string): boolean => TOKEN.test(name);
 const SAFE_VALUE = /^[\t\x20-\x7e]*$/;
+/** A number as decimal text: sign, digits, a fraction, an exponent (no hex, binary, octal or Infinity). */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /** The `x-mcp-header` annotations reachable through `properties` alone (others are not valid ones). */
 export function paramHeaders(schema: unknown, path: string[] = [], found: ParamHeader[] = []): ParamHeader[] {
@@ -41,8 +43,9 @@ function valueAt(args: unknown, path: string[]): unknown {
 function matches(header: string, value: unknown): boolean {
   if (typeof value === 'string') return header === value;
   if (typeof value === 'boolean') return header === String(value);
-  // integers compare as numbers ("42.0" and 42 are equal)
-  if (typeof value === 'number') return header.trim() !== '' && Number(header) === value;
+  // integers compare as numbers ("42.0" and 42 are equal), written in decimal: JavaScript's Number()
+  // also reads "0x2a", "0b101010" and "0o52", which an intermediary routing on the text would not
+  if (typeof value === 'number') return DECIMAL.test(header) && Number(header) === value;
   return false;
 }
 

@@ -215,3 +215,21 @@ test('an HTTP upstream that closed the connection mid-answer failed the call wit
     server.close();
   }
 });
+
+test('Mcp-Param header compared with Number(): "0x2a", "0b101010", "0o52" passed for 42; an integer header must now be decimal text', () =>
+  withBridge({ CC_CONFIG: writeConfig({ tools: [{ name: 'n', inputSchema: { type: 'object', properties: { count: { type: 'integer', 'x-mcp-header': 'Count' } } }, target: { computerId: 4 }, lua: 'return 1' }] }) }, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 4, onRequest: () => ({ ok: true, result: { output: '', returns: [] } }) });
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const call = (header) =>
+      rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'n', arguments: { count: 42 }, _meta: meta } }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'n', 'mcp-param-count': header });
+    for (const header of ['0x2a', '0b101010', '0o52', '=?base64?MHgyYQ==?=', '=?base64?IDQy?=']) {
+      const res = await call(header);
+      // before: 200 and the tool ran, while an intermediary reading the header saw "0x2a", not 42
+      assert.equal(res.status, 400, header);
+      assert.equal(res.json.error.code, -32020);
+      assert.equal(res.json.id, 5);
+    }
+    for (const header of ['42', '42.0', '4.2e1', '+42']) assert.equal((await call(header)).status, 200, header);
+    assert.equal(computer.received.filter((f) => f.type === 'request').length, 4);
+    await computer.close();
+  }));
