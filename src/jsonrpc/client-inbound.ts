@@ -25,14 +25,19 @@ export function failAnswer(peer: InboundPeer, id: JsonRpcId | null, reason: stri
   pending?.reject(new RpcClientError('ERR_RPC_MALFORMED', `${pending.method}: the answer ${reason}`));
 }
 
-/** Handles one parsed value from the transport: a message, or a batch array of them. */
-export function receive(peer: InboundPeer, value: unknown, inBatch = false): void {
+/**
+ * Handles one parsed value from the transport: a message, or a batch array of them. `chars`: the
+ * length of the JSON text it came from, when known (a batch's items are each shorter than it).
+ */
+export function receive(peer: InboundPeer, value: unknown, inBatch = false, chars = Infinity): void {
   if (Array.isArray(value) && !inBatch) {
-    for (const item of value) receive(peer, item, true);
+    for (const item of value) receive(peer, item, true, chars);
     return;
   }
-  // bounded before anything walks it (classify, the tools that copy a result, JSON.stringify)
-  const tooDeep = boundsProblem(value, { maxDepth: peer.maxDepth });
+  // bounded before anything walks it (classify, the tools that copy a result, JSON.stringify); d
+  // levels take 2d brackets, so a text shorter than 2 * (maxDepth + 1) characters is within the
+  // bound without a walk (nearly every answer of a small tool: a stdio line's length is known)
+  const tooDeep = chars < 2 * (peer.maxDepth + 1) ? null : boundsProblem(value, { maxDepth: peer.maxDepth });
   if (tooDeep) {
     // the id sits at the top: reading it walks nothing; a request from the server has a method
     const id = isRecord(value) && !('method' in value) && (typeof value.id === 'string' || typeof value.id === 'number') ? value.id : null;

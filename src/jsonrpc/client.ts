@@ -21,8 +21,12 @@ export { RpcClientError, type RpcClientErrorCode } from './client-request.js';
 
 /** What a transport tells its client. */
 export interface TransportHandlers {
-  /** One parsed JSON value the other side sent (a message, or a batch array). */
-  message(value: unknown): void;
+  /**
+   * One parsed JSON value the other side sent (a message, or a batch array). `chars`: the length of
+   * the JSON text it was parsed from, when the transport has it (a text shorter than
+   * 2 * (maxDepth + 1) characters cannot nest deeper than maxDepth, so it is not walked for depth).
+   */
+  message(value: unknown, chars?: number): void;
   /** The transport ended by itself (process exited, session expired ...): no more messages. */
   close(reason: string): void;
   /**
@@ -114,7 +118,7 @@ export class JsonRpcClient {
 
   start(): Promise<void> {
     return this.transport.start({
-      message: (value) => receive(this.peer, value),
+      message: (value, chars) => receive(this.peer, value, false, chars),
       close: (reason) => this.ended(reason),
       dropped: (id, reason) => failAnswer(this.peer, id, reason),
     });

@@ -181,7 +181,7 @@ export class StdioTransport implements Transport {
       this.options.log.warn(`${this.options.name} wrote a line that is not JSON; ignored: ${line.length > 120 ? `${line.slice(0, 120)}...` : line}`);
       return;
     }
-    this.handlers?.message(value);
+    this.handlers?.message(value, line.length);
   }
 }
 

@@ -217,3 +217,26 @@ test('a message nested deeper than maxDepth fails the request it answers (ERR_RP
   await rejectsWith(c, 'ERR_RPC_MALFORMED', /^tools\/call: the answer is over 10 bytes; dropped$/);
   assert.equal(client.inFlight, 0);
 });
+
+test('a transport that gives the text length of a message (stdio) still has every too-deep answer refused; depth d needs 2d characters', async () => {
+  const { client, transport, lines } = await started({ maxDepth: 8 });
+  const deliverText = (text) => transport.handlers.message(JSON.parse(text), text.length);
+  // depth 9 (the object and 8 arrays) in the shortest text it can have plus the envelope: walked, refused
+  const a = client.request('tools/call');
+  deliverText(`{"jsonrpc":"2.0","id":1,"result":${'['.repeat(8)}${']'.repeat(8)}}`);
+  await rejectsWith(a, 'ERR_RPC_MALFORMED', /^tools\/call: the answer nests deeper than 8 levels/);
+  // depth 8 exactly passes, with or without the length
+  const b = client.request('tools/call');
+  deliverText(`{"jsonrpc":"2.0","id":2,"result":${'['.repeat(7)}${']'.repeat(7)}}`);
+  assert.deepEqual(await b, [[[[[[[]]]]]]]);
+  // a batch's items are bounded with the batch's length too
+  const c = client.request('tools/call');
+  deliverText(`[{"jsonrpc":"2.0","method":"n","params":${'['.repeat(9)}${']'.repeat(9)}},{"jsonrpc":"2.0","id":3,"result":1}]`);
+  assert.equal(await c, 1);
+  assert.equal(lines.filter((l) => /nests deeper than 8 levels; dropped/.test(l)).length, 1);
+  // a top-level object of depth 9 in few characters (22: at least 2 * 9) is still walked
+  const short = `{"a":${'['.repeat(8)}${']'.repeat(8)}}`;
+  assert.ok(short.length >= 2 * 9);
+  transport.handlers.message(JSON.parse(short), short.length);
+  assert.equal(lines.filter((l) => /nests deeper than 8 levels; dropped/.test(l)).length, 2);
+});
