@@ -103,20 +103,46 @@ export class LinkRegistry implements FanoutHost {
   }
 
   request(link: Link, method: string, params: unknown, options: RequestOptions): Promise<Outcome> {
-    const startedAt = this.now();
-    if (link.closed) return Promise.resolve({ status: 'disconnected', reason: 'link closed', ms: 0 });
-    if (options.signal?.aborted) return Promise.resolve({ status: 'cancelled', ms: 0 });
-    if (link.pendingCount >= this.maxPendingPerLink) {
-      return Promise.resolve({ status: 'error', error: this.tooManyPending(link), ms: 0 });
+    const refused = this.refusal(link, options);
+    if (refused) return Promise.resolve(refused);
+    let request: SingleRequest;
+    try {
+      request = this.start(link, method, params, options, null);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    return request.promise as Promise<Outcome>;
+  }
+
+  /**
+   * `request`, with its outcome handed to `sink` instead of a promise (exec-lua: the tool's own
+   * promise is resolved from there, with no promise and no await per call in between). The outcome
+   * may come at once (a closed link, an aborted signal, too many in flight). Throws FrameTooLargeError.
+   */
+  requestTo(link: Link, method: string, params: unknown, options: RequestOptions, sink: OutcomeSink): void {
+    const refused = this.refusal(link, options);
+    if (refused) sink.settled(refused);
+    else this.start(link, method, params, options, sink);
+  }
+
+  /** How a request ends before it is sent, or null. */
+  private refusal(link: Link, options: RequestOptions): Outcome | null {
+    if (link.closed) return { status: 'disconnected', reason: 'link closed', ms: 0 };
+    if (options.signal?.aborted) return { status: 'cancelled', ms: 0 };
+    if (link.pendingCount >= this.maxPendingPerLink) return { status: 'error', error: this.tooManyPending(link), ms: 0 };
+    return null;
+  }
+
+  private start(link: Link, method: string, params: unknown, options: RequestOptions, sink: OutcomeSink | null): SingleRequest {
+    const startedAt = this.now();
     const id = nextId();
     // ASCII (asciiJson): its length is its byte count, and the socket need not scan it again; the id is
     // base64url, which JSON writes as it is, so it is spliced in as the probe's are (no test of it)
     const frame = REQUEST_HEAD + id + requestTail(method, params);
     if (options.maxFrameBytes !== undefined && frame.length > options.maxFrameBytes) {
-      return Promise.reject(new FrameTooLargeError(`request is ${frame.length} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`));
+      throw new FrameTooLargeError(`request is ${frame.length} bytes encoded; the computer accepts at most ${options.maxFrameBytes}`);
     }
-    const request = new SingleRequest(link, id, startedAt, this.now, options);
+    const request = new SingleRequest(link, id, startedAt, this.now, options, sink);
     track(link, request);
     options.signal?.addEventListener('abort', request, { once: true });
     try {
@@ -124,7 +150,7 @@ export class LinkRegistry implements FanoutHost {
     } catch (err) {
       request.settle({ status: 'disconnected', reason: `send failed: ${(err as Error).message}`, ms: request.elapsed() });
     }
-    return request.promise;
+    return request;
   }
 
   /**
@@ -162,13 +188,18 @@ export class LinkRegistry implements FanoutHost {
   }
 }
 
+/** Where a request's outcome goes when the caller gave no promise to resolve (`requestTo`). */
+export interface OutcomeSink {
+  settled(outcome: Outcome): void;
+}
+
 /**
  * One `request`: what the link holds while it is in flight, its timer and (handleEvent) its abort listener,
- * in one object instead of three closures.
+ * in one object instead of three closures. Its outcome resolves its promise, or goes to its sink.
  */
 class SingleRequest implements Pending {
-  readonly promise: Promise<Outcome>;
-  private resolve!: (outcome: Outcome) => void;
+  readonly promise: Promise<Outcome> | null = null;
+  private resolve: ((outcome: Outcome) => void) | null = null;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -177,8 +208,9 @@ class SingleRequest implements Pending {
     readonly startedAt: number,
     private readonly now: () => number,
     private readonly options: RequestOptions,
+    private readonly sink: OutcomeSink | null,
   ) {
-    this.promise = new Promise((resolve) => (this.resolve = resolve));
+    if (sink === null) this.promise = new Promise((resolve) => (this.resolve = resolve));
     this.timer = setTimeout(requestTimedOut, options.timeoutMs, this);
   }
 
@@ -190,7 +222,8 @@ class SingleRequest implements Pending {
     if (!untrack(this.link, this)) return;
     clearTimeout(this.timer);
     this.options.signal?.removeEventListener('abort', this);
-    this.resolve(outcome);
+    if (this.sink !== null) this.sink.settled(outcome);
+    else (this.resolve as (outcome: Outcome) => void)(outcome);
   }
 
   /** The caller aborted: the computer is told to stop. */

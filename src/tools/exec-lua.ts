@@ -1,6 +1,6 @@
 // exec-lua: run a Lua chunk on one linked computer and return its output and returned values.
 // The answer is checked and rendered by exec-result.ts; the computer is found by computer-target.ts.
-import { FrameTooLargeError, Link, describe, type LinkRegistry } from '../link/registry.js';
+import { FrameTooLargeError, Link, describe, type LinkRegistry, type Outcome, type OutcomeSink } from '../link/registry.js';
 import type { CancelSignal } from '../cancel.js';
 import { LuaParams } from '../link/frames.js';
 import { startDetached } from './job-tools.js';
@@ -113,7 +113,7 @@ export const execLua: Tool = {
  * The exec path every Lua-running tool shares (exec-lua and config-defined tools): sends the chunk,
  * and `args` as data beside it (the chunk receives them as `...`, never spliced into source).
  */
-export async function runLua(
+export function runLua(
   links: LinkRegistry,
   target: Link,
   code: string,
@@ -122,42 +122,71 @@ export async function runLua(
   signal: CancelSignal,
   maxResultValues: number,
 ): Promise<ToolResult> {
-    let outcome;
+  const call = new LuaCall(target, timeoutMs, maxResultValues);
+  try {
+    links.requestTo(target, 'exec-lua', new LuaParams(code, args), { timeoutMs, signal, cancelOnTimeout: true, maxFrameBytes: CC_MAX_MESSAGE_BYTES }, call);
+  } catch (err) {
+    if (err instanceof FrameTooLargeError) return Promise.resolve(failedResult(`The code is too large to send: ${err.message}.`, 'invalid_arguments'));
+    return Promise.reject(err);
+  }
+  return call.promise;
+}
+
+/**
+ * One Lua run: its promise, resolved with the tool result when the request ends (the registry hands
+ * the outcome here: no promise per request and no await in between, issue 16).
+ */
+class LuaCall implements OutcomeSink {
+  readonly promise: Promise<ToolResult>;
+  private resolve!: (result: ToolResult) => void;
+  private reject!: (err: unknown) => void;
+
+  constructor(
+    private readonly target: Link,
+    private readonly timeoutMs: number,
+    private readonly maxResultValues: number,
+  ) {
+    this.promise = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  settled(outcome: Outcome): void {
+    // it runs inside the link's frame handler: anything thrown fails this call, as a throw in the tool would
     try {
-      outcome = await links.request(target, 'exec-lua', new LuaParams(code, args), {
-        timeoutMs,
-        signal,
-        cancelOnTimeout: true,
-        maxFrameBytes: CC_MAX_MESSAGE_BYTES,
-      });
+      this.resolve(luaResult(outcome, this.target, this.timeoutMs, this.maxResultValues));
     } catch (err) {
-      if (err instanceof FrameTooLargeError) return failedResult(`The code is too large to send: ${err.message}.`, 'invalid_arguments');
-      throw err;
+      this.reject(err);
     }
-    switch (outcome.status) {
-      case 'ok': {
-        const parsed = fromResult(outcome.result, maxResultValues);
-        if (!parsed.ok) return failed(target, maxResultValues, malformed(target, parsed.problem));
-        // the outcome written out, not spread from the parse (the same keys in the same order)
-        const { output, returns, truncated } = parsed.value;
-        return outcomeResult({ computerId: target.computerId, ok: true, output, returns, truncated });
+  }
+}
+
+function luaResult(outcome: Outcome, target: Link, timeoutMs: number, maxResultValues: number): ToolResult {
+  switch (outcome.status) {
+    case 'ok': {
+      const parsed = fromResult(outcome.result, maxResultValues);
+      if (!parsed.ok) return failed(target, maxResultValues, malformed(target, parsed.problem));
+      // the outcome written out, not spread from the parse (the same keys in the same order)
+      const { output, returns, truncated } = parsed.value;
+      return outcomeResult({ computerId: target.computerId, ok: true, output, returns, truncated });
+    }
+    case 'error':
+      if (outcome.error === 'unknown method') {
+        return failed(
+          target,
+          maxResultValues,
+          `computer ${describe(target.computerId, target.label)} runs an mcp-computer program without exec-lua; update its program (wget http://<bridge-host>:<link port>/mcp-computer.lua).`,
+        );
       }
-      case 'error':
-        if (outcome.error === 'unknown method') {
-          return failed(
-            target,
-            maxResultValues,
-            `computer ${describe(target.computerId, target.label)} runs an mcp-computer program without exec-lua; update its program (wget http://<bridge-host>:<link port>/mcp-computer.lua).`,
-          );
-        }
-        return failed(target, maxResultValues, outcome.error, outcome.result);
-      case 'timeout':
-        return failed(target, maxResultValues, `timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout');
-      case 'cancelled':
-        return failed(target, maxResultValues, `cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled');
-      case 'disconnected':
-        return failed(target, maxResultValues, `the link to computer ${describe(target.computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
-    }
+      return failed(target, maxResultValues, outcome.error, outcome.result);
+    case 'timeout':
+      return failed(target, maxResultValues, `timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout');
+    case 'cancelled':
+      return failed(target, maxResultValues, `cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled');
+    case 'disconnected':
+      return failed(target, maxResultValues, `the link to computer ${describe(target.computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
+  }
 }
 
 function malformed(target: Link, problem: string): string {

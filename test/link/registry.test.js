@@ -378,3 +378,57 @@ test('a link holds its one request without a map, a map only while it has more, 
   assert.equal(lb.inFlight, null);
   assert.equal(registry.resolve(lb, { type: 'response', id: b.sent[1].id, ok: true, result: 'twice' }), false, 'an answer counts once');
 });
+
+test('requestTo hands each way a request ends to its sink: answered, refused before sending, timed out, aborted; a too large frame throws', async () => {
+  const { Cancellation } = await import('../../dist/cancel.js');
+  const registry = new LinkRegistry();
+  const socket = recordingSocket();
+  const { link } = registry.register(socket, hello(1), 'a');
+  const sink = () => {
+    const got = [];
+    return { got, settled: (outcome) => got.push(outcome) };
+  };
+  // answered: the sink gets the result once, and the frame is encodeRequest's
+  const answered = sink();
+  registry.requestTo(link, 'exec-lua', { code: 'return' }, { timeoutMs: 60_000 }, answered);
+  const sent = socket.sent.at(-1);
+  assert.deepEqual({ ...sent, id: 'x' }, { type: 'request', id: 'x', method: 'exec-lua', params: { code: 'return' } });
+  assert.equal(answered.got.length, 0);
+  assert.equal(registry.resolve(link, { type: 'response', id: sent.id, ok: true, result: { output: 'hi' } }), true);
+  assert.deepEqual(answered.got.map((o) => [o.status, o.result]), [['ok', { output: 'hi' }]]);
+  assert.equal(registry.resolve(link, { type: 'response', id: sent.id, ok: true }), false);
+  // refused before sending: at once, nothing sent
+  const before = socket.sent.length;
+  const aborted = new Cancellation();
+  aborted.abort();
+  const refused = sink();
+  registry.requestTo(link, 'exec-lua', { code: 'return' }, { timeoutMs: 60_000, signal: aborted }, refused);
+  assert.deepEqual(refused.got.map((o) => o.status), ['cancelled']);
+  assert.equal(socket.sent.length, before);
+  // aborted in flight: cancelled, and the computer is told
+  const signal = new Cancellation();
+  const cancelled = sink();
+  registry.requestTo(link, 'exec-lua', { code: 'return' }, { timeoutMs: 60_000, signal }, cancelled);
+  const id = socket.sent.at(-1).id;
+  signal.abort();
+  assert.deepEqual(cancelled.got.map((o) => o.status), ['cancelled']);
+  assert.deepEqual(socket.sent.at(-1), { type: 'cancel', id });
+  // timed out: the sink gets timeout, and with cancelOnTimeout the computer is told
+  const late = sink();
+  registry.requestTo(link, 'exec-lua', { code: 'return' }, { timeoutMs: 5, cancelOnTimeout: true }, late);
+  const lateId = socket.sent.at(-1).id;
+  await new Promise((r) => setTimeout(r, 30));
+  assert.deepEqual(late.got.map((o) => o.status), ['timeout']);
+  assert.deepEqual(socket.sent.at(-1), { type: 'cancel', id: lateId });
+  assert.equal(link.pendingCount, 0);
+  // too large: thrown, nothing tracked or sent
+  const big = sink();
+  assert.throws(() => registry.requestTo(link, 'exec-lua', { code: 'x'.repeat(200) }, { timeoutMs: 60_000, maxFrameBytes: 100 }, big), FrameTooLargeError);
+  assert.equal(big.got.length, 0);
+  assert.equal(link.pendingCount, 0);
+  // the link drops: disconnected
+  const dropped = sink();
+  registry.requestTo(link, 'exec-lua', { code: 'return' }, { timeoutMs: 60_000 }, dropped);
+  registry.unregister(link, 'closed 1006');
+  assert.deepEqual(dropped.got.map((o) => [o.status, o.reason]), [['disconnected', 'closed 1006']]);
+});
