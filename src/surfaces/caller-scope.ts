@@ -2,7 +2,8 @@
 // Mcp-Session-Id this bridge handed out at initialize is one client across connections; any other
 // request belongs to its TCP connection alone. Session ids are signed (HMAC with a per-process key),
 // so only ids this bridge issued count and nothing needs storing; an unknown or forged id falls back
-// to the connection. Nobody can name another client's scope without holding its id.
+// to the connection here (the MCP route then answers a 2025 request carrying one 404, see
+// staleSession in mcp-route.ts). Nobody can name another client's scope without holding its id.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
 

@@ -1,5 +1,5 @@
 // POST /mcp (and /): JSON-RPC bodies to the dispatcher, JSON answers back (one SSE event when the
-// client's Accept takes only text/event-stream). No streams, no sessions. Every revision on one
+// client's Accept takes only text/event-stream). No streams; a session id only scopes cancellation. Every revision on one
 // endpoint: MCP-Protocol-Version picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../log.js';
@@ -34,6 +34,29 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | unde
   return flat;
 }
 
+/** JSON-RPC code of the 404 for a session id this process did not issue (the TypeScript SDK's server uses it too). */
+export const SESSION_NOT_FOUND = -32001;
+export const SESSION_NOT_FOUND_MESSAGE =
+  'Session not found: this Mcp-Session-Id was not issued by this bridge process (it restarted, or the id is made up); ' +
+  'send initialize without it to start a new session';
+
+/**
+ * A non-empty Mcp-Session-Id that did not give a session scope: not one this process issued. Such a
+ * session has ended as far as the client can tell, and the spec says the server MUST then answer 404
+ * so the client starts a new one (Claude Code 2.1.197, opencode 1.18.33 and mcp-remote 0.15.1 do, at
+ * once, and retry). Answering it as no session instead kept the client on an id that no longer
+ * scoped its cancel notices: after a bridge restart they reached no call.
+ */
+function staleSession(header: string | string[] | undefined, scope: string): boolean {
+  return header !== undefined && String(header).trim() !== '' && !scope.startsWith('session:');
+}
+
+/** The id of a single request body, for its error answer; null otherwise. */
+function requestId(body: unknown): string | number | null {
+  const id = isRecord(body) ? body.id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
 export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteOptions): Methods {
   const post: Handler = async (req, res) => {
     let raw: Buffer;
@@ -65,7 +88,14 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       if (!res.writableFinished) gone.abort();
     };
     res.on('close', onClose);
-    const caller = { scope: callerScope(req.socket, req.headers['mcp-session-id']), signal: gone };
+    const sessionHeader = req.headers['mcp-session-id'];
+    const scope = callerScope(req.socket, sessionHeader);
+    if (era.era === 'legacy' && staleSession(sessionHeader, scope) && !(isRecord(body) && body.method === 'initialize')) {
+      res.off('close', onClose);
+      sendJson(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
+      return;
+    }
+    const caller = { scope, signal: gone };
     const reply =
       era.era === 'reject' ? era.reply
       : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller)
@@ -88,7 +118,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     // a session id is handed out at initialize only so the client's later notifications/cancelled
     // can be matched to its calls on other connections (see caller-scope.ts); nothing else keys on it
     let headers = reply.headers;
-    if (isRecord(body) && body.method === 'initialize' && reply.status === 200 && req.headers['mcp-session-id'] === undefined) {
+    if (isRecord(body) && body.method === 'initialize' && reply.status === 200 && !scope.startsWith('session:')) {
       headers = { ...headers, 'mcp-session-id': issueSessionId() };
     }
     try {

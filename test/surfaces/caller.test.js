@@ -69,7 +69,8 @@ test("one client's notifications/cancelled never cancels another client's call, 
     // another session, no session (a new connection), and a forged session id: none reaches the call
     assert.equal((await rpc(bridge.mcpUrl, cancelNote(1), attacker)).status, 202);
     assert.equal((await rpc(bridge.mcpUrl, cancelNote(1))).status, 202);
-    assert.equal((await rpc(bridge.mcpUrl, cancelNote(1), { 'mcp-session-id': `${'0'.repeat(32)}.${'0'.repeat(32)}` })).status, 202);
+    // (a session id this bridge never issued is a session that is over: 404, nothing runs)
+    assert.equal((await rpc(bridge.mcpUrl, cancelNote(1), { 'mcp-session-id': `${'0'.repeat(32)}.${'0'.repeat(32)}` })).status, 404);
     // a quick call after them proves they were all handled before we look
     assert.equal((await rpc(bridge.mcpUrl, execCall(2, 'quick'))).json.result.structuredContent.output, 'ok');
     assert.equal(computer.received.some((f) => f.type === 'cancel'), false);

@@ -6,6 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { linkComputer, pongText, startTestBridge } from '../helpers.js';
 import { NO_OAUTH, isOAuthProbe } from '../../dist/surfaces/http.js';
+import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE } from '../../dist/surfaces/mcp-route.js';
 
 const open = await startTestBridge();
 const TOKEN = 'interop-token-0123456789abcdef';
@@ -92,6 +93,41 @@ test('Claude Code 2.1.197 over HTTP: a call it cancels at its tool timeout (noti
     assert.match(json.headers.get('content-type'), /^application\/json/);
     assert.equal(json.json.id, 3);
     assert.equal(json.json.result.isError, true);
+  } finally {
+    await silent.close();
+  }
+});
+
+test('Claude Code 2.1.197 after the bridge restarted: its old Mcp-Session-Id gets 404 Session not found, it initializes again, and its cancel notice on the new session reaches the call', async () => {
+  const silent = await linkComputer(open, { computerId: 6, onRequest: () => null });
+  try {
+    const headers = await handshake2025(open.mcpUrl, claudeHeaders('2.1.197'), claudeInfo('2.1.197'), { roots: {}, elicitation: {} });
+    // an id of the right shape that this process did not sign: what a restarted bridge sees
+    const stale = { ...headers, 'mcp-session-id': `${'ab'.repeat(16)}.${'cd'.repeat(16)}` };
+    const call = { method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 6, code: 'sleep(60)', timeoutMs: 60000 } }, jsonrpc: '2.0', id: 3 };
+    const refused = await send(open.mcpUrl, 'POST', stale, call);
+    assert.equal(refused.status, 404);
+    assert.deepEqual(refused.json, { jsonrpc: '2.0', id: 3, error: { code: SESSION_NOT_FOUND, message: SESSION_NOT_FOUND_MESSAGE } });
+    assert.equal(silent.received.some((f) => f.type === 'request'), false); // nothing ran
+    for (const body of [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } }, { jsonrpc: '2.0', method: 'notifications/initialized' }]) {
+      assert.equal((await send(open.mcpUrl, 'POST', stale, body)).status, 404);
+    }
+    // initialize with the stale id still works and hands out a new one (the spec says to send none)
+    const { 'mcp-session-id': _, 'mcp-protocol-version': __, ...fresh } = stale;
+    const again = await handshake2025(open.mcpUrl, fresh, claudeInfo('2.1.197'), { roots: {}, elicitation: {} });
+    const reinit = await send(open.mcpUrl, 'POST', stale, { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: claudeInfo('2.1.197') }, jsonrpc: '2.0', id: 0 });
+    assert.equal(reinit.status, 200);
+    assert.notEqual(reinit.headers.get('mcp-session-id'), stale['mcp-session-id']);
+    // the retried call on the new session, cancelled by a notice from another connection
+    const pending = send(open.mcpUrl, 'POST', again, call);
+    const request = await silent.next((f) => f.type === 'request');
+    assert.equal((await send(open.mcpUrl, 'POST', again, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } })).status, 202);
+    assert.deepEqual(await silent.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
+    assert.equal((await pending).json, null);
+    // an empty header is no session at all, and 2026-07-28 has no sessions: neither is refused
+    assert.equal((await send(open.mcpUrl, 'POST', { ...headers, 'mcp-session-id': '' }, { method: 'tools/list', jsonrpc: '2.0', id: 4 })).status, 200);
+    const modern = await send(open.mcpUrl, 'POST', claudeHeaders('2.1.330', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list', 'mcp-session-id': stale['mcp-session-id'] }), { method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }, jsonrpc: '2.0', id: 5 });
+    assert.equal(modern.status, 200);
   } finally {
     await silent.close();
   }
