@@ -16,7 +16,7 @@ import { deepArrayText, fuzzSeed, hostileValueText, internalFailures, jsonRpcPro
 
 const VICTIM = 500;
 const ATTACKERS = 4;
-const FRAMES_PER_ATTACKER = 700;
+const FRAMES_PER_ATTACKER = 500;
 const VICTIM_CALLS = 120;
 
 /** Values as textutils.serializeJSON writes them for NaN and the infinities (not JSON). */
@@ -92,7 +92,7 @@ test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s req
       onRequest: (frame) => {
         if (frame.method === 'ping') return { ok: true, result: 'pong' };
         victimIds.push(frame.id);
-        return new Promise((resolve) => setTimeout(() => resolve({ ok: true, result: { output: '', returns: [{ type: 'string', value: `A:${frame.params.code}` }], truncated: false } }), 5 + (victimIds.length % 40)));
+        return new Promise((resolve) => setTimeout(() => resolve({ ok: true, result: { output: '', returns: [{ type: 'string', value: `A:${frame.params.code}` }], truncated: false } }), 1 + (victimIds.length % 15)));
       },
     });
     const attackerSeen = [];

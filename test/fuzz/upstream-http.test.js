@@ -15,7 +15,7 @@ import { writeConfig } from '../config/write.js';
 import { fuzzSeed, internalFailures, jsonRpcProblems, prng } from './lib.js';
 
 const CALLERS = 6;
-const CALLS_PER_CALLER = 40;
+const CALLS_PER_CALLER = 30;
 const LIMIT = 64 * 1024;
 
 function hostileServer(seed) {

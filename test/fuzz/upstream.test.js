@@ -14,7 +14,7 @@ import { fuzzSeed, internalFailures, jsonRpcProblems } from './lib.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fuzz-upstream.js', import.meta.url));
 const CALLERS = 6;
-const CALLS_PER_CALLER = 60;
+const CALLS_PER_CALLER = 45;
 const server = (id, ...args) => ({ id, command: process.execPath, args: [FIXTURE, ...args], timeoutMs: 400 });
 const up = async (bridge, id) => until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');
 
