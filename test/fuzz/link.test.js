@@ -54,7 +54,10 @@ function attackerFrame(r, ids) {
   if (kind === 2) return { data: '{"type":"response","id":' + id() + ',"ok":true,"result":' + r.pick(CC_NUMBERS) + '}', binary: false };
   if (kind === 3) return { data: '{"type":"cancel","id":' + id() + '}', binary: false };
   if (kind === 4) return { data: '{"type":"request","id":' + id() + ',"method":"ping"}', binary: false };
-  if (kind === 5) return { data: '{"type":"info","computerLabel":' + hostileValueText(r) + ',"peripherals":' + hostileValueText(r) + ',"jobs":' + hostileValueText(r) + '}', binary: false };
+  if (kind === 5) {
+    const { computerLabel, peripherals, jobs, omitted } = fullHello(0);
+    return { data: mutateValueText(r, { type: 'info', computerLabel, peripherals, jobs, omitted }), binary: false };
+  }
   // never the victim's id: without CC_LINK_TOKEN any socket may link as any id and replace it, by
   // design (README, Security); the test below checks what that replacement may and may not reach
   if (kind === 6) return { data: '{"type":"hello","computerId":' + r.pick(['601', '1', '-1', '1e999', '"500"', '6.01e2']) + '}', binary: false };
@@ -71,13 +74,27 @@ function attackerFrame(r, ids) {
   return { data: '{' + fields.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',') + '}', binary: false };
 }
 
+/** A hello as mcp-computer sends it, every identity field set; the fuzz breaks one field of it. */
+const fullHello = (computerId) => ({
+  type: 'hello',
+  computerId,
+  computerLabel: `attacker-${computerId}`,
+  version: '0.1.0',
+  kind: 'turtle',
+  advanced: true,
+  host: 'ComputerCraft 1.109.0 (Minecraft 1.20.1)',
+  ccVersion: '1.109.0',
+  maxFrame: 131072,
+  peripherals: [{ name: 'left', types: ['monitor'] }, { name: 'back', types: ['modem', 'peripheral_hub'] }],
+  jobs: [{ job: 'j1', kind: 'exec-lua', what: 'sleep(5)', state: 'running', outputBytes: 3 }],
+  omitted: { peripherals: 1, jobs: 0 },
+});
+
 function attackerHello(r, computerId) {
-  const good = { type: 'hello', computerId, computerLabel: `attacker-${computerId}`, version: '0.1.0' };
-  if (r.chance(0.7)) return JSON.stringify(good);
-  const fields = Object.entries(good).map(([k, v]) => [k, JSON.stringify(v)]);
-  const extra = r.pick(['peripherals', 'jobs', 'kind', 'advanced', 'host', 'ccVersion', 'maxFrame', 'omitted', 'token', 'computerLabel', 'version']);
-  fields.push([extra, hostileValueText(r)]);
-  return '{' + fields.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',') + '}';
+  const good = fullHello(computerId);
+  if (r.chance(0.5)) return JSON.stringify(good);
+  // never the victim's id (see kind 6 above)
+  return mutateValueText(r, good).replace(new RegExp(`"computerId":${VICTIM}\\b`), '"computerId":1');
 }
 
 test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s requests; bad frames never crash the bridge', { timeout: 120_000 }, async (t) => {
@@ -145,6 +162,8 @@ test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s req
       const value = res.json?.result?.structuredContent?.returns?.[0]?.value;
       if (res.status !== 200 || res.json?.id !== n || res.json.result.isError || value !== `A:${code}`) victimProblems.push(`${res.status} ${res.text.slice(0, 300)}`);
     };
+    const listed = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'l', method: 'tools/list' });
+    const listSchema = listed.json.result.tools.find((tool) => tool.name === 'list-computers').outputSchema;
     let attacking = true;
     const attackerCallProblems = [];
     let attackerCalls = 0;
@@ -159,6 +178,12 @@ test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s req
         if (attackerCalls % 10 === 0) {
           const probe = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'probe-computers', arguments: {} } });
           if (probe.status !== 200 || jsonRpcProblems(probe.json).length || !probe.text.includes(`${VICTIM}`)) attackerCallProblems.push(`probe: ${probe.text.slice(0, 300)}`);
+          // what hostile hellos and info frames said about the attackers is listed within its outputSchema
+          const list = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'list-computers', arguments: {} } });
+          const invalid = list.json?.result ? validate(list.json.result.structuredContent, listSchema, 'structuredContent') : 'no result';
+          if (list.status !== 200 || invalid) attackerCallProblems.push(`list-computers: ${invalid} ${list.text.slice(0, 300)}`);
+          const rest = await fetch(new URL('/computers', bridge.mcpUrl));
+          if (rest.status !== 200 || !Array.isArray(await rest.json())) attackerCallProblems.push(`GET /computers: ${rest.status}`);
         }
       }
     };
