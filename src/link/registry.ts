@@ -5,6 +5,7 @@ import { nextId, requestAll, type FanoutHost, type FanoutOptions } from './fanou
 import { REQUEST_HEAD, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
 import { jobChanges, type Identity } from './identity.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
+import { startTimeout, stopTimeout, type DeadlineList, type Timed } from './deadlines.js';
 
 export { Link, describe, type LinkSocket, type Outcome } from './link.js';
 
@@ -197,10 +198,14 @@ export interface OutcomeSink {
  * One `request`: what the link holds while it is in flight, its timer and (handleEvent) its abort listener,
  * in one object instead of three closures. Its outcome resolves its promise, or goes to its sink.
  */
-class SingleRequest implements Pending {
+class SingleRequest implements Pending, Timed {
   readonly promise: Promise<Outcome> | null = null;
   private resolve: ((outcome: Outcome) => void) | null = null;
-  private readonly timer: NodeJS.Timeout;
+  // its timeout, in the list of requests with the same one (deadlines.ts): no node timer of its own
+  deadline = 0;
+  prevTimed: Timed | null = null;
+  nextTimed: Timed | null = null;
+  timedList: DeadlineList | null = null;
 
   constructor(
     private readonly link: Link,
@@ -211,7 +216,7 @@ class SingleRequest implements Pending {
     private readonly sink: OutcomeSink | null,
   ) {
     if (sink === null) this.promise = new Promise((resolve) => (this.resolve = resolve));
-    this.timer = setTimeout(requestTimedOut, options.timeoutMs, this);
+    startTimeout(this, options.timeoutMs);
   }
 
   elapsed(): number {
@@ -220,7 +225,7 @@ class SingleRequest implements Pending {
 
   settle(outcome: Outcome): void {
     if (!untrack(this.link, this)) return;
-    clearTimeout(this.timer);
+    stopTimeout(this);
     this.options.signal?.removeEventListener('abort', this);
     if (this.sink !== null) this.sink.settled(outcome);
     else (this.resolve as (outcome: Outcome) => void)(outcome);
@@ -236,8 +241,4 @@ class SingleRequest implements Pending {
     if (this.options.cancelOnTimeout) sendCancel(this.link, this.id);
     this.settle({ status: 'timeout', ms: this.elapsed() });
   }
-}
-
-function requestTimedOut(request: SingleRequest): void {
-  request.timedOut();
 }
