@@ -191,10 +191,16 @@ function plainMethod(method: string): boolean {
   return true;
 }
 
+/** Printable ASCII but `"` and `\\`: a string of these is its own JSON between quotes. */
+const PLAIN_TEXT = /^[ !#-[\]-~]*$/;
+
 /** A Lua chunk's request after its id (the method is PLAIN): its params written by template. */
 function luaTail(method: string, params: LuaParams): string {
   const args = params.args === undefined ? '' : `,"args":${asciiJson(params.args)}`;
-  return `","method":"${method}","params":{"code":${asciiJson(params.code)}${args}}}`;
+  // a one-line chunk without quotes (`return os.time()`) needs no JSON.stringify and no second scan;
+  // any other fails the test at its first line end or quote, cheaply
+  const code = PLAIN_TEXT.test(params.code) ? `"${params.code}"` : asciiJson(params.code);
+  return `","method":"${method}","params":{"code":${code}${args}}}`;
 }
 
 export function encodeRequest(id: string, method: string, params?: unknown): string {

@@ -116,6 +116,14 @@ test("a Lua chunk's params (LuaParams) encode exactly as the object {code} or {c
       assert.equal(REQUEST_HEAD + 'AbC-_09xyzAbC-_09xyz12' + requestTail('exec-lua', new LuaParams(code, args)), frame);
     }
   }
+  // every UTF-16 code unit, alone and inside plain text: the same frame as the generic encoding
+  // (printable ASCII but quote and backslash is written as it is, anything else through asciiJson)
+  for (let unit = 0; unit < 0x10000; unit++) {
+    for (const code of [String.fromCharCode(unit), `return "${String.fromCharCode(unit)}"`, `a${String.fromCharCode(unit)}b`]) {
+      const frame = encodeRequest('id', 'exec-lua', new LuaParams(code));
+      if (frame !== generic('id', 'exec-lua', { code })) assert.fail(`code unit ${unit.toString(16)} in ${JSON.stringify(code)}`);
+    }
+  }
   // a method JSON would escape: the tail is still the generic encoding's
   assert.equal(REQUEST_HEAD + 'id' + requestTail('m"x', new LuaParams('return')), generic('id', 'm"x', { code: 'return' }));
   // asked again (the method is remembered as plain), the same text
