@@ -59,7 +59,7 @@ function hostileLine(r, i) {
     }
   }
   const end = r.pick(['\n', '\n', '\n', '\r\n', '\n\n', '\n \n']);
-  return { bytes: Buffer.concat([body, Buffer.from(end)]), expectId, oneLine };
+  return { bytes: Buffer.concat([body, Buffer.from(end)]), expectId, oneLine, cancels: template === NOTIFICATIONS[0] };
 }
 
 test('fuzz stdio: hostile lines on stdin never crash the bridge, stdout stays well-formed JSON-RPC, every surviving request id is answered once, good calls succeed', { timeout: 120_000 }, async (t) => {
@@ -88,10 +88,14 @@ test('fuzz stdio: hostile lines on stdin never crash the bridge, stdout stays we
     const r = prng(seed);
     const expected = [];
     const goodIds = [];
+    // a call its client cancelled gets no answer (950db5c): once a notice for s1 may have been sent,
+    // s1 is answered at most once instead of exactly once
+    let s1Cancelled = false;
     let pending = Buffer.alloc(0);
     for (let i = 0; i < LINES; i++) {
       const line = hostileLine(r, i);
       if (line.expectId) expected.push(line.expectId);
+      if (line.cancels) s1Cancelled = true;
       pending = Buffer.concat([pending, line.bytes]);
       if (i % 20 === 0) {
         const id = `g${i}`;
@@ -106,6 +110,7 @@ test('fuzz stdio: hostile lines on stdin never crash the bridge, stdout stays we
       }
     }
     child.stdin.write(pending);
+    if (s1Cancelled && expected.includes('s1')) expected.splice(expected.indexOf('s1'), 1);
     const answered = (id) => stdout.includes(`"id":${JSON.stringify(id)}`);
     await until(() => goodIds.every(answered) && expected.every(answered), 5, 60_000);
     child.stdin.end();
@@ -124,6 +129,7 @@ test('fuzz stdio: hostile lines on stdin never crash the bridge, stdout stays we
     const count = new Map();
     for (const m of flat) if (typeof m.id === 'string') count.set(m.id, (count.get(m.id) ?? 0) + 1);
     assert.deepEqual(expected.filter((id) => count.get(id) !== 1), [], 'each surviving request id answered exactly once');
+    assert.ok((count.get('s1') ?? 0) <= 1, 's1 answered at most once');
     for (const id of goodIds) {
       const m = flat.find((x) => x.id === id);
       assert.equal(m.result?.structuredContent?.returns?.[0]?.value, `ok:return ${id.slice(1)}`, JSON.stringify(m));
