@@ -159,7 +159,9 @@ function missingField(block: Record<string, unknown>): string | null {
     if (typeof resource.text !== 'string' && typeof resource.blob !== 'string') return 'a string "resource.text" or "resource.blob"';
     return null;
   }
-  for (const field of REQUIRED_STRINGS[block.type as string] ?? []) {
+  // own keys only: a type named "constructor" or "__proto__" would find Object.prototype's members
+  const required = (Object.hasOwn(REQUIRED_STRINGS, block.type as string) && REQUIRED_STRINGS[block.type as string]) || [];
+  for (const field of required) {
     if (typeof block[field] !== 'string') return `a string "${field}", got ${kind(block[field])}`;
   }
   return null;

@@ -109,6 +109,15 @@ test('upstream text block whose text is not a string passed through as a success
     assert.equal((await call('new')).isError, undefined);
   }));
 
+test('upstream content block typed "constructor" or "__proto__" threw in the content check (a type looked up on Object.prototype): an unknown type passes unchecked', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [upstream('ctor', '--answer', '{"content":[{"type":"constructor"},{"type":"__proto__"},{"type":"toString","text":1}]}')] }) }, async (bridge) => {
+    await serverUp(bridge, 'ctor');
+    const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ctor__echo', arguments: {} } });
+    // before: "function is not iterable" from inside the check
+    assert.equal(res.json.result.isError, undefined, JSON.stringify(res.json));
+    assert.deepEqual(res.json.result.content.map((c) => c.type), ['constructor', '__proto__', 'toString']);
+  }));
+
 test('pattern run on a huge argument stalled the event loop: a "pattern" is run on at most MCP_PATTERN_MAX_CHARS characters; longer fails the call at once', () =>
   withBridge(
     {
