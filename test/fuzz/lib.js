@@ -217,3 +217,38 @@ export const leaksInternals = (text) => /\n\s+at |node:internal|\/dist\/|\.js:\d
 
 /** Log lines that mean something failed inside the bridge. */
 export const internalFailures = (logs) => logs.filter((l) => /failed inside the bridge|MCP request failed|REST .* failed:|Internal error|RangeError|TypeError|Maximum call stack|could not be serialised|\bat .*\.js:\d+/.test(l));
+
+/** Resolves once the bridge's /health lists upstream server `id` as up. */
+export const upstreamUp = (bridge, id, until) =>
+  until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');
+
+/**
+ * `callers` concurrent callers each make `calls` tools/call of the upstream echo tool `tool`, each with
+ * its own nonce (`<prefix><caller>-<i>`): every answer must be a well-formed JSON-RPC answer under its
+ * own id, never carry FORGED, and a success must echo this caller's own nonce. Returns the problems
+ * and how many calls got their own echo or an error.
+ */
+export async function echoCalls(bridge, rpc, { tool, prefix, callers, calls }) {
+  const problems = [];
+  const tally = { own: 0, error: 0 };
+  const caller = async (k) => {
+    for (let i = 0; i < calls; i++) {
+      const nonce = `${prefix}${k}-${i}`;
+      const id = k * 1000 + i;
+      const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: { nonce } } });
+      const wrong = res.json === null ? ['not JSON'] : jsonRpcProblems(res.json);
+      if (res.status !== 200 || wrong.length || res.json.id !== id) {
+        problems.push(`${nonce}: ${res.status} ${wrong.join('; ')} ${res.text.slice(0, 200)}`);
+        continue;
+      }
+      if (res.text.includes('FORGED')) problems.push(`${nonce}: handed a forged answer: ${res.text.slice(0, 200)}`);
+      const result = res.json.result;
+      if (result.isError) tally.error++;
+      // a successful answer is this caller's own echo, nobody else's
+      else if (result.structuredContent?.args?.nonce === nonce) tally.own++;
+      else problems.push(`${nonce}: got ${JSON.stringify(result).slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: callers }, (_, k) => caller(k)));
+  return { problems, ...tally };
+}

@@ -9,6 +9,7 @@ import { linkComputer, rpc, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 import { toolDefinitionProblem } from '../../dist/upstream/tool-check.js';
+import { upstreamUp } from './lib.js';
 
 test('405 without a message: a wrong method on /health or /metrics names the path and the methods to use', () =>
   withBridge({}, async (bridge) => {
@@ -24,8 +25,7 @@ test('405 without a message: a wrong method on /health or /metrics names the pat
 
 const FUZZ_UPSTREAM = fileURLToPath(new URL('../fixtures/fuzz-upstream.js', import.meta.url));
 const upstream = (id, ...args) => ({ id, command: process.execPath, args: [FUZZ_UPSTREAM, ...args] });
-const serverUp = (bridge, id) =>
-  until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');
+const serverUp = (bridge, id) => upstreamUp(bridge, id, until);
 const listedNames = async (bridge) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'l', method: 'tools/list' })).json.result.tools.map((t) => t.name);
 
 test('upstream tool with an invalid x-mcp-header passed through: it is left out of tools/list with a warning naming it and why', () =>

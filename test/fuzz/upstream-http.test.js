@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { rpc, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
-import { fuzzSeed, internalFailures, jsonRpcProblems, prng } from './lib.js';
+import { echoCalls, fuzzSeed, internalFailures, prng, upstreamUp } from './lib.js';
 
 const CALLERS = 6;
 const CALLS_PER_CALLER = 30;
@@ -92,30 +92,10 @@ test('fuzz HTTP upstream answers: forged, cut, oversize, streamed and missing an
   const url = `http://127.0.0.1:${server.address().port}/mcp`;
   try {
     await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'web', url, timeoutMs: 500 }] }), CC_UPSTREAM_MAX_MESSAGE_BYTES: String(LIMIT), LOG_LEVEL: 'info' }, async (bridge) => {
-      const up = () => until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === 'web')?.state === 'up');
-      await up();
-      const problems = [];
-      const tally = { own: 0, error: 0 };
-      const caller = async (k) => {
-        for (let i = 0; i < CALLS_PER_CALLER; i++) {
-          const nonce = `h${k}-${i}`;
-          const id = k * 1000 + i;
-          const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web__echo', arguments: { nonce } } });
-          const wrong = res.json === null ? ['not JSON'] : jsonRpcProblems(res.json);
-          if (res.status !== 200 || wrong.length || res.json.id !== id) {
-            problems.push(`${nonce}: ${res.status} ${wrong.join('; ')} ${res.text.slice(0, 200)}`);
-            continue;
-          }
-          if (res.text.includes('FORGED')) problems.push(`${nonce}: handed a forged answer: ${res.text.slice(0, 200)}`);
-          const result = res.json.result;
-          if (result.isError) tally.error++;
-          else if (result.structuredContent?.args?.nonce === nonce) tally.own++;
-          else problems.push(`${nonce}: got ${JSON.stringify(result).slice(0, 200)}`);
-        }
-      };
-      await Promise.all(Array.from({ length: CALLERS }, (_, k) => caller(k)));
+      await upstreamUp(bridge, 'web', until);
+      const tally = await echoCalls(bridge, rpc, { tool: 'web__echo', prefix: 'h', callers: CALLERS, calls: CALLS_PER_CALLER });
       t.diagnostic(`calls answered with their own echo: ${tally.own}; with an error: ${tally.error}`);
-      assert.deepEqual(problems.slice(0, 10), []);
+      assert.deepEqual(tally.problems.slice(0, 10), []);
       assert.ok(tally.own > 0 && tally.error > 0);
       assert.deepEqual(internalFailures(bridge.logs), []);
       assert.equal(bridge.dispatcher.activeCalls, 0);

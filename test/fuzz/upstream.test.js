@@ -10,45 +10,22 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { rpc, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
-import { fuzzSeed, internalFailures, jsonRpcProblems } from './lib.js';
+import { echoCalls, fuzzSeed, internalFailures, upstreamUp } from './lib.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fuzz-upstream.js', import.meta.url));
 const CALLERS = 6;
 const CALLS_PER_CALLER = 45;
 const server = (id, ...args) => ({ id, command: process.execPath, args: [FIXTURE, ...args], timeoutMs: 400 });
-const up = async (bridge, id) => until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');
+const up = (bridge, id) => upstreamUp(bridge, id, until);
 
 test('fuzz upstream answers: forged, malformed and missing answers never reach the wrong caller or crash the bridge', { timeout: 120_000 }, async (t) => {
   const seed = fuzzSeed(0x5eed_5);
   t.diagnostic(`FUZZ_SEED=${seed}`);
   await withBridge({ CC_CONFIG: writeConfig({ servers: [server('up', '--seed', String(seed))] }), CC_UPSTREAM_MAX_MESSAGE_BYTES: String(256 * 1024), LOG_LEVEL: 'info' }, async (bridge) => {
     await up(bridge, 'up');
-    const problems = [];
-    const outcomes = { own: 0, error: 0 };
-    const caller = async (k) => {
-      for (let i = 0; i < CALLS_PER_CALLER; i++) {
-        const nonce = `c${k}-${i}`;
-        const id = k * 1000 + i;
-        const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'up__echo', arguments: { nonce } } });
-        const wrong = res.json === null ? ['not JSON'] : jsonRpcProblems(res.json);
-        if (res.status !== 200 || wrong.length || res.json.id !== id) {
-          problems.push(`${nonce}: ${res.status} ${wrong.join('; ')} ${res.text.slice(0, 200)}`);
-          continue;
-        }
-        if (res.text.includes('FORGED')) problems.push(`${nonce}: handed a forged answer: ${res.text.slice(0, 200)}`);
-        const result = res.json.result;
-        if (result.isError) {
-          outcomes.error++;
-          continue;
-        }
-        outcomes.own++;
-        // a successful answer is this caller's own echo, nobody else's
-        if (result.structuredContent?.args?.nonce !== nonce) problems.push(`${nonce}: got ${JSON.stringify(result).slice(0, 200)}`);
-      }
-    };
-    await Promise.all(Array.from({ length: CALLERS }, (_, k) => caller(k)));
+    const outcomes = await echoCalls(bridge, rpc, { tool: 'up__echo', prefix: 'c', callers: CALLERS, calls: CALLS_PER_CALLER });
     t.diagnostic(`calls answered with their own echo: ${outcomes.own}; with an error: ${outcomes.error}`);
-    assert.deepEqual(problems.slice(0, 10), []);
+    assert.deepEqual(outcomes.problems.slice(0, 10), []);
     assert.ok(outcomes.own > 0 && outcomes.error > 0);
     assert.deepEqual(internalFailures(bridge.logs), []);
     assert.equal(bridge.dispatcher.activeCalls, 0);
