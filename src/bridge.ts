@@ -101,6 +101,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   if (hub) metrics.upstreamStates = () => hub.serverStatus().map((s) => ({ server: s.id, state: s.state }));
   metrics.addGauge({ name: 'cc_links', help: 'Computers linked now.', read: () => links.size });
   metrics.addGauge({ name: 'cc_mcp_calls_tracked', help: 'MCP tool calls tracked for notifications/cancelled (entries that must drain to 0).', read: () => dispatcher.activeCalls });
+  metrics.addGauge({ name: 'cc_mcp_subscriptions', help: '2026-07-28 subscriptions/listen streams open now (MCP_MAX_SUBSCRIPTIONS).', read: () => dispatcher.subscriptions.size });
   metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet.', read: () => links.pendingCount() });
   const answers = new AnswerWriter(config.sendStallMs);
   metrics.addGauge({ name: 'cc_http_answers_writing', help: 'HTTP answers not yet taken whole by their client.', read: () => answers.writing.size });
@@ -147,6 +148,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     endpoints,
     metrics,
     close(graceMs = 4000) {
+      // each open subscriptions/listen is answered (a graceful end) before its stream closes
+      if (!closing) dispatcher.subscriptions.completeAll();
       closing ??= Promise.all([mcp?.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
       return closing;
     },

@@ -59,6 +59,10 @@ export interface Config {
   maxFileBytes: number;
   /** A client that takes none of its answer for this long is cut off (MCP_SEND_STALL_MS). */
   sendStallMs: number;
+  /** Most 2026-07-28 subscriptions/listen streams open at once, stdio and HTTP together (MCP_MAX_SUBSCRIPTIONS). */
+  maxSubscriptions: number;
+  /** An SSE comment on each idle HTTP listen stream this often; 0: none (MCP_LISTEN_KEEPALIVE_MS). */
+  listenKeepAliveMs: number;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +121,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_PATTERN_MAX_CHARS', default: '1000', meaning: 'longest argument a tool schema\'s "pattern" (or a patternProperties key) is run on; a longer one fails the call, so a regex cannot stall the bridge on a huge string' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'MCP_SEND_STALL_MS', default: '30000', meaning: 'a client that takes none of its answer (written 64 KiB at a time) for this long is cut off and the answer freed' },
+  { name: 'MCP_MAX_SUBSCRIPTIONS', default: '64', meaning: 'most 2026-07-28 subscriptions/listen streams open at once (stdio and HTTP together); one more gets JSON-RPC error -32003 (HTTP 503)' },
+  { name: 'MCP_LISTEN_KEEPALIVE_MS', default: '15000', meaning: 'an HTTP subscriptions/listen stream that sent nothing for this long gets an SSE comment line, so proxies and clients with idle timeouts keep it open (0: never)' },
   { name: 'CC_UPSTREAM_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a message from an upstream MCP server; deeper fails the call it answers (or is dropped)' },
   { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
 ];
@@ -266,6 +272,8 @@ export function loadConfig(
     maxFileBytes: read(env, 'CC_MAX_FILE_BYTES', bytes),
     sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),
     upstreamMaxJsonDepth: read(env, 'CC_UPSTREAM_MAX_JSON_DEPTH', integer(8, 1000)),
+    maxSubscriptions: read(env, 'MCP_MAX_SUBSCRIPTIONS', integer(1, 100_000)),
+    listenKeepAliveMs: read(env, 'MCP_LISTEN_KEEPALIVE_MS', integer(0, 3_600_000)),
   };
 }
 

@@ -63,6 +63,8 @@ test('every variable has its documented default', () => {
     linkMaxJsonDepth: 64,
     sendStallMs: 30000,
     upstreamMaxJsonDepth: 64,
+    maxSubscriptions: 64,
+    listenKeepAliveMs: 15000,
   });
 });
 
@@ -245,6 +247,8 @@ test('help text lists every variable with its default and meaning', () => {
     CC_MAX_JSON_DEPTH: '64',
     MCP_SEND_STALL_MS: '30000',
     CC_UPSTREAM_MAX_JSON_DEPTH: '64',
+    MCP_MAX_SUBSCRIPTIONS: '64',
+    MCP_LISTEN_KEEPALIVE_MS: '15000',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

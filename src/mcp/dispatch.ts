@@ -25,6 +25,7 @@ import type { CacheHints, ServerInfo } from './modern.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
+import { Subscriptions, type SubscriptionStream } from './subscriptions.js';
 
 export interface DispatcherOptions {
   links: LinkRegistry;
@@ -48,6 +49,18 @@ export interface Caller {
   signal?: CancelSignal;
   /** The transport can deliver notifications/tools/list_changed (stdio), so initialize declares it. */
   listChanged?: boolean;
+  /** How this transport carries a 2026-07-28 subscriptions/listen stream; absent: it cannot. */
+  listen?: ListenTransport;
+}
+
+/** A transport's side of subscriptions/listen (see modern-dispatch.ts). */
+export interface ListenTransport {
+  /** Why this request cannot become a stream (HTTP: Accept lacks text/event-stream); null when it can. */
+  problem: string | null;
+  /** The key the subscription is kept under while open (stdio: the channel and request id). */
+  key(id: JsonRpcId): string;
+  /** Starts the stream (HTTP: the SSE head) and returns where its messages go. */
+  open(key: string, id: JsonRpcId): SubscriptionStream;
 }
 
 const LOCAL: Caller = { scope: 'local' };
@@ -57,6 +70,8 @@ export interface Reply {
   status: number;
   body: Response | Response[] | null;
   headers?: Record<string, string>;
+  /** The transport took the request over as a long-lived stream (subscriptions/listen): write nothing. */
+  streaming?: boolean;
   /**
    * The client cancelled this request with notifications/cancelled: the cancellation utility says the
    * receiver SHOULD NOT answer it (an answer makes the TypeScript SDK, hence Claude Code and opencode,
@@ -94,16 +109,24 @@ function instructions(config: Config): string {
   return parts.join(' ');
 }
 
-/** Calls are tracked per caller scope, so one client's notifications/cancelled never reaches another's call. */
-const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeof id}:${id}`;
+/**
+ * Calls (and stdio subscriptions) are tracked per caller scope, so one client's
+ * notifications/cancelled never reaches another's call.
+ */
+export const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeof id}:${id}`;
 
 export class Dispatcher {
   /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them (a Set only when ids repeat). */
   private readonly inFlight = new Map<string, Cancellation | Set<Cancellation>>();
   /** Calls cancelled by their client's notifications/cancelled (not by a closed request or EOF). */
   private readonly noticed = new WeakSet<Cancellation>();
+  /** Open 2026-07-28 subscriptions/listen streams, every transport's (MCP_MAX_SUBSCRIPTIONS). */
+  readonly subscriptions: Subscriptions;
 
-  constructor(private readonly options: DispatcherOptions) {}
+  constructor(private readonly options: DispatcherOptions) {
+    const { tools, config } = options;
+    this.subscriptions = new Subscriptions({ max: config.maxSubscriptions, watchTools: (listener) => tools.watch(listener) });
+  }
 
   /** Who this server is, what it tells the model, and how long lists may be cached (2026-07-28). */
   describe(): { serverInfo: ServerInfo; instructions: string; cache: CacheHints } {
@@ -203,6 +226,11 @@ export class Dispatcher {
     if (method !== 'notifications/cancelled' || !isRecord(params)) return;
     const requestId = params.requestId;
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    // a subscriptions/listen on this channel (stdio) ends: nothing more is sent for it
+    if (this.subscriptions.cancel(callKey(caller, requestId))) {
+      this.options.log.debug(`client ended subscription ${JSON.stringify(requestId)}`);
+      return;
+    }
     const calls = this.inFlight.get(callKey(caller, requestId));
     if (!calls) return;
     this.options.log.info(`client cancelled request ${JSON.stringify(requestId)}${typeof params.reason === 'string' ? `: ${params.reason}` : ''}`);

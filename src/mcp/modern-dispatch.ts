@@ -3,6 +3,8 @@
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
 import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
 import { SERVER_BUSY, cancelledByClient, type Caller, type Dispatcher, type Reply } from './dispatch.js';
+import type { JsonRpcId } from '../jsonrpc/message.js';
+import { SUBSCRIPTIONS_FULL, readFilter } from './subscriptions.js';
 import { paramHeadersProblem } from './param-headers.js';
 import { MODERN_METHODS, headerMismatch, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
 import { MODERN_PROTOCOL_VERSION } from './protocol.js';
@@ -50,6 +52,7 @@ export async function handleModern(
     const mismatch = paramHeadersProblem(dispatcher.listedInputSchema(p.name), p.arguments, httpHeaders);
     if (mismatch) return { status: 400, body: headerMismatch(id, mismatch) };
   }
+  if (method === 'subscriptions/listen') return listen(dispatcher, id, params as Record<string, unknown>, caller);
   const { serverInfo, instructions, cache } = dispatcher.describe();
   if (method === 'server/discover') {
     return { status: 200, body: resultResponse(id, discoverResult(serverInfo, instructions, cache)) };
@@ -64,4 +67,27 @@ export async function handleModern(
   const result = isRecord(response.result) ? response.result : {};
   const finished = method === 'tools/list' ? toolsListResult(result, serverInfo, cache) : complete(result, serverInfo);
   return cancelledByClient(response) ? { status: 200, body: resultResponse(id, finished), cancelled: true } : { status: 200, body: resultResponse(id, finished) };
+}
+
+/**
+ * subscriptions/listen: the transport takes the request over as a stream that stays open, starting
+ * with the acknowledgement. Nothing is answered until the server ends it (completeAll at shutdown);
+ * a client ends it with notifications/cancelled (stdio) or by closing the stream (HTTP).
+ */
+function listen(dispatcher: Dispatcher, id: JsonRpcId, params: Record<string, unknown>, caller: Caller | undefined): Reply {
+  const filter = readFilter(params);
+  if ('problem' in filter) return { status: 400, body: invalidMeta(id, filter.problem) };
+  const transport = caller?.listen;
+  if (!transport) {
+    return { status: 400, body: errorResponse(id, INVALID_REQUEST, 'Invalid Request: subscriptions/listen needs a transport that carries a stream (stdio or Streamable HTTP)') };
+  }
+  if (transport.problem) return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: ${transport.problem}`) };
+  const key = transport.key(id);
+  const refusal = dispatcher.subscriptions.refusal(key, id);
+  if (refusal) {
+    // a full server: a client retrying at once would only be refused again
+    return refusal.error.code === SUBSCRIPTIONS_FULL ? { status: 503, body: refusal, headers: { 'retry-after': '10' } } : { status: 400, body: refusal };
+  }
+  dispatcher.subscriptions.open(key, id, filter.honoured, transport.open(key, id));
+  return { status: 200, body: null, streaming: true };
 }

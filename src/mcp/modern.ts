@@ -13,7 +13,7 @@ export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilit
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Methods the modern revision defines that this tools-only server implements. */
-export const MODERN_METHODS: readonly string[] = ['server/discover', 'tools/list', 'tools/call'];
+export const MODERN_METHODS: readonly string[] = ['server/discover', 'tools/list', 'tools/call', 'subscriptions/listen'];
 
 export interface ServerInfo {
   name: string;
@@ -77,7 +77,8 @@ export function complete(result: Record<string, unknown>, serverInfo: ServerInfo
 
 export function discoverResult(serverInfo: ServerInfo, instructions: string, hints: CacheHints): Record<string, unknown> {
   return complete(
-    { supportedVersions: [...SERVED_PROTOCOL_VERSIONS], capabilities: { tools: {} }, instructions, ...hints },
+    // listChanged: a subscriptions/listen with toolsListChanged is told when the tool set changes
+    { supportedVersions: [...SERVED_PROTOCOL_VERSIONS], capabilities: { tools: { listChanged: true } }, instructions, ...hints },
     serverInfo,
   );
 }

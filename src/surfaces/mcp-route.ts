@@ -3,7 +3,7 @@
 // endpoint: MCP-Protocol-Version picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from '../log.js';
-import type { Dispatcher } from '../mcp/dispatch.js';
+import type { Caller, Dispatcher } from '../mcp/dispatch.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, type Response } from '../jsonrpc/message.js';
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
@@ -13,9 +13,12 @@ import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
+import { openListenStream } from './listen-stream.js';
 
 export interface McpRouteOptions {
   maxBodyBytes: number;
+  /** MCP_LISTEN_KEEPALIVE_MS for 2026-07-28 subscriptions/listen streams (0: none). */
+  listenKeepAliveMs?: number;
 }
 
 const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
@@ -58,6 +61,8 @@ function requestId(body: unknown): string | number | null {
 }
 
 export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteOptions): Methods {
+  /** Numbers each listen stream: its subscription's key (closing the stream is its only cancel). */
+  let streams = 0;
   const post: Handler = async (req, res) => {
     let raw: Buffer;
     try {
@@ -95,12 +100,21 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       sendJson(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
       return;
     }
-    const caller = { scope, signal: gone };
+    const caller: Caller = { scope, signal: gone };
+    if (era.era === 'modern') {
+      // 2026-07-28 subscriptions/listen: this response becomes the subscription's SSE stream
+      caller.listen = {
+        problem: acceptsEventStream(req.headers.accept) ? null : 'subscriptions/listen is answered with an event stream: the Accept header must list text/event-stream',
+        key: () => `${scope}\u0000sse:${++streams}`,
+        open: (key) => openListenStream(res, key, dispatcher.subscriptions, { keepAliveMs: options.listenKeepAliveMs ?? 0 }),
+      };
+    }
     const reply =
       era.era === 'reject' ? era.reply
       : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller)
       : await dispatcher.handleBody(body, allowsBatches(era.version), caller);
     res.off('close', onClose);
+    if (reply.streaming) return;
     if (gone.aborted || res.destroyed) {
       log.debug('MCP request closed by the client before its answer; its calls were cancelled');
       return;

@@ -34,7 +34,7 @@ export interface BridgeRoutes {
 }
 
 export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
-  const mcp = mcpRoute(deps.dispatcher, deps.log, { maxBodyBytes: deps.maxBodyBytes });
+  const mcp = mcpRoute(deps.dispatcher, deps.log, { maxBodyBytes: deps.maxBodyBytes, listenKeepAliveMs: deps.config.listenKeepAliveMs });
   const router = new Router()
     .add('/mcp', mcp)
     .add('/', mcp)

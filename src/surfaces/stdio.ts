@@ -9,7 +9,7 @@ import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrp
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { Cancellation } from '../cancel.js';
-import type { Caller, Dispatcher, Reply } from '../mcp/dispatch.js';
+import { callKey, type Caller, type Dispatcher, type Reply } from '../mcp/dispatch.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
@@ -39,6 +39,22 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   // EOF: the client is gone, so its calls in flight are cancelled (their cancel frames go out)
   const gone = new Cancellation();
   const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone, listChanged: true };
+  // 2026-07-28 subscriptions/listen: every subscription shares stdout, told apart by the subscription
+  // id in each message's _meta; notifications/cancelled for its request id ends one (the dispatcher
+  // finds it under callKey), EOF ends them all
+  caller.listen = {
+    problem: null,
+    key: (id) => callKey(caller, id),
+    open: (_key, id) => ({
+      send: write,
+      end(final) {
+        // the server ends it (shutdown): the listen request's answer, then the cancel notice that
+        // closes a stdio subscription (stdio has no stream of its own to close)
+        write(final);
+        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the bridge is shutting down' } });
+      },
+    }),
+  };
   /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
   let negotiated: string | null = null;
   /**
@@ -60,7 +76,8 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     const answer = reply.body as { result?: unknown };
     if (!isRecord(answer.result)) return;
     // only after initialize, whose answer declared listChanged: 2026-07-28 sends change notices only on
-    // a subscriptions/listen stream (not served here), so a client speaking only that revision gets none
+    // a subscriptions/listen stream (with its subscription id), so a client speaking only that
+    // revision gets these plain ones never
     if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') {
       negotiated = answer.result.protocolVersion;
       ready = true;
@@ -118,6 +135,8 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       input.off('error', onError);
       reader.end();
       unsubscribe();
+      // the transport closed: its subscriptions end without an answer
+      dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
       gone.abort();
       // answers already due (a quick request on the last line, calls just cancelled) still go out
       void Promise.allSettled([...handling]).then(() => resolve());

@@ -27,6 +27,9 @@ export class ToolNameCollisionError extends Error {
 export class ToolRegistry {
   private readonly sources = new Map<string, ToolSource>();
   private readonly listeners = new Set<() => void>();
+  /** Streams told once per burst of changes (see watch). */
+  private readonly watchers = new Set<() => void>();
+  private burstPending = false;
   private byName = new Map<string, { tool: Tool; sourceId: string }>();
   private offered: Tool[] = [];
 
@@ -100,6 +103,34 @@ export class ToolRegistry {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * The one fan-out of "the tool set changed" to notification streams (2026-07-28 subscriptions,
+   * 2025 notification streams): `listener` is called once per burst of changes (a reload may swap
+   * several sources in one turn), on the next turn of the event loop. Returns the unwatch function;
+   * a stream must call it when it ends, so nothing is told to (or kept for) a stream that is gone.
+   */
+  watch(listener: () => void): () => void {
+    this.watchers.add(listener);
+    return () => {
+      this.watchers.delete(listener);
+    };
+  }
+
+  /** Streams watching now (each open subscription or stream is one; must drain to 0 as they end). */
+  get watching(): number {
+    return this.watchers.size;
+  }
+
+  private announce(): void {
+    if (this.burstPending || this.watchers.size === 0) return;
+    this.burstPending = true;
+    setImmediate(() => {
+      this.burstPending = false;
+      // a copy: a watcher may end its own (or another) stream while being told
+      for (const listener of [...this.watchers]) listener();
+    });
+  }
+
   private rebuild(sources: Map<string, ToolSource>): void {
     const byName = new Map<string, { tool: Tool; sourceId: string }>();
     for (const source of sources.values()) {
@@ -115,6 +146,8 @@ export class ToolRegistry {
     this.byName = byName;
     this.offered = [...byName.values()].map((e) => e.tool).filter((t) => this.isEnabled(t));
     const changed = before.length !== this.offered.length || before.some((t, i) => t !== this.offered[i]);
-    if (changed) for (const listener of this.listeners) listener();
+    if (!changed) return;
+    for (const listener of this.listeners) listener();
+    this.announce();
   }
 }

@@ -41,7 +41,8 @@ test('server/discover: every served revision, tools capability, identity in _met
   const { result } = res.json;
   assert.equal(result.resultType, 'complete');
   assert.deepEqual(result.supportedVersions, SUPPORTED);
-  assert.deepEqual(result.capabilities, { tools: {} });
+  // listChanged: subscriptions/listen with toolsListChanged is served (test/mcp/listen.test.js)
+  assert.deepEqual(result.capabilities, { tools: { listChanged: true } });
   assert.deepEqual(result._meta['io.modelcontextprotocol/serverInfo'], { name: 'cc-mcp-bridge', title: 'ComputerCraft MCP bridge', version: result._meta['io.modelcontextprotocol/serverInfo'].version });
   assert.match(result._meta['io.modelcontextprotocol/serverInfo'].version, /^\d+\.\d+\.\d+/);
   assert.match(result.instructions, /probe-computers/);
@@ -188,7 +189,7 @@ test('missing per-request _meta fields -> 400 -32602', async () => {
 });
 
 test('unknown methods in 2026-07-28 -> 404 -32601 (initialize and ping included); in 2025 still 200 -32601', async () => {
-  for (const method of ['initialize', 'ping', 'resources/list', 'prompts/list', 'subscriptions/listen', 'logging/setLevel']) {
+  for (const method of ['initialize', 'ping', 'resources/list', 'prompts/list', 'resources/subscribe', 'logging/setLevel']) {
     const res = await post(bridge.mcpUrl, modern(50, method));
     assert.equal(res.status, 404, method);
     assert.match(res.headers.get('content-type'), /^application\/json/);

@@ -2,78 +2,9 @@
 // logs on stderr, the link listener as usual (fake computers are real WebSocket clients).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { FakeComputer, rpc, until } from '../helpers.js';
-import { VARIABLES } from '../../dist/config.js';
 import { writeConfig } from '../config/write.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '0' } };
-
-/** Spawns the bridge with --stdio; our variables come only from `env`. */
-function spawnStdio(env = {}) {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARIABLES.some((v) => v.name === k)));
-  const child = spawn(process.execPath, ['dist/index.js', '--stdio'], {
-    cwd: ROOT,
-    env: { ...base, CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  const messages = [];
-  const waiters = new Set();
-  child.stdout.setEncoding('utf8').on('data', (c) => {
-    out.stdout += c;
-    const complete = out.stdout.split('\n').slice(0, -1);
-    for (const line of complete.slice(messages.length)) {
-      // every stdout line must be one JSON message: JSON.parse throws (failing the test) otherwise
-      const message = JSON.parse(line);
-      messages.push(message);
-      for (const w of [...waiters]) {
-        if (w.predicate(message)) {
-          waiters.delete(w);
-          w.resolve(message);
-        }
-      }
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (c) => (out.stderr += c));
-  child.stdin.on('error', () => {});
-  const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal, ...out }));
-  return Object.assign(child, {
-    out,
-    messages,
-    exited,
-    /** Writes raw text to stdin. */
-    raw: (text) => child.stdin.write(text),
-    /** Writes one message as one line. */
-    send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
-    /** The next message (already received or future) matching the predicate. */
-    next(predicate) {
-      const seen = messages.find(predicate);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve) => waiters.add({ predicate, resolve }));
-    },
-    answer: (id) => child.next((m) => m.id === id && ('result' in m || 'error' in m)),
-    async linkUrl() {
-      await until(() => /^Computer link: ws:\/\/\S+/m.test(out.stderr));
-      return /^Computer link: (ws:\/\/\S+) /m.exec(out.stderr)[1];
-    },
-  });
-}
-
-async function run(env, fn) {
-  const child = spawnStdio(env);
-  try {
-    return await fn(child);
-  } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await child.exited;
-    }
-  }
-}
+import { INIT, run } from './stdio-child.js';
 
 test('stdio: initialize, tools/list and ping answered as lines on stdout; logs and the address lines only on stderr; EOF exits 0', () =>
   run({}, async (bridge) => {
@@ -194,10 +125,11 @@ test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONF
     writeConfig({ tools: [tool('one'), tool('early')] }, file);
     bridge.kill('SIGHUP');
     await until(() => /config file reloaded/.test(bridge.out.stderr));
-    // a 2026-07-28 request is not enough either: server/discover declares no listChanged
+    // a 2026-07-28 request is not enough either: server/discover declares listChanged, but that
+    // revision's notices go only to a subscriptions/listen (with its id), never as these plain ones
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
     bridge.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: meta } });
-    assert.deepEqual((await bridge.answer('d')).result.capabilities.tools, {});
+    assert.deepEqual((await bridge.answer('d')).result.capabilities.tools, { listChanged: true });
     writeConfig({ tools: [tool('one'), tool('early'), tool('modern')] }, file);
     bridge.kill('SIGHUP');
     await until(() => (bridge.out.stderr.match(/config file reloaded/g) ?? []).length === 2);

@@ -1,0 +1,152 @@
+// 2026-07-28 `subscriptions/listen`: the filter a client sends, the subscriptions open now, and what
+// each one is sent (the acknowledgement, tool list changes, the completion at shutdown). No I/O of
+// its own: each transport hands a SubscriptionStream that writes to its stdio line or SSE response.
+import { INVALID_PARAMS, errorResponse, isRecord, resultResponse, type ErrorResponse, type JsonRpcId, type Response } from '../jsonrpc/message.js';
+
+export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+export const TOOLS_LIST_CHANGED = 'notifications/tools/list_changed';
+/** JSON-RPC code of a listen refused by MCP_MAX_SUBSCRIPTIONS (the same "busy" code as MCP_MAX_CONCURRENT_CALLS). */
+export const SUBSCRIPTIONS_FULL = -32003;
+
+/** The filter fields 2026-07-28 defines; the booleans and the one list of strings. */
+const BOOLEAN_FIELDS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const;
+
+/** What this server honours of a filter: tool list changes only (it has no prompts or resources). */
+export interface Honoured {
+  toolsListChanged?: true;
+}
+
+/**
+ * The part of a listen request's filter this server honours, or why the filter is malformed.
+ * Fields the revision defines must have their types (a client that sends `"toolsListChanged": "yes"`
+ * learns so instead of silently getting nothing); fields it does not define are ignored, as the
+ * acknowledgement leaves out every type the server does not support.
+ */
+export function readFilter(params: Record<string, unknown>): { honoured: Honoured } | { problem: string } {
+  const filter = params.notifications;
+  if (filter === undefined) return { problem: 'params.notifications is required: the filter of notifications to receive, e.g. {"toolsListChanged": true}' };
+  if (!isRecord(filter)) return { problem: 'params.notifications must be an object, e.g. {"toolsListChanged": true}' };
+  for (const field of BOOLEAN_FIELDS) {
+    if (field in filter && typeof filter[field] !== 'boolean') {
+      return { problem: `params.notifications.${field} must be a boolean, not ${describe(filter[field])}` };
+    }
+  }
+  const uris = filter.resourceSubscriptions;
+  if (uris !== undefined && !(Array.isArray(uris) && uris.every((u) => typeof u === 'string'))) {
+    return { problem: `params.notifications.resourceSubscriptions must be an array of strings, not ${describe(uris)}` };
+  }
+  return { honoured: filter.toolsListChanged === true ? { toolsListChanged: true } : {} };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array' + (value.length ? ` holding ${describe(value.find((v) => typeof v !== 'string'))}` : '');
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** Where one subscription's messages go: a stdio line each, or an event on its SSE response. */
+export interface SubscriptionStream {
+  /** Writes one message on the subscription's stream. */
+  send(message: unknown): void;
+  /** The server ends it: `final` (the listen request's answer) is written, then the stream closes. */
+  end(final: Response): void;
+}
+
+interface Live {
+  id: JsonRpcId;
+  stream: SubscriptionStream;
+  unwatch(): void;
+}
+
+export interface SubscriptionsOptions {
+  /** MCP_MAX_SUBSCRIPTIONS: most subscriptions open at once, over every transport. */
+  max: number;
+  /** Tool set changes, once per burst (ToolRegistry.watch); returns the unwatch function. */
+  watchTools(listener: () => void): () => void;
+}
+
+const withId = (id: JsonRpcId, params: Record<string, unknown> = {}) => ({ _meta: { [META_SUBSCRIPTION_ID]: id }, ...params });
+
+/**
+ * Every open subscription, by a key its transport chooses: stdio keys by channel and request id (so
+ * `notifications/cancelled` finds it), HTTP by its own response stream (closing it is the cancel).
+ */
+export class Subscriptions {
+  private readonly live = new Map<string, Live>();
+  /** Subscriptions ended by a client (cancel or closed stream), and by the server (shutdown). */
+  cancelled = 0;
+  completed = 0;
+
+  constructor(private readonly options: SubscriptionsOptions) {}
+
+  get size(): number {
+    return this.live.size;
+  }
+
+  get max(): number {
+    return this.options.max;
+  }
+
+  has(key: string): boolean {
+    return this.live.has(key);
+  }
+
+  /** The error a new listen gets now (limit reached, or its key is taken), or null when it may open. */
+  refusal(key: string, id: JsonRpcId): ErrorResponse | null {
+    if (this.live.has(key)) {
+      return errorResponse(id, INVALID_PARAMS, `Invalid params: a subscription with id ${JSON.stringify(id)} is already open on this connection; subscription ids must be unique while open`);
+    }
+    if (this.live.size >= this.options.max) {
+      return errorResponse(
+        id,
+        SUBSCRIPTIONS_FULL,
+        `Too many subscriptions: ${this.live.size} are open, the most allowed at once (MCP_MAX_SUBSCRIPTIONS); close one or try again later`,
+        { limit: this.options.max },
+      );
+    }
+    return null;
+  }
+
+  /**
+   * Opens a subscription (call `refusal` first): the acknowledgement goes out before anything else
+   * carrying its id, then a tools/list_changed for each burst of changes when it asked for them.
+   */
+  open(key: string, id: JsonRpcId, honoured: Honoured, stream: SubscriptionStream): void {
+    stream.send({ jsonrpc: '2.0', method: ACKNOWLEDGED, params: withId(id, { notifications: { ...honoured } }) });
+    const notice = { jsonrpc: '2.0', method: TOOLS_LIST_CHANGED, params: withId(id) };
+    const unwatch = honoured.toolsListChanged ? this.options.watchTools(() => stream.send(notice)) : () => {};
+    this.live.set(key, { id, stream, unwatch });
+  }
+
+  /** The client ended it (notifications/cancelled, a closed stream, EOF): dropped, nothing more is sent. */
+  cancel(key: string): boolean {
+    const sub = this.live.get(key);
+    if (!sub) return false;
+    this.drop(key, sub);
+    this.cancelled++;
+    return true;
+  }
+
+  /** Cancels every subscription whose key starts with `prefix` (a stdio channel that reached EOF). */
+  cancelAll(prefix: string): void {
+    for (const key of [...this.live.keys()]) if (key.startsWith(prefix)) this.cancel(key);
+  }
+
+  /**
+   * The server ends every subscription (shutdown): each listen request is answered with a complete
+   * result carrying its subscription id, then its stream is closed.
+   */
+  completeAll(): void {
+    for (const [key, sub] of [...this.live]) {
+      this.drop(key, sub);
+      this.completed++;
+      sub.stream.end(resultResponse(sub.id, { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: sub.id } }));
+    }
+  }
+
+  private drop(key: string, sub: Live): void {
+    this.live.delete(key);
+    sub.unwatch();
+  }
+}

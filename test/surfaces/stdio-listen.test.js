@@ -1,0 +1,142 @@
+// 2026-07-28 subscriptions/listen over stdio, the bridge a real child process: the acknowledgement,
+// tool list changes (CC_CONFIG reloaded by SIGHUP) to every live subscription with its id on the one
+// stdout, notifications/cancelled ending one (nothing more for it, nothing kept), ids unique while
+// open, MCP_MAX_SUBSCRIPTIONS, and the completion when the bridge shuts down.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { until } from '../helpers.js';
+import { writeConfig } from '../config/write.js';
+import { INIT, run } from './stdio-child.js';
+
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const SUB = 'io.modelcontextprotocol/subscriptionId';
+const ACK = 'notifications/subscriptions/acknowledged';
+const CHANGED = 'notifications/tools/list_changed';
+const tool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
+
+const listen = (bridge, id, notifications) => bridge.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: META, notifications } });
+const subId = (m) => m.params?._meta?.[SUB];
+const ackOf = (bridge, id) => bridge.next((m) => m.method === ACK && subId(m) === id);
+const noticesFor = (bridge, id) => bridge.messages.filter((m) => m.method === CHANGED && subId(m) === id);
+
+/** Changes the tool set: a new CC_CONFIG, applied on SIGHUP. */
+function changer(bridge, file) {
+  let n = 0;
+  return async () => {
+    n++;
+    writeConfig({ tools: [tool(`t${n}`)] }, file);
+    bridge.kill('SIGHUP');
+    await until(() => (bridge.out.stderr.match(/config file reloaded/g) ?? []).length === n);
+  };
+}
+
+/** Every message written before this point has arrived: a request's answer comes after them on stdout. */
+let syncs = 0;
+async function drained(bridge) {
+  const id = `sync-${++syncs}`;
+  bridge.send({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: META } });
+  return (await bridge.answer(id)).result.tools.map((t) => t.name);
+}
+
+async function metric(bridge, name) {
+  await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
+  const url = /also over HTTP at (http:\/\/\S+)\/mcp/.exec(bridge.out.stderr)[1];
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)[1]);
+}
+
+test('stdio listen: ack first with its id; a change reaches every live subscription with its own id; no filter, no notices; notifications/cancelled ends one and nothing is kept for it', () => {
+  const file = writeConfig({ tools: [tool('t0')] });
+  return run({ CC_CONFIG: file, MCP_PORT: '0' }, async (bridge) => {
+    await bridge.linkUrl();
+    const change = changer(bridge, file);
+    listen(bridge, 1, { toolsListChanged: true, resourcesListChanged: true });
+    listen(bridge, 'two', { toolsListChanged: true });
+    listen(bridge, 'none', { promptsListChanged: true });
+    assert.deepEqual(await ackOf(bridge, 1), { jsonrpc: '2.0', method: ACK, params: { _meta: { [SUB]: 1 }, notifications: { toolsListChanged: true } } });
+    assert.deepEqual((await ackOf(bridge, 'two')).params.notifications, { toolsListChanged: true });
+    assert.deepEqual((await ackOf(bridge, 'none')).params.notifications, {});
+    // the listen requests are not answered while open
+    assert.equal(bridge.messages.filter((m) => 'id' in m).length, 0);
+    assert.equal(await metric(bridge, 'cc_mcp_subscriptions'), 3);
+
+    await change();
+    await until(() => noticesFor(bridge, 1).length === 1 && noticesFor(bridge, 'two').length === 1);
+    assert.deepEqual(noticesFor(bridge, 'two')[0], { jsonrpc: '2.0', method: CHANGED, params: { _meta: { [SUB]: 'two' } } });
+    // each subscription's ack came before its first notice
+    for (const id of [1, 'two']) {
+      const at = (m) => bridge.messages.indexOf(m);
+      assert.ok(at(bridge.messages.find((m) => m.method === ACK && subId(m) === id)) < at(noticesFor(bridge, id)[0]));
+    }
+
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'two', reason: 'done' } });
+    await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 2);
+    await change();
+    await until(() => noticesFor(bridge, 1).length === 2);
+    assert.ok((await drained(bridge)).includes('t2'));
+    assert.equal(noticesFor(bridge, 'two').length, 1, 'nothing for a cancelled subscription');
+    assert.equal(noticesFor(bridge, 'none').length, 0, 'nothing that was not asked for');
+    // plain (2025) list_changed only after initialize: none here
+    assert.equal(bridge.messages.filter((m) => m.method === CHANGED && subId(m) === undefined).length, 0);
+    // a cancelled call id that is no subscription (or an unknown one) changes nothing
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'two' } });
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'never' } });
+    assert.equal(await metric(bridge, 'cc_mcp_subscriptions'), 2);
+    // EOF: the transport closed, the bridge exits without answering them
+    bridge.stdin.end();
+    const exit = await bridge.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(bridge.messages.filter((m) => m.id === 1 || m.id === 'none').length, 0);
+  });
+});
+
+test('stdio listen: an id already open is refused (-32602) until it ends; MCP_MAX_SUBSCRIPTIONS refuses one more with -32003; a freed slot opens again', () =>
+  run({ MCP_MAX_SUBSCRIPTIONS: '2' }, async (bridge) => {
+    listen(bridge, 'a', { toolsListChanged: true });
+    await ackOf(bridge, 'a');
+    listen(bridge, 'a', { toolsListChanged: true });
+    const dup = await bridge.answer('a');
+    assert.equal(dup.error.code, -32602);
+    assert.match(dup.error.message, /subscription with id "a" is already open/);
+    listen(bridge, 'b', {});
+    await ackOf(bridge, 'b');
+    listen(bridge, 'c', { toolsListChanged: true });
+    const full = await bridge.answer('c');
+    assert.equal(full.error.code, -32003);
+    assert.match(full.error.message, /MCP_MAX_SUBSCRIPTIONS/);
+    assert.deepEqual(full.error.data, { limit: 2 });
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'a' } });
+    listen(bridge, 'd', { toolsListChanged: true });
+    await ackOf(bridge, 'd');
+    // malformed filter: a specific error, nothing opened
+    listen(bridge, 'e', { toolsListChanged: 1 });
+    assert.match((await bridge.answer('e')).error.message, /toolsListChanged must be a boolean, not number 1/);
+    // a 2025 client on the same stream: listen is not a method of its revision
+    bridge.send({ jsonrpc: '2.0', id: 'old', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } });
+    assert.equal((await bridge.answer('old')).error.code, -32601);
+  }));
+
+test('stdio listen: on SIGTERM each open subscription gets its complete result with its id, then the cancel notice that closes it; 2025 clients get nothing new', () => {
+  const file = writeConfig({ tools: [tool('t0')] });
+  return run({ CC_CONFIG: file }, async (bridge) => {
+    bridge.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: INIT });
+    await bridge.answer(0);
+    listen(bridge, 'x', { toolsListChanged: true });
+    listen(bridge, 9, {});
+    await ackOf(bridge, 'x');
+    await ackOf(bridge, 9);
+    await changer(bridge, file)();
+    // the 2025 client (initialize) gets its plain notice, the subscription its own
+    await until(() => noticesFor(bridge, 'x').length === 1);
+    await bridge.next((m) => m.method === CHANGED && subId(m) === undefined);
+    bridge.kill('SIGTERM');
+    const exit = await bridge.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    for (const id of ['x', 9]) {
+      const at = bridge.messages.findIndex((m) => m.id === id);
+      assert.deepEqual(bridge.messages[at], { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUB]: id } } });
+      assert.deepEqual(bridge.messages[at + 1], { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the bridge is shutting down' } });
+    }
+    assert.equal(bridge.messages.filter((m) => m.method === CHANGED && subId(m) === undefined).length, 1);
+  });
+});
