@@ -84,14 +84,6 @@ export class Subscriptions {
     return this.live.size;
   }
 
-  get max(): number {
-    return this.options.max;
-  }
-
-  has(key: string): boolean {
-    return this.live.has(key);
-  }
-
   /** The error a new listen gets now (limit reached, or its key is taken), or null when it may open. */
   refusal(key: string, id: JsonRpcId): ErrorResponse | null {
     if (this.live.has(key)) {

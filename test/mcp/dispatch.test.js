@@ -287,3 +287,14 @@ test('activeCalls is zero when nothing is in flight', async () => {
   await d.handleBody(req(0, 'tools/call', { name: 'probe-computers' }), false);
   assert.equal(d.activeCalls, 0);
 });
+
+test('2026-07-28 subscriptions/listen from a caller whose transport carries no stream: 400 -32600, nothing opened', async () => {
+  const { handleModern } = await import('../../dist/mcp/modern-dispatch.js');
+  const d = dispatcher();
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const reply = await handleModern(d, { jsonrpc: '2.0', id: 'l', method: 'subscriptions/listen', params: { _meta: meta, notifications: { toolsListChanged: true } } }, undefined, { scope: 'x' });
+  assert.equal(reply.status, 400);
+  assert.equal(reply.body.error.code, -32600);
+  assert.match(reply.body.error.message, /needs a transport that carries a stream/);
+  assert.equal(d.subscriptions.size, 0);
+});

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { rpc, startTestBridge, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 
@@ -222,6 +223,35 @@ test('listen: an idle stream gets SSE comment lines (MCP_LISTEN_KEEPALIVE_MS) an
     s.close();
     await until(() => bridge.dispatcher.subscriptions.size === 0);
     assert.equal(s.comments, 0);
+  });
+});
+
+test('listen: a client that reads nothing is cut off once 64 KiB wait unsent (the kernel buffers full first): the subscription is dropped, the others go on', async () => {
+  await withBridge({ MCP_LISTEN_KEEPALIVE_MS: '0' }, async (bridge) => {
+    const reader = await listen(bridge.mcpUrl, 'reads', { toolsListChanged: true });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'stalls', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } });
+    const { port } = new URL(bridge.mcpUrl);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.pause(); // never reads
+    socket.on('error', () => {});
+    socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: ${ACCEPT}\r\nMCP-Protocol-Version: ${MODERN}\r\nMcp-Method: subscriptions/listen\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await until(() => bridge.dispatcher.subscriptions.size === 2);
+    // tool set changes, one burst per turn, until the stalled stream is cut off (a bound, not a timing)
+    const source = (on) => ({ id: 'flip', tools: () => (on ? [{ name: 'flip', title: 'flip', description: 'flip', inputSchema: { type: 'object' } }] : []) });
+    let n = 0;
+    while (bridge.dispatcher.subscriptions.size === 2) {
+      assert.ok(n < 2_000_000, 'the stalled stream was never cut off');
+      bridge.tools.setSource(source(n++ % 2 === 0));
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(bridge.dispatcher.subscriptions.size, 1);
+    assert.equal(bridge.tools.watching, 1);
+    // the reader got every burst's notice (it reads), and keeps getting them
+    await until(() => changes(reader).length >= n - 1);
+    reader.close();
+    socket.destroy();
+    await until(() => bridge.dispatcher.subscriptions.size === 0);
   });
 });
 
