@@ -11,6 +11,7 @@ import { ToolRegistry } from './tools/registry.js';
 import { Dispatcher } from './mcp/dispatch.js';
 import { startHttpServer } from './surfaces/http.js';
 import { AnswerWriter } from './surfaces/respond.js';
+import { EventStreams } from './surfaces/event-streams.js';
 import { TokenSet } from './auth/tokens.js';
 import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
@@ -107,6 +108,9 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   metrics.addGauge({ name: 'cc_http_answers_writing', help: 'HTTP answers not yet taken whole by their client.', read: () => answers.writing.size });
   metrics.addGauge({ name: 'cc_http_answer_bytes_queued', help: 'Bytes of those answers waiting in socket buffers (about 64 KiB each at most).', read: () => answers.queuedBytes() });
   metrics.addGauge({ name: 'cc_http_answers_cut_off_total', help: 'Clients cut off for taking none of their answer for MCP_SEND_STALL_MS.', read: () => answers.cutOff, type: 'counter' });
+  const streams = new EventStreams({ maxStreams: config.maxGetStreams, keepAliveMs: config.listenKeepAliveMs, stallMs: config.sendStallMs });
+  metrics.addGauge({ name: 'cc_mcp_get_streams', help: 'GET /mcp event streams open now (at most MCP_MAX_GET_STREAMS).', read: () => streams.size });
+  metrics.addGauge({ name: 'cc_mcp_get_streams_cut_off_total', help: 'Event streams cut off because their client took nothing of them for MCP_SEND_STALL_MS.', read: () => streams.cutOff, type: 'counter' });
   let mcp;
   let endpoints: EndpointAliases;
   try {
@@ -121,6 +125,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       version: packageVersion(),
       metrics,
       hub,
+      // MCP_MAX_GET_STREAMS=0: no GET stream (405) and initialize does not declare listChanged over HTTP
+      ...(config.maxGetStreams > 0 ? { streams } : {}),
     });
     endpoints = routes.endpoints;
     // the file's REST aliases; a path taken by a built-in route is a config error (ConfigFileError)
@@ -150,6 +156,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     close(graceMs = 4000) {
       // each open subscriptions/listen is answered (a graceful end) before its stream closes
       if (!closing) dispatcher.subscriptions.completeAll();
+      // event streams never end by themselves: ended first, so the listener can close
+      streams.close();
       closing ??= Promise.all([mcp?.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
       return closing;
     },

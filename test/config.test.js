@@ -65,6 +65,7 @@ test('every variable has its documented default', () => {
     upstreamMaxJsonDepth: 64,
     maxSubscriptions: 64,
     listenKeepAliveMs: 15000,
+    maxGetStreams: 256,
   });
 });
 
@@ -161,6 +162,12 @@ test('timeouts: negative, zero, fractional, non-numeric or too large is a Config
   rejects('CC_EXEC_TIMEOUT_MS', '300001');
 });
 
+test('MCP_MAX_GET_STREAMS: 0 (no GET stream) to 1000000', () => {
+  assert.equal(loadConfig({ MCP_MAX_GET_STREAMS: '0' }).maxGetStreams, 0);
+  assert.equal(loadConfig({ MCP_MAX_GET_STREAMS: '1000000' }).maxGetStreams, 1_000_000);
+  for (const value of ['-1', '1.5', 'many', '1000001']) rejects('MCP_MAX_GET_STREAMS', value);
+});
+
 test('byte limits below 1 KiB or above 1 GiB are ConfigErrors', () => {
   for (const variable of ['CC_MAX_FRAME_BYTES', 'MCP_MAX_BODY_BYTES']) {
     for (const value of ['1023', '0', '-1', String(1024 * MiB + 1), 'lots']) rejects(variable, value);
@@ -249,6 +256,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_UPSTREAM_MAX_JSON_DEPTH: '64',
     MCP_MAX_SUBSCRIPTIONS: '64',
     MCP_LISTEN_KEEPALIVE_MS: '15000',
+    MCP_MAX_GET_STREAMS: '256',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

@@ -47,7 +47,7 @@ export const SERVER_BUSY = -32003;
 export interface Caller {
   scope: string;
   signal?: CancelSignal;
-  /** The transport can deliver notifications/tools/list_changed (stdio), so initialize declares it. */
+  /** The transport can deliver notifications/tools/list_changed (stdio; HTTP's GET stream), so initialize declares it. */
   listChanged?: boolean;
   /** How this transport carries a 2026-07-28 subscriptions/listen stream; absent: it cannot. */
   listen?: ListenTransport;

@@ -1,7 +1,8 @@
 // POST /mcp (and /): JSON-RPC bodies to the dispatcher, JSON answers back (one SSE event when the
-// client's Accept takes only text/event-stream). No streams; a session id only scopes cancellation. Every revision on one
-// endpoint: MCP-Protocol-Version picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
-import type { IncomingHttpHeaders } from 'node:http';
+// client's Accept takes only text/event-stream). A session id scopes cancellation and the GET /mcp
+// stream (get-stream.ts, added by routes.ts). Every revision on one endpoint: MCP-Protocol-Version
+// picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Caller, Dispatcher } from '../mcp/dispatch.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, type Response } from '../jsonrpc/message.js';
@@ -19,6 +20,14 @@ export interface McpRouteOptions {
   maxBodyBytes: number;
   /** MCP_LISTEN_KEEPALIVE_MS for 2026-07-28 subscriptions/listen streams (0: none). */
   listenKeepAliveMs?: number;
+  /** The 2025 revisions' GET stream is served: initialize over HTTP declares tools.listChanged. */
+  listChanged?: boolean;
+}
+
+/** 405 for a method /mcp does not serve (DELETE, HEAD ...). */
+export function methodNotAllowed(res: ServerResponse): void {
+  const message = 'Method not allowed: MCP requests are sent with POST; GET opens the 2025 revisions\' event stream';
+  sendJson(res, 405, errorResponse(null, INVALID_REQUEST, message), { allow: 'GET, POST' });
 }
 
 const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
@@ -100,7 +109,8 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       sendJson(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
       return;
     }
-    const caller: Caller = { scope, signal: gone };
+    // list_changed reaches a 2025 client on its GET stream (2026-07-28 has no initialize)
+    const caller: Caller = { scope, signal: gone, listChanged: options.listChanged === true };
     if (era.era === 'modern') {
       // 2026-07-28 subscriptions/listen: this response becomes the subscription's SSE stream
       caller.listen = {
@@ -147,9 +157,5 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       sendJson(res, 500, Array.isArray(reply.body) ? errors : errors[0]);
     }
   };
-  const notPost: Handler = (_req, res) =>
-    sendJson(res, 405, errorResponse(null, INVALID_REQUEST, 'Method not allowed: this server speaks MCP over POST only (no SSE stream)'), {
-      allow: 'POST',
-    });
-  return { POST: post, '*': notPost };
+  return { POST: post, '*': (_req, res) => methodNotAllowed(res) };
 }

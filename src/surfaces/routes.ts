@@ -7,6 +7,8 @@ import type { Dispatcher } from '../mcp/dispatch.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { EndpointAliases } from './endpoints.js';
 import { mcpRoute } from './mcp-route.js';
+import type { EventStreams } from './event-streams.js';
+import { getStream } from './get-stream.js';
 import { sendJson } from './respond.js';
 import { callHandler, notAllowed, restRoutes } from './rest.js';
 import { reloadRoute } from './reload-route.js';
@@ -25,6 +27,8 @@ export interface RouteDeps {
   metrics?: Metrics;
   /** The CC_CONFIG file (POST /reload, server states in /health); null without one. */
   hub?: ConfigHub | null;
+  /** The open GET /mcp event streams (MCP_MAX_GET_STREAMS); without them GET /mcp is 405. */
+  streams?: EventStreams;
 }
 
 export interface BridgeRoutes {
@@ -34,7 +38,12 @@ export interface BridgeRoutes {
 }
 
 export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
-  const mcp = mcpRoute(deps.dispatcher, deps.log, { maxBodyBytes: deps.maxBodyBytes, listenKeepAliveMs: deps.config.listenKeepAliveMs });
+  const mcp = mcpRoute(deps.dispatcher, deps.log, {
+    maxBodyBytes: deps.maxBodyBytes,
+    listenKeepAliveMs: deps.config.listenKeepAliveMs,
+    listChanged: deps.streams !== undefined,
+  });
+  if (deps.streams) mcp.GET = getStream({ streams: deps.streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log });
   const router = new Router()
     .add('/mcp', mcp)
     .add('/', mcp)

@@ -269,11 +269,12 @@ test('listen: at shutdown every open subscription is answered with a complete re
   assert.equal(bridge.tools.watching, 0);
 });
 
-test('listen: 2025 clients unchanged: subscriptions/listen is -32601 there, initialize declares no listChanged over HTTP, a tool change sends them nothing', async () => {
+test('listen: 2025 clients unchanged: subscriptions/listen is -32601 there, a tool change sends them nothing on POST (their notices come on GET /mcp: get-stream.test.js)', async () => {
   const bridge = await reloadable();
   try {
     const init = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
-    assert.deepEqual(init.json.result.capabilities, { tools: {} });
+    // listChanged: delivered on the 2025 GET /mcp stream
+    assert.deepEqual(init.json.result.capabilities, { tools: { listChanged: true } });
     const legacy = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } }, { 'mcp-protocol-version': '2025-11-25', accept: ACCEPT });
     assert.equal(legacy.status, 200);
     assert.equal(legacy.json.error.code, -32601);

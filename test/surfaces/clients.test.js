@@ -41,7 +41,7 @@ async function handshake2025(url, headers, clientInfo, capabilities) {
   assert.equal(init.status, 200);
   assert.match(init.headers.get('content-type'), /^application\/json/);
   assert.equal(init.json.result.protocolVersion, '2025-11-25');
-  assert.deepEqual(Object.keys(init.json.result.capabilities), ['tools']);
+  assert.deepEqual(init.json.result.capabilities, { tools: { listChanged: true } });
   const session = init.headers.get('mcp-session-id');
   assert.match(session, /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
   const next = { ...headers, 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': session };
@@ -51,13 +51,21 @@ async function handshake2025(url, headers, clientInfo, capabilities) {
   return next;
 }
 
-test('Claude Code 2.1.197 over HTTP: 2025-11-25 handshake, GET /mcp SSE stream refused with 405, tools/list, tools/call', async () => {
+/** Opens the GET stream as the client does; answers its status and content type, then closes it. */
+async function openGetStream(url, headers) {
+  const abort = new AbortController();
+  const res = await fetch(url, { method: 'GET', headers, signal: abort.signal });
+  const answer = { status: res.status, type: res.headers.get('content-type') };
+  abort.abort();
+  await res.body?.cancel().catch(() => {});
+  return answer;
+}
+
+test('Claude Code 2.1.197 over HTTP: 2025-11-25 handshake declaring tools.listChanged, GET /mcp event stream opened, tools/list, tools/call', async () => {
   const headers = await handshake2025(open.mcpUrl, claudeHeaders('2.1.197'), claudeInfo('2.1.197'), { roots: {}, elicitation: {} });
-  // it opens the optional GET stream and goes on when the server says 405 (spec: the server MAY)
+  // it opens the optional GET stream right after notifications/initialized (405 made it go on without one)
   const { accept: _, 'content-type': __, ...getHeaders } = headers;
-  const stream = await send(open.mcpUrl, 'GET', { ...getHeaders, accept: 'text/event-stream' });
-  assert.equal(stream.status, 405);
-  assert.equal(stream.headers.get('allow'), 'POST');
+  assert.deepEqual(await openGetStream(open.mcpUrl, { ...getHeaders, accept: 'text/event-stream' }), { status: 200, type: 'text/event-stream' });
   const list = await send(open.mcpUrl, 'POST', headers, { method: 'tools/list', jsonrpc: '2.0', id: 1 });
   assert.equal(list.status, 200);
   assert.ok(list.json.result.tools.some((t) => t.name === 'probe-computers'));
@@ -158,11 +166,11 @@ test('Claude Code 2.1.330 over HTTP: server/discover probe at 2026-07-28, then t
   assert.equal(call.json.result.structuredContent.computers[0].result, pongText(12, 'base-turtle'));
 });
 
-test('opencode 1.18.33 over HTTP: 2025-11-25 handshake, GET /mcp 405, tools/list, tools/call', async () => {
+test('opencode 1.18.33 over HTTP: 2025-11-25 handshake, GET /mcp event stream opened, tools/list, tools/call', async () => {
   const base = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
   const headers = await handshake2025(open.mcpUrl, base, { name: 'opencode', version: '1.18.33' }, { roots: {} });
-  const stream = await send(open.mcpUrl, 'GET', { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': headers['mcp-session-id'] });
-  assert.equal(stream.status, 405);
+  const stream = await openGetStream(open.mcpUrl, { accept: 'text/event-stream', 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': headers['mcp-session-id'] });
+  assert.deepEqual(stream, { status: 200, type: 'text/event-stream' });
   const list = await send(open.mcpUrl, 'POST', headers, { method: 'tools/list', jsonrpc: '2.0', id: 1 });
   assert.equal(list.status, 200);
   const call = await send(open.mcpUrl, 'POST', headers, { method: 'tools/call', params: { name: 'probe-computers', arguments: {} }, jsonrpc: '2.0', id: 2 });

@@ -130,7 +130,8 @@ test('initialize over HTTP: negotiated version, capabilities, serverInfo with th
     assert.match(res.headers.get('content-type'), /^application\/json/);
     assert.equal(res.json.id, 1);
     assert.equal(res.json.result.protocolVersion, answered);
-    assert.deepEqual(res.json.result.capabilities, { tools: {} });
+    // list_changed comes on the GET /mcp stream (get-stream.test.js)
+    assert.deepEqual(res.json.result.capabilities, { tools: { listChanged: true } });
     assert.equal(res.json.result.serverInfo.name, 'cc-mcp-bridge');
     assert.equal(res.json.result.serverInfo.version, PACKAGE_VERSION);
     assert.ok(res.json.result.instructions.length > 40);
@@ -315,14 +316,17 @@ test('the Accept header never causes a rejection; only an event-stream-only Acce
 
 // ---------------------------------------------------------------- routing
 
-test('GET and DELETE on /mcp and / -> 405 with Allow: POST', async () => {
+test('DELETE and PUT on /mcp and / -> 405 with Allow: GET, POST; GET without a session -> 400 (the event stream belongs to one)', async () => {
   for (const path of ['/mcp', '/']) {
-    for (const method of ['GET', 'DELETE', 'PUT']) {
+    for (const method of ['DELETE', 'PUT']) {
       const res = await rawRequest(bridge.mcpUrl, { method, path, headers: { accept: 'text/event-stream' } });
       assert.equal(res.status, 405, `${method} ${path}`);
-      assert.equal(res.headers.allow, 'POST');
+      assert.equal(res.headers.allow, 'GET, POST');
       assert.ok(res.json, 'a JSON body');
     }
+    const get = await rawRequest(bridge.mcpUrl, { method: 'GET', path, headers: { accept: 'text/event-stream' } });
+    assert.equal(get.status, 400, path);
+    assert.match(get.json.error.message, /Mcp-Session-Id/);
   }
 });
 

@@ -181,12 +181,16 @@ test('stdio with MCP_HOST off loopback and no token starts (no MCP HTTP port ope
   });
 });
 
-test('stdio with MCP_PORT set also serves HTTP, where initialize does not declare listChanged (no way to deliver it)', () =>
+test('stdio with MCP_PORT set also serves HTTP, where initialize declares listChanged (sent on GET /mcp); EOF ends an open GET stream and the process exits', () =>
   run({ MCP_PORT: '0' }, async (bridge) => {
     await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
     const url = /also over HTTP at (http:\/\/\S+)/.exec(bridge.out.stderr)[1];
-    const { json } = await rpc(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
-    assert.deepEqual(json.result.capabilities, { tools: {} });
+    const { json, headers } = await rpc(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT });
+    assert.deepEqual(json.result.capabilities, { tools: { listChanged: true } });
+    const stream = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': headers.get('mcp-session-id') } });
+    assert.equal(stream.status, 200);
+    const body = stream.text();
     bridge.stdin.end();
     assert.equal((await bridge.exited).code, 0);
+    await body; // ended by the shutdown (a keep-alive may have come first)
   }));

@@ -1,0 +1,97 @@
+// GET /mcp: the 2025 revisions' (2025-03-26 .. 2025-11-25) stream from server to client. A client
+// that initialized and holds its Mcp-Session-Id opens it with Accept: text/event-stream; the bridge
+// sends notifications/tools/list_changed on it whenever the tool set changes, and nothing else
+// (never a response). One notice per change per session, on the session's newest stream. 2026-07-28
+// has no GET stream (405 as before). Origin, Host and the token are checked by the listener first.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../log.js';
+import { INVALID_REQUEST, errorResponse } from '../jsonrpc/message.js';
+import { selectHttpEra } from '../mcp/http-era.js';
+import { SERVER_BUSY } from '../mcp/dispatch.js';
+import { acceptsEventStream } from './accept.js';
+import { callerScope } from './caller-scope.js';
+import type { EventStream, EventStreams } from './event-streams.js';
+import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE, methodNotAllowed } from './mcp-route.js';
+import { sendJson } from './respond.js';
+import type { Handler } from './router.js';
+
+export const LIST_CHANGED_NOTICE = Object.freeze({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+
+export interface GetStreamDeps {
+  streams: EventStreams;
+  /** Tool set changes, once per burst (ToolRegistry.watch, shared with subscriptions/listen). */
+  watchTools(listener: () => void): () => void;
+  log: Logger;
+}
+
+/**
+ * The open GET streams of each session, oldest first. A session watches the tool set while it has
+ * one; each change goes on its newest stream only (the next older if that one is already closing),
+ * so the client never gets the same notice on two of its streams.
+ */
+class SessionStreams {
+  private readonly sessions = new Map<string, { streams: EventStream[]; unwatch: () => void }>();
+
+  constructor(private readonly watchTools: (listener: () => void) => () => void) {}
+
+  add(session: string, stream: EventStream): void {
+    let entry = this.sessions.get(session);
+    if (!entry) {
+      const streams: EventStream[] = [];
+      const unwatch = this.watchTools(() => {
+        for (let i = streams.length - 1; i >= 0; i--) if (streams[i]!.send(LIST_CHANGED_NOTICE)) return;
+      });
+      this.sessions.set(session, (entry = { streams, unwatch }));
+    }
+    const { streams } = entry;
+    streams.push(stream);
+    stream.onClose(() => {
+      streams.splice(streams.indexOf(stream), 1);
+      if (streams.length > 0) return;
+      this.sessions.delete(session);
+      entry.unwatch();
+    });
+  }
+}
+
+const single = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
+
+function refuse(res: ServerResponse, status: number, code: number, message: string): void {
+  sendJson(res, status, errorResponse(null, code, message));
+}
+
+export function getStream(deps: GetStreamDeps): Handler {
+  const { streams, log } = deps;
+  const sessions = new SessionStreams(deps.watchTools);
+  let atLimit = false;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    // a HEAD cannot carry a stream: answered as before the GET stream existed
+    if (req.method !== 'GET') return methodNotAllowed(res);
+    const era = selectHttpEra({ version: single(req.headers['mcp-protocol-version']) }, undefined);
+    if (era.era === 'reject') return sendJson(res, era.reply.status, era.reply.body);
+    if (era.era === 'modern') {
+      return sendJson(res, 405, errorResponse(null, INVALID_REQUEST, 'Method not allowed: 2026-07-28 has no GET stream; send requests with POST'), { allow: 'POST' });
+    }
+    if (!acceptsEventStream(single(req.headers.accept))) {
+      return refuse(res, 406, INVALID_REQUEST, 'Not Acceptable: GET /mcp opens the server\'s event stream; its Accept header must list text/event-stream (send MCP requests with POST)');
+    }
+    const session = req.headers['mcp-session-id'];
+    if (session === undefined || String(session).trim() === '') {
+      return refuse(res, 400, INVALID_REQUEST, 'Bad Request: GET /mcp needs the Mcp-Session-Id header that initialize answered with (the stream belongs to that session)');
+    }
+    const scope = callerScope(req.socket, session);
+    // an id this process did not issue: the same 404 as POST gives, so the client initializes again
+    if (!scope.startsWith('session:')) return refuse(res, 404, SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE);
+    const stream = streams.open(res);
+    if (stream === 'limit') {
+      // warned once per run of refusals (a client retrying in a loop must not flood the log)
+      if (!atLimit) log.warn(`GET /mcp refused: ${streams.options.maxStreams} event streams are open (MCP_MAX_GET_STREAMS)`);
+      atLimit = true;
+      return refuse(res, 503, SERVER_BUSY, `Service Unavailable: ${streams.options.maxStreams} event streams are open, the most this bridge allows (MCP_MAX_GET_STREAMS); tool calls still work over POST`);
+    }
+    if (stream === 'closing') return refuse(res, 503, SERVER_BUSY, 'Service Unavailable: the bridge is shutting down');
+    atLimit = false;
+    sessions.add(scope, stream);
+    log.debug(`GET /mcp stream opened (${streams.size} open)`);
+  };
+}

@@ -1,0 +1,87 @@
+// The event stream set and the tool change fan-out on their own: a client that does not read is cut
+// off (bytes piled up past the bound, or nothing taken for the stall time), shutdown refuses new
+// streams, keep-alives can be off. The sinks are node
+// Writables that never finish a write (a client that reads nothing): what a socket looks like then.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { EventStreams, STREAM_MAX_QUEUED_BYTES } from '../../dist/surfaces/event-streams.js';
+import { until } from '../helpers.js';
+
+/** A Writable whose writes never complete (`stuck`), or complete at once, collecting the text. */
+function sink({ stuck }) {
+  const sink = new Writable({
+    highWaterMark: 1024,
+    decodeStrings: false,
+    write(chunk, _enc, done) {
+      sink.text += chunk;
+      if (!stuck) done();
+    },
+  });
+  sink.text = '';
+  return sink;
+}
+
+const options = (extra = {}) => ({ maxStreams: 10, keepAliveMs: 10, stallMs: 40, ...extra });
+
+test('a client that reads nothing cannot make a stream hold more than STREAM_MAX_QUEUED_BYTES: it is cut off and dropped', async () => {
+  const streams = new EventStreams(options({ keepAliveMs: 3_600_000 }));
+  const out = sink({ stuck: true });
+  const stream = streams.adopt(out);
+  let closed = 0;
+  stream.onClose(() => closed++);
+  const big = { jsonrpc: '2.0', method: 'notifications/message', params: { data: 'x'.repeat(1000) } };
+  let sent = 0;
+  while (stream.send(big)) sent++;
+  // it held what fits under the bound, and the write that passed it cut the stream off
+  const event = `event: message\ndata: ${JSON.stringify(big)}\n\n`.length;
+  assert.equal(sent, Math.floor(STREAM_MAX_QUEUED_BYTES / event));
+  assert.ok(out.destroyed);
+  assert.equal(streams.cutOff, 1);
+  assert.equal(stream.open, false);
+  assert.equal(stream.send(big), false);
+  await until(() => streams.size === 0 && closed === 1);
+});
+
+test('a stream whose client takes none of what waits for stallMs is cut off at a keep-alive tick; a reading one is not', async () => {
+  const streams = new EventStreams(options());
+  const stuck = sink({ stuck: true });
+  const reading = sink({ stuck: false });
+  streams.adopt(stuck);
+  const live = streams.adopt(reading);
+  await until(() => stuck.destroyed);
+  assert.equal(streams.cutOff, 1);
+  // the stuck one got one keep-alive (its first write), then nothing more: writes stop while bytes wait
+  assert.equal(stuck.text, ': keep-alive\n\n');
+  await until(() => reading.text.split(': keep-alive\n\n').length > 5);
+  assert.equal(reading.destroyed, false);
+  assert.ok(live.open);
+  streams.close();
+  assert.equal(reading.writableEnded, true);
+  await until(() => streams.size === 0);
+});
+
+test('over maxStreams open() refuses with "limit"; after close() with "closing", writing nothing', () => {
+  const streams = new EventStreams(options({ maxStreams: 1 }));
+  const heads = [];
+  const res = () => ({ ...sink({ stuck: false }), writeHead: (...a) => heads.push(a), flushHeaders() {} });
+  streams.adopt(sink({ stuck: false }));
+  assert.equal(streams.open(res()), 'limit');
+  streams.close();
+  assert.equal(streams.open(res()), 'closing');
+  assert.equal(heads.length, 0);
+});
+
+test('keepAliveMs 0: no comment lines, but a stalled client is still cut off (the tick runs every stallMs)', async () => {
+  const streams = new EventStreams(options({ keepAliveMs: 0, stallMs: 10 }));
+  const stuck = sink({ stuck: true });
+  const reading = sink({ stuck: false });
+  const a = streams.adopt(stuck);
+  streams.adopt(reading);
+  a.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  await until(() => stuck.destroyed);
+  assert.equal(streams.cutOff, 1);
+  assert.equal(reading.text, '');
+  assert.equal(reading.destroyed, false);
+  streams.close();
+});

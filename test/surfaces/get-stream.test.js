@@ -1,0 +1,297 @@
+// GET /mcp, the 2025 revisions' server-to-client event stream, over real HTTP: list_changed on real
+// tool set changes (config reload, an upstream server coming up, re-listing, going away), the
+// refusals the spec and the listener's guards call for, the stream limit, keep-alive comments, a
+// closed client dropping its stream, shutdown ending it, and one notice per session.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { writeConfig } from '../config/write.js';
+import { fixtureServer } from '../upstream/fixture.js';
+import { callTool, rpc, startTestBridge, until, withBridge } from '../helpers.js';
+
+const LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+const TOKEN = 'getstream-token-0123456789abcdef';
+const luaTool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
+
+/** initialize (the revision asked for) + notifications/initialized; the session's headers and the result. */
+async function initialize(url, version = '2025-11-25', extra = {}) {
+  const init = await rpc(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '0' } } }, extra);
+  assert.equal(init.status, 200, init.text);
+  const headers = { ...extra, 'mcp-protocol-version': version, 'mcp-session-id': init.headers.get('mcp-session-id') };
+  assert.equal((await rpc(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).status, 202);
+  return { headers, result: init.json.result };
+}
+
+/**
+ * Opens GET `url` with node:http (fetch would buffer nothing we could watch line by line); resolves
+ * once the head arrived. `events` gathers each SSE event's parsed data, `comments` the comment lines.
+ */
+function openStream(url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const all = Object.fromEntries(Object.entries({ accept: 'text/event-stream', ...headers }).filter(([, v]) => v !== undefined));
+    const req = request(url, { method: 'GET', headers: all });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const stream = { status: res.statusCode, headers: res.headers, events: [], comments: [], body: '', ended: false, res, req };
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        stream.body += chunk;
+        buffer += chunk;
+        let cut;
+        while ((cut = buffer.indexOf('\n\n')) !== -1) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+          if (data.length) stream.events.push(JSON.parse(data.join('\n')));
+          for (const line of block.split('\n')) if (line.startsWith(':')) stream.comments.push(line);
+        }
+      });
+      res.on('end', () => (stream.ended = true));
+      res.on('error', () => {});
+      stream.close = () => req.destroy();
+      stream.json = () => JSON.parse(stream.body);
+      if (res.statusCode !== 200) res.on('end', () => resolve(stream));
+      else resolve(stream);
+    });
+    req.end();
+  });
+}
+
+const streamCount = async (bridge, headers = {}) => Number(/^cc_mcp_get_streams (\d+)$/m.exec(await (await fetch(new URL('/metrics', bridge.mcpUrl), { headers })).text())[1]);
+const reload = async (bridge, headers = {}) => (await fetch(new URL('/reload', bridge.mcpUrl), { method: 'POST', headers })).status;
+const listNames = async (bridge, headers) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 9, method: 'tools/list' }, headers)).json.result.tools.map((t) => t.name);
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+test('initialize over HTTP declares tools.listChanged for each 2025 revision; with MCP_MAX_GET_STREAMS=0 it does not and GET stays 405', async () => {
+  await withBridge({}, async (bridge) => {
+    for (const version of ['2025-11-25', '2025-06-18', '2025-03-26']) {
+      const { result } = await initialize(bridge.mcpUrl, version);
+      assert.equal(result.protocolVersion, version);
+      assert.deepEqual(result.capabilities, { tools: { listChanged: true } });
+    }
+  });
+  await withBridge({ MCP_MAX_GET_STREAMS: '0' }, async (bridge) => {
+    const { headers, result } = await initialize(bridge.mcpUrl);
+    assert.deepEqual(result.capabilities, { tools: {} });
+    const get = await openStream(bridge.mcpUrl, headers);
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.allow, 'GET, POST');
+  });
+});
+
+test('a config reload that changes the tool set sends notifications/tools/list_changed on the GET stream, once per change; an unchanged reload sends none', async () => {
+  const file = writeConfig({ tools: [luaTool('one')] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    for (const version of ['2025-11-25', '2025-06-18', '2025-03-26']) {
+      const { headers } = await initialize(bridge.mcpUrl, version);
+      const stream = await openStream(bridge.mcpUrl, version === '2025-03-26' ? { 'mcp-session-id': headers['mcp-session-id'] } : headers);
+      assert.equal(stream.status, 200);
+      assert.equal(stream.headers['content-type'], 'text/event-stream');
+      assert.equal(stream.headers['cache-control'], 'no-cache');
+      writeConfig({ tools: [luaTool('one'), luaTool(`two-${version}`)] }, file);
+      assert.equal(await reload(bridge), 200);
+      await until(() => stream.events.length === 1);
+      assert.deepEqual(stream.events, [LIST_CHANGED]);
+      assert.ok((await listNames(bridge, headers)).includes(`two-${version}`));
+      assert.equal(await reload(bridge), 200); // same file: nothing changed
+      await settle();
+      assert.equal(stream.events.length, 1);
+      stream.close();
+      await until(async () => (await streamCount(bridge)) === 0);
+    }
+  });
+});
+
+test('an upstream server coming up, re-listing and going away each send list_changed on the GET stream', async () => {
+  const file = writeConfig({ servers: [] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    const { headers } = await initialize(bridge.mcpUrl);
+    const stream = await openStream(bridge.mcpUrl, headers);
+    assert.equal(stream.status, 200);
+    writeConfig({ servers: [fixtureServer('fx')] }, file);
+    assert.equal(await reload(bridge), 200);
+    await until(async () => (await listNames(bridge, headers)).includes('fx__echo'));
+    await until(() => stream.events.length >= 1);
+    const up = stream.events.length;
+    // fx__change makes the fixture send its own list_changed and list one more tool
+    assert.equal((await callTool(bridge, 'fx__change')).content[0].text, 'changed');
+    await until(async () => (await listNames(bridge, headers)).includes('fx__added'));
+    await until(() => stream.events.length > up);
+    const relisted = stream.events.length;
+    writeConfig({ servers: [] }, file);
+    assert.equal(await reload(bridge), 200);
+    await until(async () => !(await listNames(bridge, headers)).includes('fx__echo'));
+    await until(() => stream.events.length > relisted);
+    assert.ok(stream.events.every((e) => JSON.stringify(e) === JSON.stringify(LIST_CHANGED)), JSON.stringify(stream.events));
+    stream.close();
+  });
+});
+
+test('refusals: no or wrong Accept 406, 2026-07-28 405 as before, an unserved revision 400, no session 400, a session this process did not issue 404, other methods 405', async () => {
+  await withBridge({}, async (bridge) => {
+    const { headers } = await initialize(bridge.mcpUrl);
+    const session = headers['mcp-session-id'];
+    for (const accept of [undefined, 'application/json', '*/*', 'text/event-stream;q=0']) {
+      const res = await openStream(bridge.mcpUrl, { ...headers, accept });
+      assert.equal(res.status, 406, String(accept));
+      assert.match(res.json().error.message, /^Not Acceptable: GET \/mcp opens the server's event stream; its Accept header must list text\/event-stream/);
+    }
+    const modern = await openStream(bridge.mcpUrl, { ...headers, 'mcp-protocol-version': '2026-07-28' });
+    assert.equal(modern.status, 405);
+    assert.equal(modern.headers.allow, 'POST');
+    assert.match(modern.json().error.message, /2026-07-28 has no GET stream/);
+    const unserved = await openStream(bridge.mcpUrl, { ...headers, 'mcp-protocol-version': '2024-11-05' });
+    assert.equal(unserved.status, 400);
+    assert.equal(unserved.json().error.code, -32022);
+    const none = await openStream(bridge.mcpUrl, { 'mcp-protocol-version': '2025-11-25' });
+    assert.equal(none.status, 400);
+    assert.match(none.json().error.message, /needs the Mcp-Session-Id header/);
+    const blank = await openStream(bridge.mcpUrl, { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': ' ' });
+    assert.equal(blank.status, 400);
+    // a forged id, a made-up one, an altered one (as one from before a restart: another key signed it)
+    for (const id of [`${'0'.repeat(32)}.${'0'.repeat(32)}`, 'made-up', session.slice(0, -1) + (session.endsWith('0') ? '1' : '0')]) {
+      const stale = await openStream(bridge.mcpUrl, { ...headers, 'mcp-session-id': id });
+      assert.equal(stale.status, 404, id);
+      assert.deepEqual(stale.json().error, { code: -32001, message: (await import('../../dist/surfaces/mcp-route.js')).SESSION_NOT_FOUND_MESSAGE });
+    }
+    for (const method of ['DELETE', 'PUT', 'HEAD']) {
+      const res = await fetch(bridge.mcpUrl, { method, headers: { ...headers, accept: 'text/event-stream' } });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get('allow'), 'GET, POST');
+    }
+    assert.equal(await streamCount(bridge), 0);
+    // and the session still opens its stream
+    const ok = await openStream(bridge.mcpUrl, headers);
+    assert.equal(ok.status, 200);
+    ok.close();
+  });
+});
+
+test('GET /mcp has the guards POST has: the token, Origin and Host', async () => {
+  await withBridge({ MCP_AUTH_TOKEN: TOKEN }, async (bridge) => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const { headers } = await initialize(bridge.mcpUrl, '2025-11-25', auth);
+    const { authorization: _, ...noToken } = headers;
+    const missing = await openStream(bridge.mcpUrl, noToken);
+    assert.equal(missing.status, 401);
+    assert.equal(missing.json().error.code, -32001);
+    assert.match(missing.headers['www-authenticate'], /^Bearer realm="cc-mcp-bridge"$/);
+    const wrong = await openStream(bridge.mcpUrl, { ...noToken, authorization: 'Bearer not-the-token-at-all-000' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.headers['www-authenticate'], /invalid_token/);
+    const evil = await openStream(bridge.mcpUrl, { ...headers, origin: 'https://evil.example' });
+    assert.equal(evil.status, 403);
+    assert.match(evil.json().message, /Origin https:\/\/evil\.example is not allowed/);
+    const rebound = await openStream(bridge.mcpUrl, { ...headers, host: 'attacker.example:3000' });
+    assert.equal(rebound.status, 403);
+    assert.match(rebound.json().message, /Host header must name a loopback address/);
+    assert.equal(await streamCount(bridge, auth), 0);
+    const ok = await openStream(bridge.mcpUrl, { ...headers, origin: 'http://localhost:5173' });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers['access-control-allow-origin'], 'http://localhost:5173');
+    ok.close();
+  });
+});
+
+test('MCP_MAX_GET_STREAMS: over the limit a GET gets 503 saying so; a closed stream frees its place', async () => {
+  await withBridge({ MCP_MAX_GET_STREAMS: '2' }, async (bridge) => {
+    const a = await initialize(bridge.mcpUrl);
+    const b = await initialize(bridge.mcpUrl);
+    const first = await openStream(bridge.mcpUrl, a.headers);
+    const second = await openStream(bridge.mcpUrl, b.headers);
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    for (let i = 0; i < 3; i++) {
+      const over = await openStream(bridge.mcpUrl, a.headers);
+      assert.equal(over.status, 503);
+      assert.equal(over.json().error.code, -32003);
+      assert.match(over.json().error.message, /^Service Unavailable: 2 event streams are open, the most this bridge allows \(MCP_MAX_GET_STREAMS\); tool calls still work over POST$/);
+    }
+    assert.equal(bridge.logs.filter((l) => /GET \/mcp refused: 2 event streams are open/.test(l)).length, 1);
+    // POST is unaffected
+    assert.equal((await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, a.headers)).status, 200);
+    first.close();
+    await until(async () => (await streamCount(bridge)) === 1);
+    const third = await openStream(bridge.mcpUrl, a.headers);
+    assert.equal(third.status, 200);
+    third.close();
+    second.close();
+  });
+});
+
+test('keep-alive comments arrive on an idle stream (MCP_LISTEN_KEEPALIVE_MS)', async () => {
+  await withBridge({ MCP_LISTEN_KEEPALIVE_MS: '20' }, async (bridge) => {
+    const { headers } = await initialize(bridge.mcpUrl);
+    const stream = await openStream(bridge.mcpUrl, headers);
+    await until(() => stream.comments.length >= 3);
+    assert.ok(stream.comments.every((c) => c === ': keep-alive'), stream.comments.join('|'));
+    assert.equal(stream.events.length, 0);
+    stream.close();
+  });
+});
+
+test('a client closing its stream drops it: 200 streams opened and closed leave none, and no tool set watcher', async () => {
+  const file = writeConfig({ tools: [luaTool('one')] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    const listeners = () => bridge.tools.watching;
+    const base = listeners();
+    const { headers } = await initialize(bridge.mcpUrl);
+    for (let round = 0; round < 4; round++) {
+      const streams = await Promise.all(Array.from({ length: 50 }, () => openStream(bridge.mcpUrl, headers)));
+      assert.ok(streams.every((s) => s.status === 200));
+      assert.equal(await streamCount(bridge), 50);
+      assert.equal(listeners(), base + 1); // one watcher for the session's streams
+      for (const s of streams) s.close();
+      await until(async () => (await streamCount(bridge)) === 0);
+    }
+    assert.equal(listeners(), base);
+    // a change with nobody listening goes nowhere and breaks nothing
+    writeConfig({ tools: [luaTool('one'), luaTool('two')] }, file);
+    assert.equal(await reload(bridge), 200);
+    const after = await openStream(bridge.mcpUrl, headers);
+    assert.equal(after.status, 200);
+    writeConfig({ tools: [luaTool('one')] }, file);
+    assert.equal(await reload(bridge), 200);
+    await until(() => after.events.length === 1);
+    after.close();
+  });
+});
+
+test('bridge shutdown ends open streams; close does not wait for them', async () => {
+  const bridge = await startTestBridge();
+  const { headers } = await initialize(bridge.mcpUrl);
+  const streams = [await openStream(bridge.mcpUrl, headers), await openStream(bridge.mcpUrl, headers)];
+  assert.ok(streams.every((s) => s.status === 200));
+  // a grace far beyond the test timeout: close must not need it
+  await bridge.close(10 * 60_000);
+  await until(() => streams.every((s) => s.ended));
+});
+
+test('one notice per session: on the newest of its streams, never on two; the older one takes over when the newest closes; each session gets its own', async () => {
+  const file = writeConfig({ tools: [luaTool('one')] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    const a = await initialize(bridge.mcpUrl);
+    const b = await initialize(bridge.mcpUrl);
+    const older = await openStream(bridge.mcpUrl, a.headers);
+    const newer = await openStream(bridge.mcpUrl, a.headers);
+    const other = await openStream(bridge.mcpUrl, b.headers);
+    let n = 0;
+    const change = async () => {
+      writeConfig({ tools: [luaTool('one'), luaTool(`t${++n}`)] }, file);
+      assert.equal(await reload(bridge), 200);
+    };
+    await change();
+    await until(() => newer.events.length === 1 && other.events.length === 1);
+    await settle();
+    assert.equal(older.events.length, 0);
+    assert.equal(newer.events.length, 1);
+    newer.close();
+    await until(async () => (await streamCount(bridge)) === 2);
+    await change();
+    await until(() => older.events.length === 1 && other.events.length === 2);
+    await settle();
+    assert.deepEqual([older.events.length, newer.events.length, other.events.length], [1, 1, 2]);
+    older.close();
+    other.close();
+  });
+});
