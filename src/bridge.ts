@@ -111,6 +111,9 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   const streams = new EventStreams({ maxStreams: config.maxGetStreams, keepAliveMs: config.listenKeepAliveMs, stallMs: config.sendStallMs });
   metrics.addGauge({ name: 'cc_mcp_get_streams', help: 'GET /mcp event streams open now (at most MCP_MAX_GET_STREAMS).', read: () => streams.size });
   metrics.addGauge({ name: 'cc_mcp_get_streams_cut_off_total', help: 'Event streams cut off because their client took nothing of them for MCP_SEND_STALL_MS.', read: () => streams.cutOff, type: 'counter' });
+  // subscriptions/listen answers: the same keep-alive and cut-offs; the limit is the subscriptions'
+  const listenStreams = new EventStreams({ maxStreams: config.maxSubscriptions, keepAliveMs: config.listenKeepAliveMs, stallMs: config.sendStallMs });
+  metrics.addGauge({ name: 'cc_mcp_subscriptions_cut_off_total', help: 'subscriptions/listen streams cut off because their client took nothing of them (MCP_SEND_STALL_MS, 64 KiB).', read: () => listenStreams.cutOff, type: 'counter' });
   let mcp;
   let endpoints: EndpointAliases;
   try {
@@ -127,6 +130,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       hub,
       // MCP_MAX_GET_STREAMS=0: no GET stream (405) and initialize does not declare listChanged over HTTP
       ...(config.maxGetStreams > 0 ? { streams } : {}),
+      listenStreams,
     });
     endpoints = routes.endpoints;
     // the file's REST aliases; a path taken by a built-in route is a config error (ConfigFileError)
@@ -158,6 +162,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       if (!closing) dispatcher.subscriptions.completeAll();
       // event streams never end by themselves: ended first, so the listener can close
       streams.close();
+      listenStreams.close();
       closing ??= Promise.all([mcp?.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
       return closing;
     },

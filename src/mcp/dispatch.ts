@@ -59,8 +59,8 @@ export interface ListenTransport {
   problem: string | null;
   /** The key the subscription is kept under while open (stdio: the channel and request id). */
   key(id: JsonRpcId): string;
-  /** Starts the stream (HTTP: the SSE head) and returns where its messages go. */
-  open(key: string, id: JsonRpcId): SubscriptionStream;
+  /** Starts the stream (HTTP: the SSE head) and returns where its messages go; null: shutting down. */
+  open(key: string, id: JsonRpcId): SubscriptionStream | null;
 }
 
 const LOCAL: Caller = { scope: 'local' };

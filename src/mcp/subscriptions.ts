@@ -77,6 +77,8 @@ export class Subscriptions {
   /** Subscriptions ended by a client (cancel or closed stream), and by the server (shutdown). */
   cancelled = 0;
   completed = 0;
+  /** completeAll ran (shutdown): no new subscription opens. */
+  private closing = false;
 
   constructor(private readonly options: SubscriptionsOptions) {}
 
@@ -86,6 +88,7 @@ export class Subscriptions {
 
   /** The error a new listen gets now (limit reached, or its key is taken), or null when it may open. */
   refusal(key: string, id: JsonRpcId): ErrorResponse | null {
+    if (this.closing) return errorResponse(id, SUBSCRIPTIONS_FULL, 'Service Unavailable: the bridge is shutting down; open the subscription again once it is back');
     if (this.live.has(key)) {
       return errorResponse(id, INVALID_PARAMS, `Invalid params: a subscription with id ${JSON.stringify(id)} is already open on this connection; subscription ids must be unique while open`);
     }
@@ -130,6 +133,7 @@ export class Subscriptions {
    * result carrying its subscription id, then its stream is closed.
    */
   completeAll(): void {
+    this.closing = true;
     for (const [key, sub] of [...this.live]) {
       this.drop(key, sub);
       this.completed++;

@@ -15,11 +15,12 @@ import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
 import { openListenStream } from './listen-stream.js';
+import type { EventStreams } from './event-streams.js';
 
 export interface McpRouteOptions {
   maxBodyBytes: number;
-  /** MCP_LISTEN_KEEPALIVE_MS for 2026-07-28 subscriptions/listen streams (0: none). */
-  listenKeepAliveMs?: number;
+  /** The SSE answers of 2026-07-28 subscriptions/listen (without them, listen over HTTP is refused). */
+  listenStreams?: EventStreams;
   /** The 2025 revisions' GET stream is served: initialize over HTTP declares tools.listChanged. */
   listChanged?: boolean;
 }
@@ -111,12 +112,13 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     // list_changed reaches a 2025 client on its GET stream (2026-07-28 has no initialize)
     const caller: Caller = { scope, signal: gone, listChanged: options.listChanged === true };
-    if (era.era === 'modern') {
+    const listenStreams = options.listenStreams;
+    if (era.era === 'modern' && listenStreams) {
       // 2026-07-28 subscriptions/listen: this response becomes the subscription's SSE stream
       caller.listen = {
         problem: acceptsEventStream(req.headers.accept) ? null : 'subscriptions/listen is answered with an event stream: the Accept header must list text/event-stream',
         key: () => `${scope}\u0000sse:${++streams}`,
-        open: (key) => openListenStream(res, key, dispatcher.subscriptions, { keepAliveMs: options.listenKeepAliveMs ?? 0 }),
+        open: (key) => openListenStream(res, key, dispatcher.subscriptions, listenStreams),
       };
     }
     const reply =

@@ -29,6 +29,8 @@ export interface RouteDeps {
   hub?: ConfigHub | null;
   /** The open GET /mcp event streams (MCP_MAX_GET_STREAMS); without them GET /mcp is 405. */
   streams?: EventStreams;
+  /** The SSE answers of 2026-07-28 subscriptions/listen (MCP_MAX_SUBSCRIPTIONS is checked before). */
+  listenStreams?: EventStreams;
 }
 
 export interface BridgeRoutes {
@@ -40,7 +42,7 @@ export interface BridgeRoutes {
 export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
   const mcp = mcpRoute(deps.dispatcher, deps.log, {
     maxBodyBytes: deps.maxBodyBytes,
-    listenKeepAliveMs: deps.config.listenKeepAliveMs,
+    ...(deps.listenStreams ? { listenStreams: deps.listenStreams } : {}),
     listChanged: deps.streams !== undefined,
   });
   if (deps.streams) mcp.GET = getStream({ streams: deps.streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log });

@@ -298,3 +298,23 @@ test('2026-07-28 subscriptions/listen from a caller whose transport carries no s
   assert.match(reply.body.error.message, /needs a transport that carries a stream/);
   assert.equal(d.subscriptions.size, 0);
 });
+
+test('2026-07-28 subscriptions/listen once shutdown began (completeAll ran): 503 -32003, nothing opened', async () => {
+  const { handleModern } = await import('../../dist/mcp/modern-dispatch.js');
+  const d = dispatcher();
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const sent = [];
+  const listen = { problem: null, key: (id) => `t\u0000${id}`, open: () => ({ send: (m) => sent.push(m), end: (m) => sent.push(m) }) };
+  const body = (id) => ({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: meta, notifications: { toolsListChanged: true } } });
+  const open = await handleModern(d, body(1), undefined, { scope: 't', listen });
+  assert.equal(open.streaming, true);
+  assert.equal(sent[0].method, 'notifications/subscriptions/acknowledged');
+  d.subscriptions.completeAll();
+  assert.deepEqual(sent[1], { jsonrpc: '2.0', id: 1, result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 1 } } });
+  const late = await handleModern(d, body(2), undefined, { scope: 't', listen });
+  assert.equal(late.status, 503);
+  assert.equal(late.body.error.code, -32003);
+  assert.match(late.body.error.message, /shutting down/);
+  assert.equal(d.subscriptions.size, 0);
+  assert.equal(d.tools.watching, 0);
+});

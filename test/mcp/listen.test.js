@@ -247,6 +247,7 @@ test('listen: a client that reads nothing is cut off once 64 KiB wait unsent (th
     }
     assert.equal(bridge.dispatcher.subscriptions.size, 1);
     assert.equal(bridge.tools.watching, 1);
+    assert.equal(await gauge(bridge, 'cc_mcp_subscriptions_cut_off_total'), 1);
     // the reader got every burst's notice (it reads), and keeps getting them
     await until(() => changes(reader).length >= n - 1);
     reader.close();
