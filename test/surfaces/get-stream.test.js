@@ -295,3 +295,27 @@ test('one notice per session: on the newest of its streams, never on two; the ol
     other.close();
   });
 });
+
+test('bridge <- bridge over HTTP: the near bridge holds the far one\'s GET stream and learns of its tool changes from it', async () => {
+  const farFile = writeConfig({ tools: [luaTool('one')] });
+  const far = await startTestBridge({ CC_CONFIG: farFile });
+  const near = await startTestBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'far', url: far.mcpUrl }] }) });
+  try {
+    const { headers } = await initialize(near.mcpUrl);
+    const nearStream = await openStream(near.mcpUrl, headers);
+    await until(async () => (await listNames(near, headers)).includes('far__one'));
+    // the near bridge's upstream client opened the far bridge's GET stream after initialize
+    await until(async () => (await streamCount(far)) === 1);
+    const seen = nearStream.events.length;
+    writeConfig({ tools: [luaTool('one'), luaTool('two')] }, farFile);
+    assert.equal(await reload(far), 200);
+    // no polling: only the far bridge's list_changed on that stream makes the near one list again
+    await until(async () => (await listNames(near, headers)).includes('far__two'));
+    await until(() => nearStream.events.length > seen);
+    assert.deepEqual(nearStream.events.at(-1), LIST_CHANGED);
+    nearStream.close();
+  } finally {
+    await near.close();
+    await far.close();
+  }
+});
