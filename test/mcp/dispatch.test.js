@@ -318,3 +318,22 @@ test('2026-07-28 subscriptions/listen once shutdown began (completeAll ran): 503
   assert.equal(d.subscriptions.size, 0);
   assert.equal(d.tools.watching, 0);
 });
+
+test('2026-07-28 subscriptions/listen: an id already open under the same key is -32602; MCP_MAX_SUBSCRIPTIONS one more is 503 -32003', async () => {
+  const { handleModern } = await import('../../dist/mcp/modern-dispatch.js');
+  const d = dispatcher({ MCP_MAX_SUBSCRIPTIONS: '2' });
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const listen = { problem: null, key: (id) => `t\u0000${id}`, open: () => ({ send() {}, end() {} }) };
+  const body = (id) => ({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: meta, notifications: {} } });
+  assert.equal((await handleModern(d, body('a'), undefined, { scope: 't', listen })).streaming, true);
+  const dup = await handleModern(d, body('a'), undefined, { scope: 't', listen });
+  assert.equal(dup.status, 400);
+  assert.equal(dup.body.error.code, -32602);
+  assert.equal((await handleModern(d, body('b'), undefined, { scope: 't', listen })).streaming, true);
+  const full = await handleModern(d, body('c'), undefined, { scope: 't', listen });
+  assert.equal(full.status, 503);
+  assert.equal(full.headers['retry-after'], '10');
+  assert.deepEqual(full.body.error.data, { limit: 2 });
+  assert.equal(d.subscriptions.size, 2);
+  assert.equal(d.tools.watching, 0, 'filters without toolsListChanged watch nothing');
+});

@@ -140,3 +140,25 @@ test('stdio listen: on SIGTERM each open subscription gets its complete result w
     assert.equal(bridge.messages.filter((m) => m.method === CHANGED && subId(m) === undefined).length, 1);
   });
 });
+
+test('stdio listen: MCP_MAX_SUBSCRIPTIONS counts stdio and HTTP together (--stdio with MCP_PORT)', () =>
+  run({ MCP_MAX_SUBSCRIPTIONS: '1', MCP_PORT: '0' }, async (bridge) => {
+    listen(bridge, 's', { toolsListChanged: true });
+    await ackOf(bridge, 's');
+    await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
+    const url = /also over HTTP at (http:\/\/\S+)/.exec(bridge.out.stderr)[1];
+    const body = { jsonrpc: '2.0', id: 'h', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } };
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' };
+    const full = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    assert.equal(full.status, 503);
+    assert.equal((await full.json()).error.code, -32003);
+    bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 's' } });
+    await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 0);
+    const open = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    assert.equal(open.status, 200);
+    const reader = open.body.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    assert.match(first, /notifications\/subscriptions\/acknowledged/);
+    await reader.cancel();
+    await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 0);
+  }));
