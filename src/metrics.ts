@@ -46,8 +46,13 @@ export class Metrics {
   /** tool -> outcome -> count */
   private readonly calls = new Map<string, Map<string, number>>();
   private readonly latencyCounts = new Array<number>(LATENCY_BUCKETS.length + 1).fill(0);
-  private latencySum = 0;
-  private latencyCount = 0;
+  /**
+   * Summed in ms, shown in seconds; in a Float64Array, not a field: a field that starts as 0 (a small
+   * integer) and then takes a double (a call's ms from Date.now is one) changes its object's shape once,
+   * and V8 throws away the optimised code of everything that touches this object (the link frame
+   * handlers count frames here), at the end of the first tool call (issue 16).
+   */
+  private readonly latencyMsSum = new Float64Array(1);  private latencyCount = 0;
   private readonly gauges: Gauge[] = [];
   /** Filled by whoever supervises upstream MCP servers; read at scrape time. */
   upstreamStates: () => readonly UpstreamState[] = () => [];
@@ -66,7 +71,7 @@ export class Metrics {
     let i = 0;
     while (i < LATENCY_BUCKETS.length && seconds > (LATENCY_BUCKETS[i] as number)) i++;
     this.latencyCounts[i] = (this.latencyCounts[i] as number) + 1;
-    this.latencySum += seconds;
+    this.latencyMsSum[0] = (this.latencyMsSum[0] as number) + ms;
     this.latencyCount++;
   }
 
@@ -109,7 +114,7 @@ export class Metrics {
     buckets.push(['{le="+Inf"}', this.latencyCount]);
     out.push('# HELP cc_tool_call_duration_seconds Tool call latency.', '# TYPE cc_tool_call_duration_seconds histogram');
     for (const [labels, value] of buckets) out.push(`cc_tool_call_duration_seconds_bucket${labels} ${value}`);
-    out.push(`cc_tool_call_duration_seconds_sum ${formatValue(this.latencySum)}`, `cc_tool_call_duration_seconds_count ${this.latencyCount}`);
+    out.push(`cc_tool_call_duration_seconds_sum ${formatValue((this.latencyMsSum[0] as number) / 1000)}`, `cc_tool_call_duration_seconds_count ${this.latencyCount}`);
     metric(
       'cc_upstream_server_up',
       'gauge',

@@ -35,6 +35,8 @@ test('render: HELP and TYPE for every metric, cumulative histogram, escaped labe
   assert.equal(s.get(`cc_tool_call_duration_seconds_bucket{le="${LATENCY_BUCKETS.at(-1)}"}`), 2);
   assert.equal(s.get('cc_tool_call_duration_seconds_bucket{le="+Inf"}'), 3);
   assert.equal(s.get('cc_tool_call_duration_seconds_count'), 3);
+  // summed in whole ms, shown in seconds
+  assert.equal(s.get('cc_tool_call_duration_seconds_sum'), 1000.703);
   assert.equal(s.get('cc_links_refused_total{reason="unauthorized"}'), 1);
   assert.equal(s.get('cc_upstream_server_up{server="a\\"b",state="ready"}'), 1);
   for (const name of new Set([...s.keys()].map((k) => k.replace(/\{.*$/, '').replace(/_(bucket|sum|count)$/, '')))) {
