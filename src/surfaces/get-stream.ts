@@ -66,7 +66,7 @@ export function getStream(deps: GetStreamDeps): Handler {
   let atLimit = false;
   return (req: IncomingMessage, res: ServerResponse) => {
     // a HEAD cannot carry a stream: answered as before the GET stream existed
-    if (req.method !== 'GET') return methodNotAllowed(res);
+    if (req.method !== 'GET') return methodNotAllowed(res, true);
     const era = selectHttpEra({ version: single(req.headers['mcp-protocol-version']) }, undefined);
     if (era.era === 'reject') return sendJson(res, era.reply.status, era.reply.body);
     if (era.era === 'modern') {

@@ -25,10 +25,12 @@ export interface McpRouteOptions {
   listChanged?: boolean;
 }
 
-/** 405 for a method /mcp does not serve (DELETE, HEAD ...). */
-export function methodNotAllowed(res: ServerResponse): void {
-  const message = 'Method not allowed: MCP requests are sent with POST; GET opens the 2025 revisions\' event stream';
-  sendJson(res, 405, errorResponse(null, INVALID_REQUEST, message), { allow: 'GET, POST' });
+/** 405 for a method /mcp does not serve (DELETE, HEAD ...); `get`: GET /mcp is served (MCP_MAX_GET_STREAMS > 0). */
+export function methodNotAllowed(res: ServerResponse, get: boolean): void {
+  const message = get
+    ? 'Method not allowed: MCP requests are sent with POST; GET opens the 2025 revisions\' event stream'
+    : 'Method not allowed: this server speaks MCP over POST only (no GET event stream: MCP_MAX_GET_STREAMS is 0)';
+  sendJson(res, 405, errorResponse(null, INVALID_REQUEST, message), { allow: get ? 'GET, POST' : 'POST' });
 }
 
 const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
@@ -159,5 +161,5 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       sendJson(res, 500, Array.isArray(reply.body) ? errors : errors[0]);
     }
   };
-  return { POST: post, '*': (_req, res) => methodNotAllowed(res) };
+  return { POST: post, '*': (_req, res) => methodNotAllowed(res, options.listChanged === true) };
 }

@@ -26,10 +26,10 @@ async function initialize(url, version = '2025-11-25', extra = {}) {
  * Opens GET `url` with node:http (fetch would buffer nothing we could watch line by line); resolves
  * once the head arrived. `events` gathers each SSE event's parsed data, `comments` the comment lines.
  */
-function openStream(url, headers = {}) {
+function openStream(url, headers = {}, method = 'GET') {
   return new Promise((resolve, reject) => {
     const all = Object.fromEntries(Object.entries({ accept: 'text/event-stream', ...headers }).filter(([, v]) => v !== undefined));
-    const req = request(url, { method: 'GET', headers: all });
+    const req = request(url, { method, headers: all });
     req.on('error', reject);
     req.on('response', (res) => {
       const stream = { status: res.statusCode, headers: res.headers, events: [], comments: [], body: '', ended: false, res, req };
@@ -74,9 +74,12 @@ test('initialize over HTTP declares tools.listChanged for each 2025 revision; wi
   await withBridge({ MCP_MAX_GET_STREAMS: '0' }, async (bridge) => {
     const { headers, result } = await initialize(bridge.mcpUrl);
     assert.deepEqual(result.capabilities, { tools: {} });
-    const get = await openStream(bridge.mcpUrl, headers);
-    assert.equal(get.status, 405);
-    assert.equal(get.headers.allow, 'GET, POST');
+    for (const method of ['GET', 'DELETE']) {
+      const res = await openStream(bridge.mcpUrl, headers, method);
+      assert.equal(res.status, 405);
+      assert.equal(res.headers.allow, 'POST');
+      assert.match(res.json().error.message, /over POST only \(no GET event stream: MCP_MAX_GET_STREAMS is 0\)/);
+    }
   });
 });
 
