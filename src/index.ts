@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number | null> {
       dispatcher: bridge.dispatcher,
       log,
       maxLineBytes: config.maxBodyBytes,
-      onToolsChanged: (listener) => bridge.tools.onChange(listener),
+      onToolsChanged: (listener) => bridge.tools.watch(listener),
     });
     void surface.ended.then(() => stop('end of input on stdin'));
   }

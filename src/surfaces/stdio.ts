@@ -21,7 +21,7 @@ export interface StdioOptions {
   log: Logger;
   /** Largest line accepted (MCP_MAX_BODY_BYTES); a longer one is answered -32600 and skipped. */
   maxLineBytes: number;
-  /** Subscribes to tool set changes (ToolRegistry.onChange); returns the unsubscribe function. */
+  /** Tool set changes, once per burst (ToolRegistry.watch); returns the unwatch function. */
   onToolsChanged(listener: () => void): () => void;
 }
 
@@ -62,7 +62,6 @@ export function serveStdio(options: StdioOptions): StdioSurface {
    * listChanged (2026-07-28's server/discover declares no listChanged, so its clients get none).
    */
   let ready = false;
-  let changePending = false;
   const handling = new Set<Promise<void>>();
 
   const write = (message: unknown) => {
@@ -117,14 +116,9 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     },
   });
 
+  // one notice per burst of changes (a reload may swap several sources at once): the registry's watch
   const unsubscribe = options.onToolsChanged(() => {
-    // one notice per burst of changes (a reload may swap several sources at once)
-    if (!ready || changePending) return;
-    changePending = true;
-    setImmediate(() => {
-      changePending = false;
-      if (!gone.aborted) write({ jsonrpc: '2.0', method: LIST_CHANGED });
-    });
+    if (ready && !gone.aborted) write({ jsonrpc: '2.0', method: LIST_CHANGED });
   });
 
   input.on('data', (chunk: Buffer | string) => reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));

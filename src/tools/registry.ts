@@ -126,8 +126,8 @@ export class ToolRegistry {
     this.burstPending = true;
     setImmediate(() => {
       this.burstPending = false;
-      // a copy: a watcher may end its own (or another) stream while being told
-      for (const listener of [...this.watchers]) listener();
+      // a copy: a watcher may end its own (or another) stream while being told; one ended is not told
+      for (const listener of [...this.watchers]) if (this.watchers.has(listener)) listener();
     });
   }
 

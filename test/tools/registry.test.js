@@ -59,3 +59,32 @@ test('replacing, refreshing and removing a source notify subscribers only on a r
   registry.setSource(source('x', [tool('z')]));
   assert.equal(changes, 4, 'unsubscribed');
 });
+
+test('watch: once per burst of changes on the next turn, never for no change; a watcher ended during delivery is not told; watching drains to 0', async () => {
+  const registry = new ToolRegistry(loadConfig({}));
+  const told = { a: 0, b: 0 };
+  const turn = () => new Promise((r) => setImmediate(r));
+  const offA = registry.watch(() => {
+    told.a++;
+    offB(); // ends the other stream while being told
+  });
+  const offB = registry.watch(() => told.b++);
+  assert.equal(registry.watching, 2);
+  registry.setSource(source('s', [tool('a')]));
+  registry.setSource(source('t', [tool('b')]));
+  registry.removeSource('t');
+  assert.deepEqual(told, { a: 0, b: 0 }, 'not before the turn ends');
+  await turn();
+  assert.equal(told.a, 1, 'three changes in one turn: one notice');
+  assert.equal(told.b, 0, 'ended before its turn came');
+  assert.equal(registry.watching, 1);
+  registry.refresh('s');
+  await turn();
+  assert.equal(told.a, 1, 'no change: no notice');
+  offA();
+  offA();
+  assert.equal(registry.watching, 0);
+  registry.setSource(source('s', [tool('c')]));
+  await turn();
+  assert.equal(told.a, 1);
+});
