@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Config } from './config.js';
 import { LinkRegistry } from './link/registry.js';
-import { startLinkServer, type LinkServer } from './link/server.js';
+import { startLinkServer } from './link/server.js';
+import { holdLinkPort, type LinkListenerStatus, type LinkPortHolder } from './link/port-holder.js';
 import { createLogger, type Logger } from './log.js';
 import { builtinSource } from './tools/builtins.js';
 import { ToolRegistry } from './tools/registry.js';
@@ -39,6 +40,8 @@ export interface Bridge {
   endpoints: EndpointAliases;
   /** Counters behind GET /metrics; `metrics.upstreamStates` is the hook for upstream servers. */
   metrics: Metrics;
+  /** The link listener: listening, or waiting for its port (BridgeOptions.linkRetryMs). */
+  linkStatus(): LinkListenerStatus;
   /** Stop accepting, end links with 1001, let in-flight MCP calls answer; resolves when closed. */
   close(graceMs?: number): Promise<void>;
 }
@@ -52,6 +55,11 @@ function urlHost(host: string): string {
 export interface BridgeOptions {
   /** Serve MCP, REST and /health over HTTP (default true; --stdio turns it off unless MCP_PORT is set). */
   http?: boolean;
+  /**
+   * When another process holds the link port: try it again this often and serve meanwhile with no
+   * computers (--stdio: CC_LINK_RETRY_MS). 0 or absent: a taken port fails startup (HTTP mode).
+   */
+  linkRetryMs?: number;
 }
 
 export async function startBridge(config: Config, log: Logger = createLogger(config.logLevel), options: BridgeOptions = {}): Promise<Bridge> {
@@ -74,9 +82,9 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
         });
   if (hub) hub.apply(hub.read());
   const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
-  let link: LinkServer;
+  let link: LinkPortHolder;
   try {
-    link = await startLinkServer(links, log, {
+    link = await holdLinkPort(() => startLinkServer(links, log, {
       host: config.linkHost,
       port: config.linkPort,
       heartbeatMs: config.heartbeatMs,
@@ -94,6 +102,12 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       maxBytesPerSecond: config.linkMaxBytesPerSecond,
       youngGenMaxBytes: config.linkYoungGenMaxBytes,
       maxJsonDepth: config.linkMaxJsonDepth,
+    }), {
+      host: config.linkHost,
+      port: config.linkPort,
+      retryMs: options.linkRetryMs ?? 0,
+      log,
+      onUnreachable: (reason) => void (links.unreachable = reason),
     });
   } catch (err) {
     await hub?.close();
@@ -101,6 +115,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   }
   if (hub) metrics.upstreamStates = () => hub.serverStatus().map((s) => ({ server: s.id, state: s.state }));
   metrics.addGauge({ name: 'cc_links', help: 'Computers linked now.', read: () => links.size });
+  metrics.addGauge({ name: 'cc_link_listening', help: 'Whether the link listener holds its port (0: another process has it; --stdio waits for it, CC_LINK_RETRY_MS).', read: () => (link.server ? 1 : 0) });
   metrics.addGauge({ name: 'cc_mcp_calls_tracked', help: 'MCP tool calls tracked for notifications/cancelled (entries that must drain to 0).', read: () => dispatcher.activeCalls });
   metrics.addGauge({ name: 'cc_mcp_subscriptions', help: '2026-07-28 subscriptions/listen streams open now (MCP_MAX_SUBSCRIPTIONS).', read: () => dispatcher.subscriptions.size });
   metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet.', read: () => links.pendingCount() });
@@ -122,6 +137,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       log,
       maxBodyBytes: config.maxBodyBytes,
       computers: () => links.size,
+      linkStatus: () => link.status(),
       tools,
       links,
       config,
@@ -150,13 +166,14 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   let closing: Promise<void> | null = null;
   return {
     mcpUrl: mcp ? `http://${urlHost(config.mcpHost)}:${mcp.address.port}/mcp` : '',
-    linkUrl: `ws://${urlHost(config.linkHost)}:${link.address.port}`,
+    linkUrl: `ws://${urlHost(config.linkHost)}:${link.server?.address.port ?? config.linkPort}`,
     links,
     tools,
     dispatcher,
     hub,
     endpoints,
     metrics,
+    linkStatus: () => link.status(),
     close(graceMs = 4000) {
       // each open subscriptions/listen is answered (a graceful end) before its stream closes
       if (!closing) dispatcher.subscriptions.completeAll();

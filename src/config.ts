@@ -13,6 +13,8 @@ export interface Config {
   probeTimeoutMs: number;
   execTimeoutMs: number;
   heartbeatMs: number;
+  /** --stdio: how often a taken link port is tried again (CC_LINK_RETRY_MS); 0: exit 1 instead. */
+  linkRetryMs: number;
   maxFrameBytes: number;
   maxBodyBytes: number;
   allowedOrigins: string[];
@@ -90,6 +92,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_PORT', default: '3000', meaning: 'port of the MCP HTTP endpoint (0 picks a free port)' },
   { name: 'CC_LINK_HOST', default: '0.0.0.0', meaning: 'address the computer link (WebSocket) listens on' },
   { name: 'CC_LINK_PORT', default: '3001', meaning: 'port computers dial with http.websocket (0 picks a free port)' },
+  { name: 'CC_LINK_RETRY_MS', default: '2000', meaning: '--stdio only: when another process holds CC_LINK_PORT, serve MCP with no computers and try the port again this often, taking it over once free (0: exit 1 as HTTP mode does)' },
   { name: 'CC_PROBE_TIMEOUT_MS', default: '2000', meaning: 'how long probe-computers waits for pongs' },
   { name: 'CC_EXEC_TIMEOUT_MS', default: '10000', meaning: 'default exec-lua timeout (a call may ask for up to 300000)' },
   { name: 'CC_HEARTBEAT_MS', default: '30000', meaning: 'WebSocket ping interval; a link that missed a pong is dropped' },
@@ -245,6 +248,7 @@ export function loadConfig(
     probeTimeoutMs: read(env, 'CC_PROBE_TIMEOUT_MS', duration),
     execTimeoutMs: read(env, 'CC_EXEC_TIMEOUT_MS', integer(1, 300_000)),
     heartbeatMs: read(env, 'CC_HEARTBEAT_MS', duration),
+    linkRetryMs: read(env, 'CC_LINK_RETRY_MS', integer(0, 3_600_000)),
     maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
     maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),

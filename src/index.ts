@@ -70,7 +70,8 @@ async function main(argv: string[]): Promise<number | null> {
 
   let bridge;
   try {
-    bridge = await startBridge(config, log, { http });
+    // a stdio bridge whose link port is taken waits for it (CC_LINK_RETRY_MS); a service fails fast
+    bridge = await startBridge(config, log, { http, linkRetryMs: stdio ? config.linkRetryMs : 0 });
   } catch (err) {
     // only a config file can be invalid; its module is loaded already when there is one
     if (config.configFile !== null && err instanceof (await import('./config/file.js')).ConfigFileError) {
@@ -111,7 +112,8 @@ async function main(argv: string[]): Promise<number | null> {
   else say(`MCP endpoint: ${bridge.mcpUrl}\n`);
   const linkPort = new URL(bridge.linkUrl).port;
   const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
-  say(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua)\n`);
+  const waiting = bridge.linkStatus().state === 'waiting' ? '; not listening yet: the port is in use by another process, taken over when it frees' : '';
+  say(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua${waiting})\n`);
   if (stdio) {
     // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
     const { serveStdio } = await import('./surfaces/stdio.js');

@@ -182,10 +182,11 @@ test('port 0: the startup lines print the real addresses of both listeners', asy
     assert.match(bridge.out.stdout, new RegExp(`program at http://127\\.0\\.0\\.1:${link.port}/mcp-computer\\.lua`));
 
     const health = await fetch(new URL('/health', bridge.mcpUrl));
-    assert.deepEqual(await health.json(), { ok: true, computers: 0 });
+    const listening = { state: 'listening', address: link.host };
+    assert.deepEqual(await health.json(), { ok: true, computers: 0, link: listening });
     const computer = new FakeComputer(bridge.linkUrl, { computerId: 1 });
     assert.equal((await computer.link()).type, 'hello-ok');
-    assert.deepEqual(await (await fetch(new URL('/health', bridge.mcpUrl))).json(), { ok: true, computers: 1 });
+    assert.deepEqual(await (await fetch(new URL('/health', bridge.mcpUrl))).json(), { ok: true, computers: 1, link: listening });
     const ping = await post(bridge.mcpUrl, { jsonrpc: '2.0', id: 0, method: 'ping' });
     assert.deepEqual(ping.json, { jsonrpc: '2.0', id: 0, result: {} });
     bridge.kill('SIGTERM');

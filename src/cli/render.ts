@@ -43,5 +43,7 @@ export function renderTools(tools: ReadonlyArray<Record<string, unknown>>): stri
 
 export function renderHealth(body: Record<string, unknown>): string {
   if (typeof body.computers !== 'number') return 'bridge is up';
-  return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked`;
+  const link = body.link as { state?: unknown; reason?: unknown } | undefined;
+  const waiting = link?.state === 'waiting' && typeof link.reason === 'string' ? `; no computer can link: ${link.reason}` : '';
+  return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked${waiting}`;
 }

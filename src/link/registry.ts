@@ -28,6 +28,8 @@ export class LinkRegistry implements FanoutHost {
   private ordered: readonly Link[] | null = null;
   /** Most requests in flight on one link (CC_MAX_REQUESTS_PER_COMPUTER); more fail at once. */
   maxPendingPerLink = Infinity;
+  /** Why no computer can link now (the link listener is not up: see port-holder.ts); null while it listens. */
+  unreachable: string | null = null;
 
   constructor(readonly now: () => number = Date.now) {}
 
@@ -66,6 +68,11 @@ export class LinkRegistry implements FanoutHost {
   }
 
   /** Links in ascending computerId order (kept, not sorted per call; callers must not change it). */
+  /** A "no computers" sentence ("No computers connected."), with why none can link while that is so. */
+  none(sentence: string): string {
+    return this.unreachable === null ? sentence : `${sentence.replace(/\.$/, '')}: ${this.unreachable}.`;
+  }
+
   list(): readonly Link[] {
     this.ordered ??= [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
     return this.ordered;

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import type { ConfigHub } from '../config/hub.js';
 import type { LinkRegistry } from '../link/registry.js';
+import type { LinkListenerStatus } from '../link/port-holder.js';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -20,6 +21,8 @@ export interface RouteDeps {
   log: Logger;
   maxBodyBytes: number;
   computers: () => number;
+  /** The link listener's state in /health (listening, or waiting for its port in --stdio). */
+  linkStatus?: () => LinkListenerStatus;
   tools: ToolRegistry;
   links: LinkRegistry;
   config: Config;
@@ -63,7 +66,7 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
         sendJson(
           res,
           200,
-          ctx.authenticated ? { ok: true, computers: deps.computers(), ...(deps.hub ? { servers: deps.hub.serverStatus() } : {}) } : { ok: true },
+          ctx.authenticated ? { ok: true, computers: deps.computers(), ...(deps.linkStatus ? { link: deps.linkStatus() } : {}), ...(deps.hub ? { servers: deps.hub.serverStatus() } : {}) } : { ok: true },
         ),
     })
     .add('/reload', reloadRoute(deps.hub ?? null));

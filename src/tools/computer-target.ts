@@ -4,7 +4,7 @@ import { failedResult, type ToolResult } from './tool.js';
 
 export function linkedList(links: LinkRegistry): string {
   const linked = links.list();
-  if (linked.length === 0) return 'No computers are linked.';
+  if (linked.length === 0) return links.none('No computers are linked.');
   return `Linked computers: ${linked.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
 }
 

@@ -92,7 +92,7 @@ export const listComputers: Tool = {
 
   async call(_args, { links }) {
     const linked = links.list();
-    if (linked.length === 0) return { ...textResult('No computers are linked.'), structuredContent: { computers: [] } };
+    if (linked.length === 0) return { ...textResult(links.none('No computers are linked.')), structuredContent: { computers: [] } };
     return { ...textResult(linked.map(line).join('\n')), structuredContent: { computers: linked.map(computerEntry) } };
   },
 };

@@ -82,7 +82,7 @@ export const probeComputers: Tool = {
 
   async call(_args, { links, config, signal }) {
     const linked = links.list();
-    if (linked.length === 0) return { content: [{ type: 'text', text: 'No computers connected.' }], structuredContent: { computers: [] } };
+    if (linked.length === 0) return { content: [{ type: 'text', text: links.none('No computers connected.') }], structuredContent: { computers: [] } };
     // one timer and one abort listener for the whole probe; each computer still gets its own id
     const outcomes = await links.requestAll(linked, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal });
     const computers = linked.map((link, i) => entryFor(link.computerId, link.label, outcomes[i] as Outcome));

@@ -104,7 +104,7 @@ test('tools, probe and health read like the tool text; --json prints the raw res
     const probeJson = JSON.parse((await cli(['probe', '--json', ...at(bridge)])).stdout);
     assert.equal(probeJson.structuredContent.computers[0].status, 'pong');
     assert.deepEqual(await cli([...at(bridge), 'health']), { code: 0, stdout: 'bridge is up; 1 computer linked\n', stderr: '' });
-    assert.deepEqual(JSON.parse((await cli([...at(bridge), 'health', '--json'])).stdout), { ok: true, computers: 1 });
+    assert.deepEqual(JSON.parse((await cli([...at(bridge), 'health', '--json'])).stdout), { ok: true, computers: 1, link: { state: 'listening', address: new URL(bridge.linkUrl).host } });
     // CC_MCP_URL stands in for --url
     assert.equal((await cli(['probe'], { env: { CC_MCP_URL: bridge.mcpUrl } })).stdout, `${pongText(3, 'miner')}\n`);
     await a.close();

@@ -39,6 +39,11 @@ test('tool list: names padded, title or the first sentence of the description', 
   assert.equal(renderTools([]), '');
   assert.equal(renderHealth({ ok: true }), 'bridge is up');
   assert.equal(renderHealth({ ok: true, computers: 2 }), 'bridge is up; 2 computers linked');
+  assert.equal(renderHealth({ ok: true, computers: 0, link: { state: 'listening', address: '127.0.0.1:3001' } }), 'bridge is up; 0 computers linked');
+  assert.equal(
+    renderHealth({ ok: true, computers: 0, link: { state: 'waiting', address: '127.0.0.1:3001', reason: 'the link port 127.0.0.1:3001 is in use' } }),
+    'bridge is up; 0 computers linked; no computer can link: the link port 127.0.0.1:3001 is in use',
+  );
 });
 
 test('options anywhere, -- ends them, CC_MCP_URL then the default URL', () => {

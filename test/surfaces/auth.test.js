@@ -84,7 +84,7 @@ test('/health says only ok without the token, and the count with it', async () =
   const wrong = await fetch(`${base}/health`, { headers: auth('wrong-token-0123456789abcdef') });
   assert.deepEqual(await wrong.json(), { ok: true });
   const full = await fetch(`${base}/health`, { headers: auth() });
-  assert.deepEqual(await full.json(), { ok: true, computers: bridge.links.size });
+  assert.deepEqual(await full.json(), { ok: true, computers: bridge.links.size, link: { state: 'listening', address: new URL(bridge.linkUrl).host } });
 });
 
 test('OAuth discovery probes get a 404 with a JSON body, token or not', async () => {
@@ -118,7 +118,7 @@ test('without MCP_AUTH_TOKEN nothing asks for one', async () => {
     const res = await rpc(open.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' });
     assert.equal(res.status, 200);
     const health = await fetch(`${new URL(open.mcpUrl).origin}/health`);
-    assert.deepEqual(await health.json(), { ok: true, computers: 0 });
+    assert.deepEqual(await health.json(), { ok: true, computers: 0, link: { state: 'listening', address: new URL(open.linkUrl).host } });
   } finally {
     await open.close();
   }

@@ -343,11 +343,17 @@ test('unknown paths -> 404 with a JSON body', async () => {
   }
 });
 
-test('GET /health -> {"ok":true,"computers":N}, N tracking linked computers', async () => {
+test('GET /health -> {"ok":true,"computers":N,"link":{...}}, N tracking linked computers', async () => {
   const own = await startTestBridge();
   try {
-    const health = async () => (await rawRequest(own.mcpUrl, { method: 'GET', path: '/health' })).json;
-    assert.deepEqual(await health(), { ok: true, computers: 0 });
+    const full = async () => (await rawRequest(own.mcpUrl, { method: 'GET', path: '/health' })).json;
+    // the link listener's state (a stdio bridge may be waiting for its port: stdio-link-wait.test.js)
+    assert.deepEqual(await full(), { ok: true, computers: 0, link: { state: 'listening', address: new URL(own.linkUrl).host } });
+    const health = async () => {
+      const { link, ...rest } = await full();
+      assert.equal(link.state, 'listening');
+      return rest;
+    };
     const a = await linkComputer(own, { computerId: 1 });
     assert.deepEqual(await health(), { ok: true, computers: 1 });
     const b = await linkComputer(own, { computerId: 2, computerLabel: 'b' });
