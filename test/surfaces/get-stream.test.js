@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 import { callTool, rpc, startTestBridge, until, withBridge } from '../helpers.js';
@@ -321,4 +322,38 @@ test('bridge <- bridge over HTTP: the near bridge holds the far one\'s GET strea
     await near.close();
     await far.close();
   }
+});
+
+test('a client that never reads its GET stream is cut off once 64 KiB wait unsent behind the full socket buffers; another session\'s stream keeps every notice', async () => {
+  await withBridge({}, async (bridge) => {
+    const reader = await initialize(bridge.mcpUrl);
+    const stalled = await initialize(bridge.mcpUrl);
+    const live = await openStream(bridge.mcpUrl, reader.headers);
+    const { port } = new URL(bridge.mcpUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.pause(); // never reads
+    socket.on('error', () => {});
+    socket.write(`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: ${stalled.headers['mcp-session-id']}\r\n\r\n`);
+    await until(async () => (await streamCount(bridge)) === 2);
+    const watching = bridge.tools.watching;
+    // tool set changes, one burst per turn, until the stalled stream is cut off (a bound, not a timing)
+    const source = (on) => ({ id: 'flip', tools: () => (on ? [{ name: 'flip', title: 'flip', description: 'flip', inputSchema: { type: 'object' } }] : []) });
+    let n = 0;
+    while ((await streamCount(bridge)) === 2) {
+      assert.ok(n < 2_000_000, 'the stalled stream was never cut off');
+      for (let i = 0; i < 100; i++) {
+        bridge.tools.setSource(source(n++ % 2 === 0));
+        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    assert.match(await (await fetch(new URL('/metrics', bridge.mcpUrl))).text(), /^cc_mcp_get_streams_cut_off_total 1$/m);
+    assert.equal(bridge.tools.watching, watching - 1);
+    // the reader got every burst's notice (it reads)
+    await until(() => live.events.length >= n - 1);
+    assert.ok(live.events.every((e) => e.method === LIST_CHANGED.method));
+    live.close();
+    socket.destroy();
+    await until(async () => (await streamCount(bridge)) === 0);
+  });
 });
