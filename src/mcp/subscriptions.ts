@@ -42,8 +42,14 @@ export function readFilter(params: Record<string, unknown>): { honoured: Honoure
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array' + (value.length ? ` holding ${describe(value.find((v) => typeof v !== 'string'))}` : '');
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === 'object') return 'an object';
+  // a value is echoed only so far: a 1 MiB string is not sent back whole
+  const text = JSON.stringify(value);
+  return `${typeof value} ${text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX)}... (${text.length} characters)` : text}`;
 }
+
+/** Longest JSON text of a wrong value quoted in an error message. */
+const ECHO_MAX = 40;
 
 /** Where one subscription's messages go: a stdio line each, or an event on its SSE response. */
 export interface SubscriptionStream {
