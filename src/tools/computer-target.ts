@@ -8,6 +8,19 @@ export function linkedList(links: LinkRegistry): string {
   return `Linked computers: ${linked.map((l) => describe(l.computerId, l.label)).join(', ')}.`;
 }
 
+/**
+ * The answer of a tool listing computers when none is linked. While none can link (another process
+ * holds the link port) structuredContent says why as well (`note`): Claude Code hands the model that
+ * JSON, not the text.
+ */
+export function noComputers(links: LinkRegistry, sentence: string): ToolResult {
+  const text = links.none(sentence);
+  return { content: [{ type: 'text', text }], structuredContent: links.unreachable === null ? { computers: [] } : { computers: [], note: text } };
+}
+
+/** Where a tool listing computers declares `note` (see noComputers). */
+export const NOTE_SCHEMA = { type: 'string', description: 'only when no computer can link now: why (the link port is held by another process)' } as const;
+
 /** Finds the one computer the arguments name, or says why not (a string: no such computer). */
 export function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
   const hasId = args.computerId !== undefined;

@@ -4,6 +4,7 @@ import { identityLine, jobsLine, omittedText, peripheralsLine, JOB_STATES, KINDS
 import { describe, type Link } from '../link/registry.js';
 import type { Schema } from './schema.js';
 import { textResult, type Tool } from './tool.js';
+import { NOTE_SCHEMA, noComputers } from './computer-target.js';
 
 /** One computer as list-computers' structuredContent and REST GET /computers show it (computerEntry). */
 export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; required: string[] } = {
@@ -85,6 +86,7 @@ export const listComputers: Tool = {
     type: 'object',
     properties: {
       computers: { type: 'array', items: COMPUTER_SCHEMA },
+      note: NOTE_SCHEMA,
     },
     required: ['computers'],
   },
@@ -92,7 +94,7 @@ export const listComputers: Tool = {
 
   async call(_args, { links }) {
     const linked = links.list();
-    if (linked.length === 0) return { ...textResult(links.none('No computers are linked.')), structuredContent: { computers: [] } };
+    if (linked.length === 0) return noComputers(links, 'No computers are linked.');
     return { ...textResult(linked.map(line).join('\n')), structuredContent: { computers: linked.map(computerEntry) } };
   },
 };

@@ -2,6 +2,7 @@
 import { describe, type Outcome } from '../link/registry.js';
 import type { Tool } from './tool.js';
 import { boundsProblem, type JsonBounds } from '../jsonrpc/bounds.js';
+import { NOTE_SCHEMA, noComputers } from './computer-target.js';
 
 /** Largest non-string pong shown as JSON (mcp-computer always answers with a string). */
 const MAX_PONG_BOUNDS: JsonBounds = { maxDepth: 16, maxNodes: 1000 };
@@ -75,6 +76,7 @@ export const probeComputers: Tool = {
           required: ['computerId', 'label', 'status', 'ms'],
         },
       },
+      note: NOTE_SCHEMA,
     },
     required: ['computers'],
   },
@@ -82,7 +84,7 @@ export const probeComputers: Tool = {
 
   async call(_args, { links, config, signal }) {
     const linked = links.list();
-    if (linked.length === 0) return { content: [{ type: 'text', text: links.none('No computers connected.') }], structuredContent: { computers: [] } };
+    if (linked.length === 0) return noComputers(links, 'No computers connected.');
     // one timer and one abort listener for the whole probe; each computer still gets its own id
     const outcomes = await links.requestAll(linked, 'ping', undefined, { timeoutMs: config.probeTimeoutMs, signal });
     const computers = linked.map((link, i) => entryFor(link.computerId, link.label, outcomes[i] as Outcome));

@@ -56,8 +56,11 @@ test('stdio: a second bridge on a taken link port answers MCP, says why there ar
       const why = `the link port 127.0.0.1:${port} is in use by another process (another cc-mcp-bridge?); this bridge takes it over when it frees (retrying every 200 ms).`;
       const probe = await call(second, 'probe-computers');
       assert.deepEqual(probe.content, [{ type: 'text', text: `No computers connected: ${why}` }]);
-      assert.deepEqual(probe.structuredContent, { computers: [] });
-      assert.equal((await call(second, 'list-computers')).content[0].text, `No computers are linked: ${why}`);
+      // Claude Code hands the model structuredContent, not the text: the reason is there too
+      assert.deepEqual(probe.structuredContent, { computers: [], note: `No computers connected: ${why}` });
+      const list = await call(second, 'list-computers');
+      assert.equal(list.content[0].text, `No computers are linked: ${why}`);
+      assert.deepEqual(list.structuredContent, { computers: [], note: `No computers are linked: ${why}` });
       // a tool aimed at one computer says the same after its own sentence
       const exec = await call(second, 'exec-lua', { computerId: 7, code: 'return 1' });
       assert.equal(exec.isError, true);
@@ -86,6 +89,7 @@ test('stdio: a second bridge on a taken link port answers MCP, says why there ar
       assert.equal((await back.link()).type, 'hello-ok');
       const pong = await call(second, 'probe-computers');
       assert.deepEqual(pong.content, [{ type: 'text', text: pongText(7, null) }]);
+      assert.equal(pong.structuredContent.note, undefined);
       await back.close();
 
       second.stdin.end();
