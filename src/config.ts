@@ -92,7 +92,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_PORT', default: '3000', meaning: 'port of the MCP HTTP endpoint (0 picks a free port)' },
   { name: 'CC_LINK_HOST', default: '0.0.0.0', meaning: 'address the computer link (WebSocket) listens on' },
   { name: 'CC_LINK_PORT', default: '3001', meaning: 'port computers dial with http.websocket (0 picks a free port)' },
-  { name: 'CC_LINK_RETRY_MS', default: '2000', meaning: '--stdio only: when another process holds CC_LINK_PORT, serve MCP with no computers and try the port again this often, taking it over once free (0: exit 1 as HTTP mode does)' },
+  { name: 'CC_LINK_RETRY_MS', default: '500', meaning: '--stdio only: when another process holds CC_LINK_PORT, serve MCP with no computers and try the port again this often, taking it over once free (0: exit 1 as HTTP mode does)' },
   { name: 'CC_PROBE_TIMEOUT_MS', default: '2000', meaning: 'how long probe-computers waits for pongs' },
   { name: 'CC_EXEC_TIMEOUT_MS', default: '10000', meaning: 'default exec-lua timeout (a call may ask for up to 300000)' },
   { name: 'CC_HEARTBEAT_MS', default: '30000', meaning: 'WebSocket ping interval; a link that missed a pong is dropped' },

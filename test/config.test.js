@@ -32,7 +32,7 @@ test('every variable has its documented default', () => {
     probeTimeoutMs: 2000,
     execTimeoutMs: 10000,
     heartbeatMs: 30000,
-    linkRetryMs: 2000,
+    linkRetryMs: 500,
     maxFrameBytes: MiB,
     maxBodyBytes: MiB,
     allowedOrigins: [],
@@ -258,7 +258,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_MAX_SUBSCRIPTIONS: '64',
     MCP_LISTEN_KEEPALIVE_MS: '15000',
     MCP_MAX_GET_STREAMS: '256',
-    CC_LINK_RETRY_MS: '2000',
+    CC_LINK_RETRY_MS: '500',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

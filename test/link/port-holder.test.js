@@ -94,3 +94,9 @@ test('a bridge waiting for its link port leaves no timer after close(), and take
     await again.close();
   }
 });
+
+test('CC_LINK_RETRY_MS: 0 allowed (exit instead of waiting), negative or not a number refused', () => {
+  assert.equal(loadConfig({}).linkRetryMs, 500);
+  assert.equal(loadConfig({ CC_LINK_RETRY_MS: '0' }).linkRetryMs, 0);
+  for (const bad of ['-1', 'soon', '3600001']) assert.throws(() => loadConfig({ CC_LINK_RETRY_MS: bad }), /CC_LINK_RETRY_MS/);
+});
