@@ -13,6 +13,17 @@ export interface FanoutOptions {
   cancelOnTimeout?: boolean;
 }
 
+/**
+ * Told each outcome of a `requestEach` as it comes (index: its link's place in `links`). What it throws
+ * is dropped (it would otherwise reach whoever settled the request: a frame handler, or the timer with
+ * other requests still to end), so it must record what it needs before anything can throw. An object,
+ * not a closure: the frame handlers call it 10,000 times in a big probe, and a call site that saw one
+ * probe's closure is compiled for that one function and thrown away at the next probe.
+ */
+export interface FanoutObserver {
+  settled(outcome: Outcome, index: number): void;
+}
+
 /** What the fan-out needs from the registry: its clock and its per-link limit. */
 export interface FanoutHost {
   readonly now: () => number;
@@ -52,12 +63,36 @@ export function nextId(): string {
 
 /** Sends `method`/`params` to every link in `links`; the outcomes come back in the same order. */
 export function requestAll(host: FanoutHost, links: readonly Link[], method: string, params: unknown, options: FanoutOptions): Promise<Outcome[]> {
-  const fanout = new Fanout(links.length, host.now, options);
-  const tail = requestTail(method, params);
+  return start(host, links, method, params, options, null).promise as Promise<Outcome[]>;
+}
+
+/**
+ * `requestAll`, with each outcome handed to `observer` as it comes instead of kept for an array: a
+ * caller that builds its answer from them (probe-computers) has it ready when the last one comes, and
+ * the outcomes die young instead of living until then. The promise settles after the last one.
+ */
+export function requestEach(host: FanoutHost, links: readonly Link[], method: string, params: unknown, options: FanoutOptions, observer: FanoutObserver): Promise<void> {
+  // resolved with undefined: there is no array
+  return start(host, links, method, params, options, observer).promise as Promise<undefined>;
+}
+
+function start(host: FanoutHost, links: readonly Link[], method: string, params: unknown, options: FanoutOptions, observer: FanoutObserver | null): Fanout {
+  const fanout = new Fanout(links.length, host.now, options, observer);
   if (options.signal?.aborted) {
     for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
-    return fanout.promise;
+    return fanout;
   }
+  sendAll(host, fanout, links, requestTail(method, params));
+  fanout.arm();
+  return fanout;
+}
+
+/**
+ * The send loop alone: V8 compiles a 10,000-link loop while it runs (on-stack replacement), before
+ * the code after it has ever run, and code compiled that way is thrown away when it reaches that code
+ * (at the end of the first big probe and, reused, in the second); here nothing follows the loop.
+ */
+function sendAll(host: FanoutHost, fanout: Fanout, links: readonly Link[], tail: string): void {
   for (let i = 0; i < links.length; i++) {
     const link = links[i] as Link;
     if (link.closed) {
@@ -67,7 +102,7 @@ export function requestAll(host: FanoutHost, links: readonly Link[], method: str
     } else {
       const id = nextId();
       const slot = new FanoutSlot(fanout, i, link, id);
-      fanout.slots.push(slot);
+      fanout.add(slot);
       track(link, slot);
       try {
         const socket = link.socket;
@@ -81,30 +116,41 @@ export function requestAll(host: FanoutHost, links: readonly Link[], method: str
       }
     }
   }
-  fanout.arm();
-  return fanout.promise;
 }
 
-/** One `requestAll`: the outcomes so far, its one timer and its one abort listener. */
+/** One fan-out: the outcomes so far (or its observer), its one timer and its one abort listener. */
 class Fanout {
-  readonly outcomes: Outcome[];
-  readonly slots: FanoutSlot[] = [];
-  readonly promise: Promise<Outcome[]>;
+  /** undefined when an observer takes the outcomes. */
+  readonly outcomes: Outcome[] | undefined;
+  /**
+   * Its requests, in order, as a list through the slots (an array pushed to in the send loop made V8
+   * throw the loop's compiled code away every other big probe: "not a Smi" at the push).
+   */
+  private firstSlot: FanoutSlot | null = null;
+  private lastSlot: FanoutSlot | null = null;
+  readonly promise: Promise<Outcome[] | undefined>;
   readonly startedAt: number;
   private left: number;
   private timer: NodeJS.Timeout | null = null;
-  private resolve!: (outcomes: Outcome[]) => void;
+  private resolve!: (outcomes: Outcome[] | undefined) => void;
 
   constructor(
     count: number,
     private readonly now: () => number,
     private readonly options: FanoutOptions,
+    private readonly observer: FanoutObserver | null,
   ) {
     this.startedAt = now();
-    this.outcomes = new Array<Outcome>(count);
+    this.outcomes = observer === null ? new Array<Outcome>(count) : undefined;
     this.left = count;
     this.promise = new Promise((resolve) => (this.resolve = resolve));
     if (count === 0) this.resolve(this.outcomes);
+  }
+
+  add(slot: FanoutSlot): void {
+    if (this.lastSlot === null) this.firstSlot = slot;
+    else this.lastSlot.nextSlot = slot;
+    this.lastSlot = slot;
   }
 
   elapsed(): number {
@@ -119,8 +165,24 @@ class Fanout {
   }
 
   done(index: number, outcome: Outcome): void {
-    this.outcomes[index] = outcome;
-    if (--this.left > 0) return;
+    const observer = this.observer;
+    if (observer === null) (this.outcomes as Outcome[])[index] = outcome;
+    else {
+      try {
+        observer.settled(outcome, index);
+      } catch {
+        // see FanoutObserver
+      }
+    }
+    if (--this.left === 0) this.finish();
+  }
+
+  /**
+   * The last outcome is in. Its own method, run once per fan-out: the promise's resolve function is
+   * a new closure every time, and a call to it compiled into the hot `done` (inlined into the frame
+   * handlers) would be compiled for one fan-out's resolve and thrown away at the next.
+   */
+  private finish(): void {
     if (this.timer) clearTimeout(this.timer);
     this.options.signal?.removeEventListener('abort', this);
     this.resolve(this.outcomes);
@@ -134,7 +196,7 @@ class Fanout {
   /** The timer fired or the caller aborted: every request still in flight ends so. */
   private endPending(status: 'timeout' | 'cancelled', cancel: boolean): void {
     const ms = this.elapsed();
-    for (const slot of this.slots) {
+    for (let slot = this.firstSlot; slot !== null; slot = slot.nextSlot) {
       if (slot.link.pendingRequest(slot.id) !== slot) continue;
       if (cancel) sendCancel(slot.link, slot.id);
       slot.settle({ status, ms });
@@ -144,6 +206,8 @@ class Fanout {
 
 /** One link's request of a fan-out: what the link holds while it is in flight (no closure, no timer). */
 class FanoutSlot implements Pending {
+  nextSlot: FanoutSlot | null = null;
+
   constructor(
     readonly fanout: Fanout,
     readonly index: number,

@@ -1,7 +1,7 @@
 // Linked computers and the requests in flight on each link. Knows nothing about sockets beyond
 // send/close, so every rule here is testable with plain values.
 import type { CancelSignal } from '../cancel.js';
-import { nextId, requestAll, type FanoutHost, type FanoutOptions } from './fanout.js';
+import { nextId, requestAll, requestEach, type FanoutHost, type FanoutObserver, type FanoutOptions } from './fanout.js';
 import { REQUEST_HEAD, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
 import { jobChanges, type Identity } from './identity.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
@@ -167,6 +167,11 @@ export class LinkRegistry implements FanoutHost {
    */
   requestAll(links: readonly Link[], method: string, params: unknown, options: FanoutOptions): Promise<Outcome[]> {
     return requestAll(this, links, method, params, options);
+  }
+
+  /** `requestAll`, each outcome handed to `observer` as it comes (see fanout.ts); settles after the last. */
+  requestEach(links: readonly Link[], method: string, params: unknown, options: FanoutOptions, observer: FanoutObserver): Promise<void> {
+    return requestEach(this, links, method, params, options, observer);
   }
 
   /** A response is matched only against requests sent on the same link it arrived on. */

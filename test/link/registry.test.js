@@ -243,6 +243,40 @@ test("requestAll's frames are ASCII by construction (params with non-ASCII text 
   await Promise.all([few, many]);
 });
 
+// requestEach (issue 16): the probe builds each computer's entry as its answer comes, not after the last
+test('requestEach: the observer hears each outcome once with its index as it comes, the last before the promise settles; what it throws is dropped', async () => {
+  const registry = new LinkRegistry();
+  const sockets = [recordingSocket(), recordingSocket(), recordingSocket(), recordingSocket()];
+  const links = sockets.map((s, i) => registry.register(s, hello(i + 1), `a${i}`).link);
+  links[3].closed = true;
+  const seen = [];
+  let settled = false;
+  const observer = {
+    settled(outcome, index) {
+      seen.push([index, outcome.status, outcome.result, settled]);
+      if (index === 1 || index === 2) throw new Error('a bug in the caller');
+    },
+  };
+  const all = registry.requestEach(links, 'ping', undefined, { timeoutMs: 20 }, observer);
+  all.then(() => (settled = true));
+  // the closed link ended at once
+  assert.deepEqual(seen, [[3, 'disconnected', undefined, false]]);
+  assert.equal(registry.resolve(links[1], pong(links[1], sockets[1])), true, 'a throwing observer does not fail the answer');
+  assert.equal(registry.resolve(links[0], pong(links[0], sockets[0])), true);
+  assert.deepEqual(seen.slice(1), [[1, 'ok', 'pong 2', false], [0, 'ok', 'pong 1', false]]);
+  assert.equal(await all, undefined);
+  // link 3 (index 2) timed out: the timer ended it, the observer heard it (and threw) before the promise settled
+  assert.deepEqual(seen.slice(3), [[2, 'timeout', undefined, false]]);
+  for (const l of links) assert.equal(l.pendingCount, 0);
+  // an aborted signal ends every link at once, each told to the observer
+  seen.length = 0;
+  const controller = new AbortController();
+  controller.abort();
+  await registry.requestEach(links.slice(0, 2), 'ping', undefined, { timeoutMs: 20, signal: controller.signal }, observer);
+  assert.deepEqual(seen, [[0, 'cancelled', undefined, true], [1, 'cancelled', undefined, true]]);
+  assert.equal(sockets[0].sent.length, 1, 'nothing sent');
+});
+
 test('requestAll: the one timer ends every unanswered request as timeout (cancel only when asked)', async () => {
   const registry = new LinkRegistry();
   const a = recordingSocket();
