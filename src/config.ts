@@ -126,7 +126,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_PATTERN_MAX_CHARS', default: '1000', meaning: 'longest argument a tool schema\'s "pattern" (or a patternProperties key) is run on; a longer one fails the call, so a regex cannot stall the bridge on a huge string' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'MCP_SEND_STALL_MS', default: '30000', meaning: 'a client that takes none of its answer (written 64 KiB at a time) for this long is cut off and the answer freed' },
-  { name: 'MCP_MAX_SUBSCRIPTIONS', default: '64', meaning: 'most 2026-07-28 subscriptions/listen streams open at once (stdio and HTTP together); one more gets JSON-RPC error -32003 (HTTP 503)' },
+  { name: 'MCP_MAX_SUBSCRIPTIONS', default: '256', meaning: 'most 2026-07-28 subscriptions/listen streams open at once (stdio and HTTP together); one more gets JSON-RPC error -32003 (HTTP 503)' },
   { name: 'MCP_LISTEN_KEEPALIVE_MS', default: '15000', meaning: 'every open HTTP event stream (subscriptions/listen, GET /mcp) gets an SSE comment line this often, so proxies and clients with idle timeouts keep it open (0: never)' },
   { name: 'CC_UPSTREAM_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a message from an upstream MCP server; deeper fails the call it answers (or is dropped)' },
   { name: 'MCP_MAX_GET_STREAMS', default: '256', meaning: 'most GET /mcp event streams (the 2025 revisions\' change notices) open at once; more get HTTP 503 (0: no GET stream, it answers 405, and initialize over HTTP does not declare tools.listChanged)' },

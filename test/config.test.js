@@ -64,7 +64,7 @@ test('every variable has its documented default', () => {
     linkMaxJsonDepth: 64,
     sendStallMs: 30000,
     upstreamMaxJsonDepth: 64,
-    maxSubscriptions: 64,
+    maxSubscriptions: 256,
     listenKeepAliveMs: 15000,
     maxGetStreams: 256,
   });
@@ -255,7 +255,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_MAX_JSON_DEPTH: '64',
     MCP_SEND_STALL_MS: '30000',
     CC_UPSTREAM_MAX_JSON_DEPTH: '64',
-    MCP_MAX_SUBSCRIPTIONS: '64',
+    MCP_MAX_SUBSCRIPTIONS: '256',
     MCP_LISTEN_KEEPALIVE_MS: '15000',
     MCP_MAX_GET_STREAMS: '256',
     CC_LINK_RETRY_MS: '500',
