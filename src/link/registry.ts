@@ -67,12 +67,12 @@ export class LinkRegistry implements FanoutHost {
     return this.links.get(computerId);
   }
 
-  /** Links in ascending computerId order (kept, not sorted per call; callers must not change it). */
   /** A "no computers" sentence ("No computers connected."), with why none can link while that is so. */
   none(sentence: string): string {
     return this.unreachable === null ? sentence : `${sentence.replace(/\.$/, '')}: ${this.unreachable}.`;
   }
 
+  /** Links in ascending computerId order (kept, not sorted per call; callers must not change it). */
   list(): readonly Link[] {
     this.ordered ??= [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
     return this.ordered;

@@ -127,7 +127,17 @@ export class ToolRegistry {
     setImmediate(() => {
       this.burstPending = false;
       // a copy: a watcher may end its own (or another) stream while being told; one ended is not told
-      for (const listener of [...this.watchers]) if (this.watchers.has(listener)) listener();
+      for (const listener of [...this.watchers]) {
+        if (!this.watchers.has(listener)) continue;
+        try {
+          listener();
+        } catch (err) {
+          // this runs on its own turn: a throw would end the bridge. The watcher is dropped (its
+          // stream is broken), the others are still told
+          this.watchers.delete(listener);
+          process.emitWarning(`a tool list watcher threw and is no longer told of changes: ${(err as Error)?.message ?? String(err)}`, { code: 'CC_TOOL_WATCHER_THREW' });
+        }
+      }
     });
   }
 

@@ -88,3 +88,30 @@ test('watch: once per burst of changes on the next turn, never for no change; a 
   await turn();
   assert.equal(told.a, 1);
 });
+
+test('watch: a watcher that throws is dropped with a warning and the others are still told (it runs on its own turn, where a throw would end the bridge)', async () => {
+  const registry = new ToolRegistry(loadConfig({}));
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    let told = 0;
+    registry.watch(() => {
+      throw new Error('stream broke');
+    });
+    registry.watch(() => told++);
+    registry.setSource(source('s', [tool('a')]));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(told, 1, 'the other watcher is told');
+    assert.equal(registry.watching, 1, 'the throwing watcher is dropped');
+    await new Promise((r) => setImmediate(r));
+    const ours = warnings.filter((w) => w.code === 'CC_TOOL_WATCHER_THREW');
+    assert.equal(ours.length, 1);
+    assert.match(ours[0].message, /stream broke/);
+    registry.setSource(source('s', [tool('b')]));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(told, 2);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
