@@ -58,8 +58,8 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
   let negotiated: string | null = null;
   /**
-   * Whether initialize succeeded: list_changed is sent only after that, to a client that was told
-   * listChanged (2026-07-28's server/discover declares no listChanged, so its clients get none).
+   * Whether initialize succeeded: the plain list_changed is sent only after that, to a client that
+   * was told listChanged (a 2026-07-28 client gets its notices on subscriptions/listen instead).
    */
   let ready = false;
   const handling = new Set<Promise<void>>();
