@@ -125,6 +125,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   metrics.addGauge({ name: 'cc_http_answers_cut_off_total', help: 'Clients cut off for taking none of their answer for MCP_SEND_STALL_MS.', read: () => answers.cutOff, type: 'counter' });
   const streams = new EventStreams({ maxStreams: config.maxGetStreams, keepAliveMs: config.listenKeepAliveMs, stallMs: config.sendStallMs });
   metrics.addGauge({ name: 'cc_mcp_get_streams', help: 'GET /mcp event streams open now (at most MCP_MAX_GET_STREAMS).', read: () => streams.size });
+  metrics.addGauge({ name: 'cc_mcp_get_streams_replaced_total', help: 'GET /mcp event streams ended to make room for a newer one (MCP_MAX_GET_STREAMS_PER_SESSION, MCP_MAX_GET_STREAMS).', read: () => streams.replaced, type: 'counter' });
   metrics.addGauge({ name: 'cc_mcp_get_streams_cut_off_total', help: 'Event streams cut off because their client took nothing of them for MCP_SEND_STALL_MS.', read: () => streams.cutOff, type: 'counter' });
   // subscriptions/listen answers: the same keep-alive and cut-offs; the limit is the subscriptions'
   const listenStreams = new EventStreams({ maxStreams: config.maxSubscriptions, keepAliveMs: config.listenKeepAliveMs, stallMs: config.sendStallMs });

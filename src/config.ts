@@ -67,6 +67,8 @@ export interface Config {
   listenKeepAliveMs: number;
   /** Most GET /mcp event streams open at once; 0: no GET stream (MCP_MAX_GET_STREAMS). */
   maxGetStreams: number;
+  /** Most GET /mcp event streams of one session; one more ends its oldest (MCP_MAX_GET_STREAMS_PER_SESSION). */
+  maxGetStreamsPerSession: number;
 }
 
 export class ConfigError extends Error {
@@ -129,7 +131,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_MAX_SUBSCRIPTIONS', default: '256', meaning: 'most 2026-07-28 subscriptions/listen streams open at once (stdio and HTTP together); one more gets JSON-RPC error -32003 (HTTP 503)' },
   { name: 'MCP_LISTEN_KEEPALIVE_MS', default: '15000', meaning: 'every open HTTP event stream (subscriptions/listen, GET /mcp) gets an SSE comment line this often, so proxies and clients with idle timeouts keep it open (0: never)' },
   { name: 'CC_UPSTREAM_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a message from an upstream MCP server; deeper fails the call it answers (or is dropped)' },
-  { name: 'MCP_MAX_GET_STREAMS', default: '256', meaning: 'most GET /mcp event streams (the 2025 revisions\' change notices) open at once; more get HTTP 503 (0: no GET stream, it answers 405, and initialize over HTTP does not declare tools.listChanged)' },
+  { name: 'MCP_MAX_GET_STREAMS', default: '256', meaning: 'most GET /mcp event streams (the 2025 revisions\' change notices) open at once; more get HTTP 503 (0: no GET stream, it answers 405, and initialize over HTTP does not declare tools.listChanged). At the limit a new stream first ends a spare: its own session\'s oldest, else the oldest of the session holding the most streams when that is 2 or more' },
+  { name: 'MCP_MAX_GET_STREAMS_PER_SESSION', default: '4', meaning: 'most GET /mcp event streams one session (Mcp-Session-Id) holds; one more ends the session\'s oldest stream (notices go to its newest only), so a reconnecting client is never refused for its own dead streams' },
   { name: 'CC_UPSTREAM_MAX_MESSAGE_BYTES', default: String(4 * MiB), meaning: 'largest message an upstream MCP server may send; larger is dropped' },
 ];
 
@@ -282,6 +285,7 @@ export function loadConfig(
     maxSubscriptions: read(env, 'MCP_MAX_SUBSCRIPTIONS', integer(1, 100_000)),
     listenKeepAliveMs: read(env, 'MCP_LISTEN_KEEPALIVE_MS', integer(0, 3_600_000)),
     maxGetStreams: read(env, 'MCP_MAX_GET_STREAMS', integer(0, 1_000_000)),
+    maxGetStreamsPerSession: read(env, 'MCP_MAX_GET_STREAMS_PER_SESSION', count),
   };
 }
 

@@ -67,6 +67,7 @@ test('every variable has its documented default', () => {
     maxSubscriptions: 256,
     listenKeepAliveMs: 15000,
     maxGetStreams: 256,
+    maxGetStreamsPerSession: 4,
   });
 });
 
@@ -258,6 +259,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_MAX_SUBSCRIPTIONS: '256',
     MCP_LISTEN_KEEPALIVE_MS: '15000',
     MCP_MAX_GET_STREAMS: '256',
+    MCP_MAX_GET_STREAMS_PER_SESSION: '4',
     CC_LINK_RETRY_MS: '500',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());

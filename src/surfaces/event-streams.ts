@@ -1,9 +1,10 @@
 // Long-lived server-to-client event streams (Server-Sent Events on an HTTP answer that stays open):
-// the 2025 revisions' GET /mcp stream. Every open stream counts against MCP_MAX_GET_STREAMS, gets a
+// the 2025 revisions' GET /mcp stream and 2026-07-28 subscriptions/listen answers. Every open stream
+// counts against its set's limit (who may hold a place is decided before: shares.ts), gets a
 // comment line every MCP_LISTEN_KEEPALIVE_MS so proxies and clients do not time it out, is cut off
 // when its client takes none of it for MCP_SEND_STALL_MS or lets more than SEND_CHUNK_BYTES pile up
 // (the bridge never buffers without bound for a client that does not read), and is ended when the
-// bridge shuts down. No event ids: a stream is not resumable (Last-Event-ID is ignored).
+// bridge shuts down or makes room for a newer stream (its place free at once). No event ids: a stream is not resumable (Last-Event-ID is ignored).
 import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
 import { SEND_CHUNK_BYTES } from './respond.js';
@@ -56,9 +57,23 @@ export class EventStream {
     return this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 
-  /** Ends the stream (the client sees its answer complete). */
-  end(): void {
-    if (this.open) this.sink.end();
+  /**
+   * Ends the stream (the client sees its answer complete), after an SSE comment saying why when
+   * given. Its place is free and its onClose functions run at once, before the connection closes.
+   */
+  end(reason?: string): void {
+    if (this.open) {
+      if (reason !== undefined) this.sink.write(`: ${reason.replace(/[\r\n]+/g, ' ')}\n\n`);
+      this.sink.end();
+    }
+    this.owner.release(this);
+    this.closed();
+  }
+
+  /** Ends the stream to make room for another (a per-client limit), saying why; counted in `replaced`. */
+  replace(reason: string): void {
+    this.owner.replaced++;
+    this.end(reason);
   }
 
   /** Runs `fn` once the stream is gone (closed by either side, cut off or ended). */
@@ -104,11 +119,18 @@ export class EventStream {
 export class EventStreams {
   private readonly streams = new Set<EventStream>();
   private timer: NodeJS.Timeout | undefined;
-  private closing = false;
+  private shuttingDown = false;
   /** Streams cut off because their client took nothing for stallMs or let too much wait. */
   cutOff = 0;
+  /** Streams the bridge ended to make room for another (EventStream.replace). */
+  replaced = 0;
 
   constructor(readonly options: EventStreamsOptions) {}
+
+  /** Whether close() ran: no new stream opens. */
+  get closing(): boolean {
+    return this.shuttingDown;
+  }
 
   /** Streams open now. */
   get size(): number {
@@ -120,7 +142,7 @@ export class EventStreams {
    * not and writes nothing. The stream leaves the set when its connection closes.
    */
   open(res: ServerResponse, headers: Record<string, string> = {}): EventStream | StreamRefusal {
-    if (this.closing) return 'closing';
+    if (this.shuttingDown) return 'closing';
     if (this.streams.size >= this.options.maxStreams) return 'limit';
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...headers });
     res.flushHeaders();
@@ -132,13 +154,18 @@ export class EventStreams {
     const stream = new EventStream(sink, this);
     this.streams.add(stream);
     sink.once('close', () => {
-      this.streams.delete(stream);
-      if (this.streams.size === 0) this.stopTimer();
+      this.release(stream);
       stream.closed();
     });
     // without keep-alives the tick still looks for stalled clients, every stallMs
     this.timer ??= setInterval(() => this.tick(), this.options.keepAliveMs || this.options.stallMs).unref();
     return stream;
+  }
+
+  /** @internal The stream no longer counts (ended by the bridge, or closed). */
+  release(stream: EventStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size === 0) this.stopTimer();
   }
 
   /** @internal Cuts a stream off (its client does not read); its close then drops it. */
@@ -149,7 +176,7 @@ export class EventStreams {
 
   /** Ends every stream and refuses new ones (bridge shutdown). */
   close(): void {
-    this.closing = true;
+    this.shuttingDown = true;
     this.stopTimer();
     for (const stream of this.streams) stream.end();
   }

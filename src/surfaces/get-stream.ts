@@ -12,6 +12,7 @@ import { acceptsEventStream } from './accept.js';
 import { callerScope } from './caller-scope.js';
 import type { EventStream, EventStreams } from './event-streams.js';
 import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE, methodNotAllowed } from './mcp-route.js';
+import { Shares } from '../mcp/shares.js';
 import { sendJson } from './respond.js';
 import type { Handler } from './router.js';
 
@@ -22,35 +23,63 @@ export interface GetStreamDeps {
   /** Tool set changes, once per burst (ToolRegistry.watch, shared with subscriptions/listen). */
   watchTools(listener: () => void): () => void;
   log: Logger;
+  /** MCP_MAX_GET_STREAMS_PER_SESSION: most streams one session holds; one more ends its oldest. */
+  perSession: number;
 }
 
 /**
- * The open GET streams of each session, oldest first. A session watches the tool set while it has
- * one; each change goes on its newest stream only (the next older if that one is already closing),
- * so the client never gets the same notice on two of its streams.
+ * The open GET streams of each session, oldest first, and who may open one more (shares.ts): a
+ * session over MCP_MAX_GET_STREAMS_PER_SESSION, or one opening a stream while MCP_MAX_GET_STREAMS
+ * are open, ends its own oldest (the new one wins: a client reconnecting is never refused because
+ * its dead streams still hold places); a new session at the total ends the oldest stream of the
+ * session holding the most, when that one holds two or more (only its newest gets notices anyway).
+ * A session watches the tool set while it has a stream; each change goes on its newest stream only
+ * (the next older if that one is already closing), so the client never gets the same notice twice.
  */
 class SessionStreams {
-  private readonly sessions = new Map<string, { streams: EventStream[]; unwatch: () => void }>();
+  readonly shares: Shares<EventStream>;
+  private readonly watching = new Map<string, () => void>();
 
-  constructor(private readonly watchTools: (listener: () => void) => () => void) {}
+  constructor(
+    private readonly watchTools: (listener: () => void) => () => void,
+    private readonly limits: { max: number; perSession: number },
+  ) {
+    this.shares = new Shares({ max: limits.max, perClient: limits.perSession, ownFirst: true });
+  }
+
+  /** Whether `session` may open one more stream; when a stream must end first, it is ended. */
+  makeRoom(session: string): boolean {
+    const admission = this.shares.admit(session);
+    if (admission.kind === 'open') return true;
+    if (admission.kind === 'refuse') return false;
+    const { victim, why, held } = admission;
+    const owner = why === 'total' ? 'another session' : 'this session';
+    victim.replace(
+      why === 'client'
+        ? `ended: this session opened a newer GET /mcp stream and may hold ${this.limits.perSession} (MCP_MAX_GET_STREAMS_PER_SESSION); notices go to its newest stream`
+        : `ended: ${this.limits.max} event streams are open, the most this bridge allows (MCP_MAX_GET_STREAMS), and ${owner} needed one; this session holds ${held}, notices go to its newest stream`,
+    );
+    return true;
+  }
 
   add(session: string, stream: EventStream): void {
-    let entry = this.sessions.get(session);
-    if (!entry) {
-      const streams: EventStream[] = [];
-      const unwatch = this.watchTools(() => {
-        for (let i = streams.length - 1; i >= 0; i--) if (streams[i]!.send(LIST_CHANGED_NOTICE)) return;
-      });
-      this.sessions.set(session, (entry = { streams, unwatch }));
+    if (!this.watching.has(session)) {
+      this.watching.set(
+        session,
+        this.watchTools(() => {
+          const streams = this.shares.itemsOf(session);
+          for (let i = streams.length - 1; i >= 0; i--) if (streams[i]!.send(LIST_CHANGED_NOTICE)) return;
+        }),
+      );
     }
-    const { streams } = entry;
-    streams.push(stream);
-    stream.onClose(() => {
-      streams.splice(streams.indexOf(stream), 1);
-      if (streams.length > 0) return;
-      this.sessions.delete(session);
-      entry.unwatch();
-    });
+    this.shares.add(session, stream);
+    stream.onClose(() => this.drop(session, stream));
+  }
+
+  private drop(session: string, stream: EventStream): void {
+    if (!this.shares.remove(session, stream) || this.shares.held(session) > 0) return;
+    this.watching.get(session)!();
+    this.watching.delete(session);
   }
 }
 
@@ -62,7 +91,7 @@ function refuse(res: ServerResponse, status: number, code: number, message: stri
 
 export function getStream(deps: GetStreamDeps): Handler {
   const { streams, log } = deps;
-  const sessions = new SessionStreams(deps.watchTools);
+  const sessions = new SessionStreams(deps.watchTools, { max: streams.options.maxStreams, perSession: deps.perSession });
   let atLimit = false;
   return (req: IncomingMessage, res: ServerResponse) => {
     // a HEAD cannot carry a stream: answered as before the GET stream existed
@@ -82,12 +111,13 @@ export function getStream(deps: GetStreamDeps): Handler {
     const scope = callerScope(req.socket, session);
     // an id this process did not issue: the same 404 as POST gives, so the client initializes again
     if (!scope.startsWith('session:')) return refuse(res, 404, SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE);
-    const stream = streams.open(res);
+    // the new stream wins over this session's oldest, or a session holding spares gives one up
+    const stream = streams.closing || sessions.makeRoom(scope) ? streams.open(res) : 'limit';
     if (stream === 'limit') {
       // warned once per run of refusals (a client retrying in a loop must not flood the log)
-      if (!atLimit) log.warn(`GET /mcp refused: ${streams.options.maxStreams} event streams are open (MCP_MAX_GET_STREAMS)`);
+      if (!atLimit) log.warn(`GET /mcp refused: ${streams.options.maxStreams} event streams are open (MCP_MAX_GET_STREAMS), each the only one of its session`);
       atLimit = true;
-      return refuse(res, 503, SERVER_BUSY, `Service Unavailable: ${streams.options.maxStreams} event streams are open, the most this bridge allows (MCP_MAX_GET_STREAMS); tool calls still work over POST`);
+      return refuse(res, 503, SERVER_BUSY, `Service Unavailable: ${streams.options.maxStreams} event streams are open, the most this bridge allows (MCP_MAX_GET_STREAMS), each the only one of its session; tool calls still work over POST`);
     }
     if (stream === 'closing') return refuse(res, 503, SERVER_BUSY, 'Service Unavailable: the bridge is shutting down');
     atLimit = false;

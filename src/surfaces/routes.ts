@@ -48,7 +48,7 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
     ...(deps.listenStreams ? { listenStreams: deps.listenStreams } : {}),
     listChanged: deps.streams !== undefined,
   });
-  if (deps.streams) mcp.GET = getStream({ streams: deps.streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log });
+  if (deps.streams) mcp.GET = getStream({ streams: deps.streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log, perSession: deps.config.maxGetStreamsPerSession });
   const router = new Router()
     .add('/mcp', mcp)
     .add('/', mcp)

@@ -198,28 +198,97 @@ test('GET /mcp has the guards POST has: the token, Origin and Host', async () =>
   });
 });
 
-test('MCP_MAX_GET_STREAMS: over the limit a GET gets 503 saying so; a closed stream frees its place', async () => {
+test('MCP_MAX_GET_STREAMS: a new session gets 503 saying so when every open stream is the only one of its session; a closed stream frees its place', async () => {
   await withBridge({ MCP_MAX_GET_STREAMS: '2' }, async (bridge) => {
     const a = await initialize(bridge.mcpUrl);
     const b = await initialize(bridge.mcpUrl);
+    const c = await initialize(bridge.mcpUrl);
     const first = await openStream(bridge.mcpUrl, a.headers);
     const second = await openStream(bridge.mcpUrl, b.headers);
     assert.deepEqual([first.status, second.status], [200, 200]);
     for (let i = 0; i < 3; i++) {
-      const over = await openStream(bridge.mcpUrl, a.headers);
+      const over = await openStream(bridge.mcpUrl, c.headers);
       assert.equal(over.status, 503);
       assert.equal(over.json().error.code, -32003);
-      assert.match(over.json().error.message, /^Service Unavailable: 2 event streams are open, the most this bridge allows \(MCP_MAX_GET_STREAMS\); tool calls still work over POST$/);
+      assert.match(over.json().error.message, /^Service Unavailable: 2 event streams are open, the most this bridge allows \(MCP_MAX_GET_STREAMS\), each the only one of its session; tool calls still work over POST$/);
     }
     assert.equal(bridge.logs.filter((l) => /GET \/mcp refused: 2 event streams are open/.test(l)).length, 1);
     // POST is unaffected
-    assert.equal((await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, a.headers)).status, 200);
+    assert.equal((await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, c.headers)).status, 200);
     first.close();
     await until(async () => (await streamCount(bridge)) === 1);
-    const third = await openStream(bridge.mcpUrl, a.headers);
+    const third = await openStream(bridge.mcpUrl, c.headers);
     assert.equal(third.status, 200);
     third.close();
     second.close();
+    await until(async () => (await streamCount(bridge)) === 0);
+    assert.equal(first.ended || second.ended, false, 'none was ended by the bridge');
+  });
+});
+
+const replacedCount = async (bridge) => Number(/^cc_mcp_get_streams_replaced_total (\d+)$/m.exec(await (await fetch(new URL('/metrics', bridge.mcpUrl))).text())[1]);
+
+test('MCP_MAX_GET_STREAMS_PER_SESSION: a session opening one more ends its own oldest (with a comment naming the variable), never refused; notices go to its newest; other sessions are untouched', async () => {
+  const file = writeConfig({ tools: [luaTool('one')] });
+  await withBridge({ CC_CONFIG: file, MCP_MAX_GET_STREAMS_PER_SESSION: '2', MCP_MAX_GET_STREAMS: '100' }, async (bridge) => {
+    const a = await initialize(bridge.mcpUrl);
+    const b = await initialize(bridge.mcpUrl);
+    const other = await openStream(bridge.mcpUrl, b.headers);
+    // a client reconnecting in a loop without closing its old streams: every GET is answered
+    const mine = [];
+    for (let i = 0; i < 6; i++) {
+      const s = await openStream(bridge.mcpUrl, a.headers);
+      assert.equal(s.status, 200, `stream ${i}`);
+      mine.push(s);
+    }
+    await until(() => mine.slice(0, 4).every((s) => s.ended));
+    for (const s of mine.slice(0, 4)) {
+      assert.deepEqual(s.comments, [': ended: this session opened a newer GET /mcp stream and may hold 2 (MCP_MAX_GET_STREAMS_PER_SESSION); notices go to its newest stream']);
+    }
+    assert.equal(await streamCount(bridge), 3);
+    assert.equal(await replacedCount(bridge), 4);
+    writeConfig({ tools: [luaTool('one'), luaTool('two')] }, file);
+    assert.equal(await reload(bridge), 200);
+    await until(() => mine[5].events.length === 1 && other.events.length === 1);
+    await settle();
+    assert.deepEqual(mine.map((s) => s.events.length), [0, 0, 0, 0, 0, 1]);
+    assert.equal(other.ended, false);
+    // a client closing a stream the bridge already ended changes no count
+    for (const s of mine) s.close();
+    other.close();
+    await until(async () => (await streamCount(bridge)) === 0);
+    assert.equal(bridge.tools.watching, 0);
+  });
+});
+
+test('MCP_MAX_GET_STREAMS full: a new session takes the oldest stream of the session holding the most (2 or more); a session at the limit replaces its own oldest; only a new session facing single streams is refused', async () => {
+  await withBridge({ MCP_MAX_GET_STREAMS: '3' }, async (bridge) => {
+    const [a, b, c, d] = await Promise.all([0, 1, 2, 3].map(() => initialize(bridge.mcpUrl)));
+    const hog = [];
+    for (let i = 0; i < 3; i++) hog.push(await openStream(bridge.mcpUrl, a.headers));
+    assert.deepEqual(hog.map((s) => s.status), [200, 200, 200]);
+    const fromB = await openStream(bridge.mcpUrl, b.headers);
+    assert.equal(fromB.status, 200);
+    await until(() => hog[0].ended);
+    assert.deepEqual(hog[0].comments, [': ended: 3 event streams are open, the most this bridge allows (MCP_MAX_GET_STREAMS), and another session needed one; this session holds 3, notices go to its newest stream']);
+    const fromC = await openStream(bridge.mcpUrl, c.headers);
+    assert.equal(fromC.status, 200);
+    await until(() => hog[1].ended);
+    assert.equal(hog[2].ended, false);
+    // a, b and c hold one each: d is refused, nobody is ended
+    const fromD = await openStream(bridge.mcpUrl, d.headers);
+    assert.equal(fromD.status, 503);
+    assert.match(fromD.json().error.message, /MCP_MAX_GET_STREAMS\), each the only one of its session/);
+    // a reconnecting (its old stream maybe dead): its own oldest gives way
+    const again = await openStream(bridge.mcpUrl, a.headers);
+    assert.equal(again.status, 200);
+    await until(() => hog[2].ended);
+    assert.match(hog[2].comments[0], /^: ended: 3 event streams are open.*\(MCP_MAX_GET_STREAMS\), and this session needed one; this session holds 1/);
+    assert.deepEqual([fromB.ended, fromC.ended, again.ended], [false, false, false]);
+    assert.equal(await streamCount(bridge), 3);
+    assert.equal(await replacedCount(bridge), 3);
+    for (const s of [...hog, fromB, fromC, again]) s.close();
+    await until(async () => (await streamCount(bridge)) === 0);
   });
 });
 
@@ -236,7 +305,7 @@ test('keep-alive comments arrive on an idle stream (MCP_LISTEN_KEEPALIVE_MS)', a
 
 test('a client closing its stream drops it: 200 streams opened and closed leave none, and no tool set watcher', async () => {
   const file = writeConfig({ tools: [luaTool('one')] });
-  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+  await withBridge({ CC_CONFIG: file, MCP_MAX_GET_STREAMS_PER_SESSION: '50' }, async (bridge) => {
     const listeners = () => bridge.tools.watching;
     const base = listeners();
     const { headers } = await initialize(bridge.mcpUrl);
