@@ -4,7 +4,8 @@
 // comment line every MCP_LISTEN_KEEPALIVE_MS so proxies and clients do not time it out, is cut off
 // when its client takes none of it for MCP_SEND_STALL_MS or lets more than SEND_CHUNK_BYTES pile up
 // (the bridge never buffers without bound for a client that does not read), and is ended when the
-// bridge shuts down or makes room for a newer stream (its place free at once). No event ids: a stream is not resumable (Last-Event-ID is ignored).
+// bridge shuts down or makes room for a newer stream (its place free at once). No event ids: a
+// stream is not resumable (Last-Event-ID is ignored).
 import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
 import { SEND_CHUNK_BYTES } from './respond.js';
