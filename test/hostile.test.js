@@ -16,19 +16,21 @@ async function healthOk(bridge) {
 test('defect 1: a link frame with a 5,000-deep type no longer stops the bridge', () =>
   withBridge({}, async (bridge) => {
     const good = await linkComputer(bridge, { computerId: 1 });
-    const ws = new WebSocket(bridge.linkUrl);
-    await once(ws, 'open');
-    // before the fix this threw RangeError out of the ws message handler and the process exited
-    ws.send('{"type":' + deepArray(5000) + '}');
-    ws.send('{"type":"hello","computerId":' + deepArray(20000) + '}');
-    ws.send(deepArray(100000));
-    await until(() => bridge.logs.some((l) => /frame nests deeper than 64 levels; frame dropped/.test(l)));
+    // before the fix this threw RangeError out of the ws message handler and the process exited;
+    // each on its own socket, since a socket whose first frame is refused reads no more
+    for (const frame of ['{"type":' + deepArray(5000) + '}', '{"type":"hello","computerId":' + deepArray(20000) + '}', deepArray(100000)]) {
+      const ws = new WebSocket(bridge.linkUrl);
+      await once(ws, 'open');
+      ws.send(frame);
+      const [code] = await once(ws, 'close');
+      assert.equal(code, 1008);
+    }
+    assert.equal(bridge.logs.filter((l) => /refused before hello: the first frame must be a hello; frame nests deeper than 64 levels; closing/.test(l)).length, 3);
     // the message never quotes the frame
     assert.ok(!bridge.logs.some((l) => l.includes('[[[[')));
     assert.ok(await healthOk(bridge));
     const result = await callTool(bridge, 'probe-computers');
     assert.equal(result.content[0].text, pongText(1, null));
-    ws.terminate();
     await good.close();
   }));
 

@@ -33,8 +33,22 @@ export interface HelloOptions {
 export interface Hellos {
   /** A valid hello on `ws`: links it, or refuses it (limits, token), or ignores a second one. */
   hello(ws: ComputerSocket, frame: HelloFrame): void;
-  /** A malformed hello, or a first frame that is not a hello: hello-error `invalid`, then close 1008. */
+  /**
+   * A malformed hello, or a first frame that is not a hello (not JSON, binary, another type):
+   * hello-error `invalid`, then close 1008 with `invalid hello: <error>` (cut to 123 bytes).
+   */
   reject(ws: ComputerSocket, error: string): void;
+}
+
+/** A close frame's reason holds at most 123 bytes (RFC 6455 5.5: 125 with the code). */
+export const MAX_CLOSE_REASON_BYTES = 123;
+
+/** `text` cut to fit a close frame's reason, ending in '...' when cut. */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= MAX_CLOSE_REASON_BYTES) return text;
+  let cut = text.slice(0, MAX_CLOSE_REASON_BYTES - 3);
+  while (Buffer.byteLength(cut) > MAX_CLOSE_REASON_BYTES - 3) cut = cut.slice(0, -1);
+  return `${cut}...`;
 }
 
 export function helloHandshake(options: HelloOptions): Hellos {
@@ -42,12 +56,12 @@ export function helloHandshake(options: HelloOptions): Hellos {
   const helloOk = encodeHelloOk(options.maxFrameBytes);
 
   /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
-  function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number): void {
+  function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number, reason = REASONS[code]): void {
     if (ws.helloTimer) clearTimeout(ws.helloTimer);
     ws.helloTimer = null;
     admission.close(ws);
     ws.send(encodeHelloError(error, code));
-    ws.close(closeCode, REASONS[code]);
+    ws.close(closeCode, reason);
   }
 
   return {
@@ -86,7 +100,8 @@ export function helloHandshake(options: HelloOptions): Hellos {
     },
     reject(ws, error) {
       metrics.linksRefused.inc('invalid');
-      refuse(ws, error, 'invalid', CLOSE_POLICY);
+      // the reason says what was wrong too, for a peer that reads the close and not hello-error
+      refuse(ws, error, 'invalid', CLOSE_POLICY, closeReason(`${REASONS.invalid}: ${error}`));
     },
   };
 }

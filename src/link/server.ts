@@ -194,6 +194,14 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     if (registry.unregister(link, why)) log.info(`unlinked ${describe(link.computerId, link.label)}: ${why}`);
   }
 
+  /** A socket's first frame is not a valid hello: logged (budget), then hello-error and close 1008. */
+  function preHelloReject(ws: ComputerSocket, error: string): void {
+    // frames already in flight behind a refused first one change nothing
+    if (ws.stage !== 'pending') return;
+    warn(`link from ${ws.remoteAddress} refused before hello: ${error}; closing (1008)`);
+    hellos.reject(ws, error);
+  }
+
   function onMessage(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
     metrics.framesIn++;
     const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
@@ -202,18 +210,28 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       warn(`link from ${ws.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
     }
     if (ws.link) registry.touch(ws.link);
+    // refused before hello and closing: what it sent behind the refused frame is not even parsed
+    else if (ws.stage !== 'pending') return;
     if (isBinary) {
       metrics.framesRejected.inc('binary');
+      if (!ws.link) {
+        preHelloReject(ws, 'the first frame must be a hello (a JSON text frame); got a binary frame');
+        return;
+      }
       warn(`link from ${ws.remoteAddress}: binary frame dropped`);
       return;
     }
     const parsed = parseComputerFrame(data.toString(), options.maxJsonDepth);
     if (!parsed.ok) {
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
+      // before hello, any bad frame ends the socket now (hello-error, close 1008), not at the hello timeout
+      if (!ws.link) {
+        preHelloReject(ws, parsed.error.startsWith('hello.') ? parsed.error : `the first frame must be a hello; ${parsed.error}`);
+        return;
+      }
       warn(`link from ${ws.remoteAddress}: ${parsed.error}; frame dropped`);
-      if (!ws.link && parsed.error.startsWith('hello.')) hellos.reject(ws, parsed.error);
       // the request it answers fails now with what was wrong, not at its timeout
-      if (ws.link && parsed.id !== undefined) {
+      if (parsed.id !== undefined) {
         registry.resolve(ws.link, { type: 'response', id: parsed.id, ok: false, error: `protocol error: the computer sent a malformed response (${parsed.error})` });
       }
       return;
@@ -225,7 +243,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
     if (!ws.link) {
       metrics.framesRejected.inc('before_hello');
-      hellos.reject(ws, 'the first frame must be a hello');
+      preHelloReject(ws, `the first frame must be a hello; got a "${frame.type}" frame`);
       return;
     }
     if (frame.type === 'info') {

@@ -8,6 +8,7 @@ import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
 import { startLinkServer } from '../../dist/link/server.js';
 import { LinkRegistry } from '../../dist/link/registry.js';
 import { createLogger } from '../../dist/log.js';
+import { closeReason } from '../../dist/link/hello.js';
 
 test('valid hello registers the computer and gets hello-ok; log says linked', () =>
   withBridge({}, async (bridge) => {
@@ -110,16 +111,71 @@ test('malformed JSON and binary frames are dropped without disturbing the link',
     await computer.close();
   }));
 
-test('malformed JSON before hello is dropped too; a hello afterwards still links', () =>
+/** Opens a raw socket, sends `frames` at once, and collects what comes back until the close. */
+async function firstFrames(bridge, frames) {
+  const ws = new WebSocket(bridge.linkUrl);
+  const received = [];
+  ws.on('message', (d) => {
+    received.push(JSON.parse(d.toString()));
+    // linked after all: end it here so the test fails on what it got instead of hanging
+    if (received.at(-1).type === 'hello-ok') ws.close();
+  });
+  const closed = once(ws, 'close').then(([code, reason]) => ({ code, reason: reason.toString() }));
+  await once(ws, 'open');
+  for (const f of frames) ws.send(f.data ?? f, { binary: f.binary ?? false });
+  return { received, ...(await closed) };
+}
+
+// Before: a first frame that was not JSON was logged and dropped, and the socket held its pre-hello
+// slot (CC_MAX_PENDING_HELLOS) until the 10 s hello timeout closed it with 'no hello'.
+test('bug: a pre-hello frame that is not valid JSON waited out the hello timeout; now hello-error and close 1008 at once', () =>
   withBridge({}, async (bridge) => {
-    const ws = new WebSocket(bridge.linkUrl);
-    await once(ws, 'open');
-    ws.send('nope{');
-    ws.send(JSON.stringify({ type: 'hello', computerId: 3 }));
-    const [data] = await once(ws, 'message');
-    assert.deepEqual(JSON.parse(data.toString()), { type: 'hello-ok', maxFrame: 1 << 20 });
-    ws.close();
+    // the hello behind the bad frame changes nothing: the socket is refused already
+    const { received, code, reason } = await firstFrames(bridge, ['nope{', JSON.stringify({ type: 'hello', computerId: 3 })]);
+    assert.equal(code, 1008);
+    assert.equal(reason, 'invalid hello: the first frame must be a hello; frame is not valid JSON');
+    assert.deepEqual(received, [{ type: 'hello-error', error: 'the first frame must be a hello; frame is not valid JSON', code: 'invalid' }]);
+    assert.equal(bridge.links.size, 0);
+    assert.equal(bridge.logs.filter((l) => /warn link from 127\.0\.0\.1:\d+ refused before hello: the first frame must be a hello; frame is not valid JSON; closing \(1008\)/.test(l)).length, 1);
+    assert.ok(!bridge.logs.some((l) => /sent no hello/.test(l)));
+    const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+    assert.match(metrics, /cc_links_refused_total\{reason="invalid"\} 1\b/);
+    assert.match(metrics, /cc_link_connections_pre_hello 0\b/);
   }));
+
+test('bug: a pre-hello binary, non-object, untyped, unknown-type or too-deep frame waited out the hello timeout; each now closes 1008 with its reason', () =>
+  withBridge({}, async (bridge) => {
+    const cases = [
+      [{ data: Buffer.from([1, 2, 3]), binary: true }, 'the first frame must be a hello (a JSON text frame); got a binary frame'],
+      ['42', 'the first frame must be a hello; frame is not a JSON object (it is a number)'],
+      ['{}', 'the first frame must be a hello; frame has no type ("hello", "response" or "info")'],
+      ['{"type":"mystery"}', 'the first frame must be a hello; unknown frame type (a string other than "hello", "response" or "info")'],
+      ['{"type":"info","computerLabel":5}', 'the first frame must be a hello; info.computerLabel must be a string or null'],
+      ['['.repeat(70) + ']'.repeat(70), /^the first frame must be a hello; frame .*deep/],
+    ];
+    for (const [frame, error] of cases) {
+      const { received, code, reason } = await firstFrames(bridge, [frame]);
+      assert.equal(code, 1008, String(error));
+      assert.equal(received.length, 1);
+      assert.equal(received[0].type, 'hello-error');
+      assert.equal(received[0].code, 'invalid');
+      if (typeof error === 'string') assert.equal(received[0].error, error);
+      else assert.match(received[0].error, error);
+      assert.equal(reason, closeReason(`invalid hello: ${received[0].error}`));
+      assert.ok(Buffer.byteLength(reason) <= 123);
+    }
+    assert.equal(bridge.links.size, 0);
+    assert.ok(!bridge.logs.some((l) => /sent no hello/.test(l)));
+  }));
+
+test('a close reason longer than a close frame holds is cut to 123 bytes with "..."', () => {
+  assert.equal(closeReason('short'), 'short');
+  assert.equal(closeReason('x'.repeat(200)), `${'x'.repeat(120)}...`);
+  const wide = closeReason('é'.repeat(100));
+  assert.ok(Buffer.byteLength(wide) <= 123, String(Buffer.byteLength(wide)));
+  assert.ok(wide.endsWith('...'));
+  assert.equal(closeReason('y'.repeat(123)), 'y'.repeat(123));
+});
 
 test("hello-ok carries the bridge's frame limit (CC_MAX_FRAME_BYTES) for the computer to size its frames to", () =>
   withBridge({ CC_MAX_FRAME_BYTES: '4096' }, async (bridge) => {
