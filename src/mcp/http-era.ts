@@ -36,6 +36,22 @@ export function bodyId(body: unknown): JsonRpcId | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
+/** Longest JSON text of a body value quoted in a mismatch message. */
+const QUOTE_MAX = 60;
+
+/**
+ * A body value quoted in an error message: a string or scalar as JSON, cut at QUOTE_MAX characters; an
+ * object or array by its kind only. Neither is walked whole: a value thousands of levels deep made
+ * JSON.stringify overflow the stack (a 500), and a long one was echoed back whole.
+ */
+export function quoteValue(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}... (${text.length} characters)` : text;
+  }
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
 const isRequest = (body: unknown): body is Record<string, unknown> & { method: string } =>
   isRecord(body) && typeof body.method === 'string' && 'id' in body;
 
@@ -67,7 +83,7 @@ function headersProblem(headers: McpHeaders, body: Record<string, unknown> & { m
   const params = isRecord(body.params) ? body.params : {};
   const source = params[field];
   if (decoded !== source) {
-    return `Mcp-Name header value ${JSON.stringify(decoded)} does not match body params.${field} ${source === undefined ? '(absent)' : JSON.stringify(source)}`;
+    return `Mcp-Name header value ${JSON.stringify(decoded)} does not match body params.${field} ${source === undefined ? '(absent)' : quoteValue(source)}`;
   }
   return null;
 }
@@ -98,7 +114,7 @@ export function selectHttpEra(headers: McpHeaders, body: unknown): HttpEra {
       return reject(headerMismatch(id, 'the MCP-Protocol-Version header is required (params._meta declares a protocol version)'));
     }
     if (declared !== header) {
-      return reject(headerMismatch(id, `MCP-Protocol-Version header value ${JSON.stringify(header)} does not match params._meta protocol version ${JSON.stringify(declared)}`));
+      return reject(headerMismatch(id, `MCP-Protocol-Version header value ${JSON.stringify(header)} does not match params._meta protocol version ${quoteValue(declared)}`));
     }
   }
   const version = header ?? ASSUMED_PROTOCOL_VERSION;

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { ServerResponse } from 'node:http';
 import { SEND_CHUNK_BYTES } from './respond.js';
 
-/** Most bytes a stream may have waiting for its client; more cuts it off. */
+/** Most bytes a stream may have waiting for its client when it is written again; more cuts it off. */
 export const STREAM_MAX_QUEUED_BYTES = SEND_CHUNK_BYTES;
 
 const KEEPALIVE = ': keep-alive\n\n';
@@ -107,11 +107,13 @@ export class EventStream {
 
   private write(text: string): boolean {
     if (!this.open) return false;
-    this.sink.write(text);
+    // bytes left waiting by earlier writes decide, not this one's: a single message longer than
+    // the bound (a listen's acknowledgement echoes the client's id) still goes out whole
     if (this.sink.writableLength > STREAM_MAX_QUEUED_BYTES) {
       this.owner.cut(this);
       return false;
     }
+    this.sink.write(text);
     return true;
   }
 }

@@ -10,6 +10,7 @@ import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 import { toolDefinitionProblem } from '../../dist/upstream/tool-check.js';
 import { upstreamUp } from './lib.js';
+import { SUB, openListen } from './stream-lib.js';
 
 test('405 without a message: a wrong method on /health or /metrics names the path and the methods to use', () =>
   withBridge({}, async (bridge) => {
@@ -242,3 +243,43 @@ test('Mcp-Param header compared with Number(): "0x2a", "0b101010", "0o52" passed
     assert.equal(computer.received.filter((f) => f.type === 'request').length, 4);
     await computer.close();
   }));
+
+test('deep params._meta protocol version with MCP-Protocol-Version set: JSON.stringify in the header check overflowed the stack (500 Internal error); the mismatch now names the value\'s kind, and long values are cut', () =>
+  withBridge({}, async (bridge) => {
+    const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+    const deep = '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000);
+    const meta = (version) => `{"jsonrpc":"2.0","id":"d","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":${version},"io.modelcontextprotocol/clientCapabilities":{}}}}`;
+    const res = await rpc(bridge.mcpUrl, meta(deep), headers);
+    assert.equal(res.status, 400, res.text.slice(0, 300));
+    assert.equal(res.json.error.code, -32020);
+    assert.equal(res.json.error.message, 'Header mismatch: MCP-Protocol-Version header value "2026-07-28" does not match params._meta protocol version an object');
+    // a long string is quoted only so far (before: echoed whole)
+    const long = await rpc(bridge.mcpUrl, meta(JSON.stringify('v'.repeat(70_000))), headers);
+    assert.equal(long.status, 400);
+    assert.match(long.json.error.message, /protocol version "v{59}\.\.\. \(70002 characters\)$/);
+    // Mcp-Name against a deep params.name: the same
+    const named = await rpc(bridge.mcpUrl, `{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":${deep},"arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, { ...headers, 'mcp-method': 'tools/call', 'mcp-name': 'x' });
+    assert.equal(named.status, 400, named.text.slice(0, 300));
+    assert.match(named.json.error.message, /does not match body params\.name an object$/);
+    assert.deepEqual(bridge.logs.filter((l) => /MCP request failed|RangeError/.test(l)), []);
+  }));
+
+test('subscriptions/listen with an id longer than 64 KiB: its acknowledgement alone passed STREAM_MAX_QUEUED_BYTES and the stream was cut off before the client saw it; it now goes out whole and the stream lives', async () => {
+  const file = writeConfig({ tools: [] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    const port = Number(new URL(bridge.mcpUrl).port);
+    const id = 'i'.repeat(70_000);
+    const s = openListen(port, id);
+    assert.equal((await s.head).status, 200);
+    await until(() => s.events.length === 1 || s.closed);
+    assert.equal(s.closed, false, 'the stream was cut off');
+    assert.equal(s.events[0].params._meta[SUB], id);
+    writeConfig({ tools: [{ name: 'late', target: { computerId: 1 }, lua: 'return 1' }] }, file);
+    assert.equal(bridge.hub.reload().ok, true);
+    await until(() => s.events.length === 2);
+    assert.equal(s.events[1].method, 'notifications/tools/list_changed');
+    assert.match(await (await fetch(new URL('/metrics', bridge.mcpUrl))).text(), /^cc_mcp_subscriptions_cut_off_total 0$/m);
+    await s.close();
+    await until(() => bridge.dispatcher.subscriptions.size === 0);
+  });
+});
