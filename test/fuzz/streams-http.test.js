@@ -308,3 +308,62 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
     await bridge.close();
   }
 });
+
+test('fuzz event streams at shutdown: GET streams and listens open, more opening and reloads under way while the bridge closes; each listen is completed, each stream ended, late opens refused as shutting down, and nothing the bridge made is left', { timeout: 120_000 }, async (t) => {
+  const seed = fuzzSeed(0x5eed_8);
+  t.diagnostic(`FUZZ_SEED=${seed}`);
+  const r = prng(seed);
+  const tracker = resourceTracker();
+  const mark = tracker.mark();
+  const file = writeConfig({ tools: [luaTool('t0')] });
+  const bridge = await startTestBridge({ CC_CONFIG: file, LOG_LEVEL: 'info', MCP_LISTEN_KEEPALIVE_MS: '30' });
+  const port = Number(new URL(bridge.mcpUrl).port);
+  const sessions = await Promise.all(Array.from({ length: 4 }, () => newSession(port)));
+  const gets = Array.from({ length: 8 }, () => openGet(port, r.pick(sessions)));
+  const listens = Array.from({ length: 8 }, (_, k) => openListen(port, `S${k}`, r.pick([{ toolsListChanged: true }, {}])));
+  await Promise.all([...gets, ...listens].map((s) => s.head));
+  await until(() => listens.every((s) => s.events.length >= 1));
+  let n = 0;
+  const late = [];
+  const opener = setInterval(() => {
+    if (late.length < 60) late.push(r.chance(0.5) ? openGet(port, r.pick(sessions)) : openListen(port, `late${n}`));
+    writeConfig({ tools: [luaTool('t0'), luaTool(`t${++n}`)] }, file);
+    bridge.hub.reload();
+  }, 1);
+  // requests begun before the close and finished after it: their connections stay for the grace period
+  const halfway = [];
+  for (let k = 0; k < 6; k++) {
+    const body = Buffer.from(JSON.stringify(listenBody(`half${k}`)));
+    const whole = k % 2 ? headWithLines('GET', '/mcp', [['Accept', 'text/event-stream'], ['Mcp-Session-Id', sessions[0]]]) : Buffer.concat([headWithLines('POST', '/mcp', Object.entries(LISTEN_HEADERS), body.length), body]);
+    const s = rawStream(port, whole.subarray(0, whole.length - 1));
+    s.rest = whole.subarray(whole.length - 1);
+    halfway.push(s);
+  }
+  await sleep(20);
+  const closing = bridge.close(2000);
+  for (const s of halfway) s.socket.write(s.rest);
+  late.push(...halfway);
+  await closing;
+  clearInterval(opener);
+  for (const s of listens) {
+    await s.done;
+    assert.deepEqual(s.events.at(-1), { jsonrpc: '2.0', id: s.events[0].params._meta[SUB], result: { resultType: 'complete', _meta: { [SUB]: s.events[0].params._meta[SUB] } } });
+  }
+  for (const s of gets) await s.done;
+  const outcomes = {};
+  for (const s of late) {
+    await s.done;
+    const text = s.status === null ? 'refused' : s.status === 200 ? (s.events.at(-1)?.result?.resultType === 'complete' || s.headers['content-type'] === 'text/event-stream' ? 'served, ended' : 'served?') : `${s.status} ${s.json()?.error?.message}`;
+    const label = text.replace(/"[^"]*"/g, '"…"');
+    outcomes[label] = (outcomes[label] ?? 0) + 1;
+    if (s.status !== null && s.status !== 200) assert.equal(s.status, 503, text);
+    if (s.status === 503) assert.match(text, /shutting down/);
+  }
+  t.diagnostic(`late opens: ${JSON.stringify(outcomes)}; reloads ${n}`);
+  await until(async () => {
+    await sleep(20);
+    return tracker.leftSince(mark).length === 0;
+  }, 5, 10_000).catch(() => assert.fail(`left behind:\n${tracker.leftSince(mark).map((x) => `${x.type}\n${x.stack}`).join('\n\n')}`));
+  tracker.disable();
+  assert.deepEqual(internalFailures(bridge.logs), []);
+});
