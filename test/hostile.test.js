@@ -162,7 +162,7 @@ test('MCP bodies deeper than MCP_MAX_JSON_DEPTH get a 400 with their id; REST bo
     assert.match(deep.json.error.message, /the body nests deeper than 64 levels \(MCP_MAX_JSON_DEPTH\)/);
     const batch = await rpc(bridge.mcpUrl, `[${deepArray(10000)}]`, V2025);
     assert.equal(batch.status, 400);
-    const rest = await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/tools/exec-lua'), { method: 'POST', body: `{"code":${deepArray(10000)}}` });
+    const rest = await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/tools/exec-lua'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"code":${deepArray(10000)}}` });
     assert.equal(rest.status, 400);
     const json = await rest.json();
     assert.equal(json.error.code, 'invalid_body');

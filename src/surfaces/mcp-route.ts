@@ -10,6 +10,7 @@ import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { acceptsEventStream, wantsEventStream } from './accept.js';
+import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
@@ -76,6 +77,11 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
   /** Numbers each listen stream: its subscription's key (closing the stream is its only cancel). */
   let streams = 0;
   const post: Handler = async (req, res) => {
+    const mediaProblem = contentTypeProblem(req.headers['content-type']);
+    if (mediaProblem !== null) {
+      sendJson(res, 415, errorResponse(null, INVALID_REQUEST, mediaProblem), UNSUPPORTED_MEDIA_HEADERS);
+      return;
+    }
     let raw: Buffer;
     try {
       raw = await readBody(req, options.maxBodyBytes);

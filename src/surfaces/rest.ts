@@ -10,6 +10,7 @@ import { callTool, type CallDeps } from '../tools/call.js';
 import { computerEntry } from '../tools/list-computers.js';
 import type { FailureCode } from '../tools/tool.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
+import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import type { Handler, Methods, RouteContext } from './router.js';
 
 export interface RestDeps extends CallDeps {
@@ -68,6 +69,8 @@ function toolName(name: string, query: URLSearchParams): string {
 /** POST handler calling `fixed` (an alias), or the tool named by the path after /tools/. */
 export function callHandler(deps: RestDeps, fixed?: string): Handler {
   return guarded(deps.log, async (req, res, ctx: RouteContext) => {
+    const mediaProblem = contentTypeProblem(req.headers['content-type']);
+    if (mediaProblem !== null) return sendError(res, 415, 'unsupported_media_type', mediaProblem, UNSUPPORTED_MEDIA_HEADERS);
     let raw: Buffer;
     try {
       raw = await readBody(req, deps.maxBodyBytes);

@@ -51,7 +51,9 @@ function hostileRequest(r) {
   if (version !== undefined) headers['MCP-Protocol-Version'] = version;
   const accept = r.pick(ACCEPTS);
   if (accept !== undefined) headers.Accept = accept;
-  const type = r.pick(CONTENT_TYPES);
+  // most requests carry a JSON type (or none) so that they reach the dispatcher: any other type is
+  // refused 415 before the body is read
+  const type = r.chance(0.3) ? r.pick(CONTENT_TYPES) : r.pick([undefined, 'application/json']);
   if (type !== undefined) headers['Content-Type'] = type;
   const session = r.pick(SESSIONS);
   if (session !== undefined) headers['Mcp-Session-Id'] = session;
@@ -119,7 +121,8 @@ function answerProblems(req, res) {
     return problems;
   }
   for (const item of Array.isArray(json) ? json : [json]) for (const p of jsonRpcProblems(item)) problems.push(p);
-  // a single request whose id we can read gets its answer (or its error) under that id
+  // a single request whose id we can read gets its answer (or its error) under that id; a 413 or a
+  // 415 (Content-Type not JSON) is answered before the body is read, so with id null
   let sent;
   try {
     sent = JSON.parse(req.body.toString('utf8'));
@@ -127,7 +130,7 @@ function answerProblems(req, res) {
     sent = undefined;
   }
   const idOk = (id) => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
-  if (req.method === 'POST' && req.delivery === 'whole' && !req.headers['Transfer-Encoding'] && res.status !== 413 && sent && typeof sent === 'object' && !Array.isArray(sent) && idOk(sent.id) && 'method' in sent && !Array.isArray(json)) {
+  if (req.method === 'POST' && req.delivery === 'whole' && !req.headers['Transfer-Encoding'] && res.status !== 413 && res.status !== 415 && sent && typeof sent === 'object' && !Array.isArray(sent) && idOk(sent.id) && 'method' in sent && !Array.isArray(json)) {
     if (json.id !== sent.id) problems.push(`answer id ${JSON.stringify(json.id)?.slice(0, 50)} is not the request's ${JSON.stringify(sent.id).slice(0, 50)}`);
   }
   return problems;
