@@ -1,11 +1,13 @@
 // Worker thread of scripts/soak.js: the well-behaved side, on its own event loop so the attack
 // generators cannot delay it. A normal computer (id 1) answering at once, a steady loop of
-// exec-lua calls to it (latency per phase), /health every 250 ms and the bridge's RSS every 100 ms.
+// exec-lua calls to it (latency per phase), /health every 250 ms, the bridge's RSS every 100 ms,
+// and event streams held open the whole run while the tool set changes every 2 s (soak-streams.js).
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Computer, execResult, fiveXX, request, sleep, stats, tally } from './soak-lib.js';
+import { HeldStreams } from './soak-streams.js';
 
-const { base, link, mcpToken, linkToken, pid } = workerData;
+const { base, link, mcpToken, linkToken, pid, configFile } = workerData;
 const auth = { authorization: `Bearer ${mcpToken}`, 'content-type': 'application/json' };
 const state = { latencies: [], wrong: 0, healthOk: 0, healthBad: 0, healthFailures: [], peakRss: 0, running: true, paused: false };
 
@@ -30,6 +32,20 @@ const healthTimer = setInterval(async () => {
 const normal = new Computer(link, { computerId: 1, token: linkToken, onRequest: (f, c) => c.answer(f.id, execResult(7)) });
 const hello = await normal.link();
 if (hello?.type !== 'hello-ok') throw new Error(`the normal computer could not link: ${JSON.stringify(hello)}`);
+
+const streams = new HeldStreams({ base, auth: { authorization: `Bearer ${mcpToken}` }, configFile });
+await streams.open({ gets: 3, listens: 3 });
+const metrics = async () => {
+  const res = await request(base, { method: 'GET', path: '/metrics', headers: auth });
+  return Object.fromEntries([...(res.text ?? '').matchAll(/^(cc_[a-z_]+) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
+};
+let changing = true;
+const changes = (async () => {
+  while (changing) {
+    await sleep(2000);
+    if (changing) await streams.change();
+  }
+})();
 
 let id = 1;
 const loop = (async () => {
@@ -65,11 +81,13 @@ parentPort.on('message', async (message) => {
     state.paused = false;
   } else if (message === 'stop') {
     state.running = false;
-    await loop;
+    changing = false;
+    await Promise.all([loop, changes]);
+    const held = await streams.finish(metrics);
     clearInterval(rssTimer);
     clearInterval(healthTimer);
     normal.close();
-    parentPort.postMessage({ kind: 'stopped', healthOk: state.healthOk, healthBad: state.healthBad, healthFailures: state.healthFailures, peakRss: state.peakRss, answered: tally.answered, fiveXX: fiveXX() });
+    parentPort.postMessage({ kind: 'stopped', healthOk: state.healthOk, healthBad: state.healthBad, healthFailures: state.healthFailures, peakRss: state.peakRss, answered: tally.answered, fiveXX: fiveXX(), streams: held });
   }
 });
 parentPort.postMessage({ kind: 'ready' });

@@ -6,7 +6,9 @@
 // normal exec-lua calls during each attack. Exits 1 when a must-be-zero figure is not zero.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import WebSocket from 'ws';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +29,9 @@ const started = Date.now();
 const deadline = setTimeout(() => finish('the soak passed its deadline'), DEADLINE_MS);
 
 // ---- the bridge under test --------------------------------------------------------------------
+// a config file whose tool set the probe worker changes every 2 s (POST /reload) for the held event streams
+const CONFIG_FILE = path.join(mkdtempSync(path.join(tmpdir(), 'cc-soak-')), 'bridge.json');
+writeFileSync(CONFIG_FILE, JSON.stringify({ tools: [] }));
 const env = {
   ...process.env,
   MCP_HOST: '127.0.0.1',
@@ -42,6 +47,9 @@ const env = {
   // the 2,000-call phase is meant to be answered, not refused: room above it
   MCP_MAX_CONCURRENT_CALLS: '2500',
   CC_MAX_REQUESTS_PER_COMPUTER: '2500',
+  CC_CONFIG: CONFIG_FILE,
+  // the held streams see a few keep-alives in a run
+  MCP_LISTEN_KEEPALIVE_MS: '5000',
 };
 // SOAK_CPU_PROF=<dir> writes a CPU profile of the bridge there (node --cpu-prof)
 const profile = process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : [];
@@ -76,7 +84,7 @@ const rssMb = () => {
 };
 const rss = { before: 0, peak: 0, after: 0 };
 const probe = new Worker(new URL('./soak-probe.js', import.meta.url), {
-  workerData: { base: BASE, link: LINK, mcpToken: MCP_TOKEN, linkToken: LINK_TOKEN, pid: child.pid },
+  workerData: { base: BASE, link: LINK, mcpToken: MCP_TOKEN, linkToken: LINK_TOKEN, pid: child.pid, configFile: CONFIG_FILE },
 });
 const fromProbe = (kind) => new Promise((resolve) => {
   const on = (m) => {
@@ -376,6 +384,7 @@ figures.healthFailures = probeEnd.healthFailures;
 rss.peak = probeEnd.peakRss;
 figures.probeAnswered = probeEnd.answered;
 figures.probeFiveXX = probeEnd.fiveXX;
+figures.streams = probeEnd.streams;
 await sleep(1500);
 rss.after = rssMb();
 finish(null);
@@ -396,6 +405,7 @@ function finish(failure) {
     pendingAfterChurn,
     rssMb: { before: Math.round(rss.before), peak: Math.round(rss.peak), after: Math.round(rss.after), bound: RSS_BOUND_MB },
     health: { ok: figures.healthOk, notOk: figures.healthBad, failures: figures.healthFailures },
+    heldEventStreams: figures.streams ?? null,
     phases: figures.phases,
   };
   console.log(JSON.stringify(report, null, 2));
@@ -408,6 +418,9 @@ function finish(failure) {
   if (pendingAfterChurn && (pendingAfterChurn.pendingRequests || pendingAfterChurn.helloTimers || pendingAfterChurn.links)) problems.push('state left after the churn');
   if (report.rssMb.peak > RSS_BOUND_MB) problems.push(`peak RSS above ${RSS_BOUND_MB} MB`);
   if (report.health.notOk) problems.push('/health failed');
+  const held = report.heldEventStreams;
+  if (held && (held.missedNotices || held.extraNotices || held.held.endedEarly)) problems.push('held event streams missed, doubled or lost notices');
+  if (held && (held.openAfterClose.gets || held.openAfterClose.subscriptions)) problems.push('event streams or subscriptions left open after every stream closed');
   console.log(problems.length ? `SOAK FAILED: ${problems.join('; ')}` : 'SOAK PASSED');
   stopping = true;
   child.kill('SIGTERM');
