@@ -42,6 +42,8 @@ export interface Bridge {
   metrics: Metrics;
   /** The link listener: listening, or waiting for its port (BridgeOptions.linkRetryMs). */
   linkStatus(): LinkListenerStatus;
+  /** Logs the link-port waiting warning held back by BridgeOptions.quietLinkWait (nothing otherwise). */
+  announceLink(): void;
   /** Stop accepting, end links with 1001, let in-flight MCP calls answer; resolves when closed. */
   close(graceMs?: number): Promise<void>;
 }
@@ -60,6 +62,8 @@ export interface BridgeOptions {
    * computers (--stdio: CC_LINK_RETRY_MS). 0 or absent: a taken port fails startup (HTTP mode).
    */
   linkRetryMs?: number;
+  /** Hold the link-port waiting warning back until Bridge.announceLink() (after the process entry's banner). */
+  quietLinkWait?: boolean;
 }
 
 export async function startBridge(config: Config, log: Logger = createLogger(config.logLevel), options: BridgeOptions = {}): Promise<Bridge> {
@@ -108,6 +112,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       retryMs: options.linkRetryMs ?? 0,
       log,
       onUnreachable: (reason) => void (links.unreachable = reason),
+      quiet: options.quietLinkWait === true,
     });
   } catch (err) {
     await hub?.close();
@@ -175,6 +180,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     endpoints,
     metrics,
     linkStatus: () => link.status(),
+    announceLink: () => link.announce(),
     close(graceMs = 4000) {
       // each open subscriptions/listen is answered (a graceful end) before its stream closes
       if (!closing) dispatcher.subscriptions.completeAll();

@@ -71,7 +71,8 @@ async function main(argv: string[]): Promise<number | null> {
   let bridge;
   try {
     // a stdio bridge whose link port is taken waits for it (CC_LINK_RETRY_MS); a service fails fast
-    bridge = await startBridge(config, log, { http, linkRetryMs: stdio ? config.linkRetryMs : 0 });
+    // its warning is said after the banner and address lines below
+    bridge = await startBridge(config, log, { http, linkRetryMs: stdio ? config.linkRetryMs : 0, quietLinkWait: true });
   } catch (err) {
     // only a config file can be invalid; its module is loaded already when there is one
     if (config.configFile !== null && err instanceof (await import('./config/file.js')).ConfigFileError) {
@@ -114,6 +115,7 @@ async function main(argv: string[]): Promise<number | null> {
   const dial = config.linkHost === '0.0.0.0' || config.linkHost === '::' ? `<this machine's LAN address>:${linkPort}` : new URL(bridge.linkUrl).host;
   const waiting = bridge.linkStatus().state === 'waiting' ? '; not listening yet: the port is in use by another process, taken over when it frees' : '';
   say(`Computer link: ${bridge.linkUrl} (in game: mcp-computer ws://${dial}, program at http://${dial}/mcp-computer.lua${waiting})\n`);
+  bridge.announceLink();
   if (stdio) {
     // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
     const { serveStdio } = await import('./surfaces/stdio.js');

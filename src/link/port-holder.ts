@@ -23,6 +23,8 @@ export interface LinkPortHolder {
   status(): LinkListenerStatus;
   /** Stops retrying (no timer is left) and closes the listener if it is up. */
   close(): Promise<void>;
+  /** Logs the waiting warning if the port is still awaited and it was held back (HoldOptions.quiet). */
+  announce(): void;
 }
 
 export interface HoldOptions {
@@ -33,6 +35,8 @@ export interface HoldOptions {
   log: Logger;
   /** Told the reason tools should give while waiting, and null once listening (or closed). */
   onUnreachable(reason: string | null): void;
+  /** Hold the waiting warning back until announce() (the process entry says it after its banner). */
+  quiet?: boolean;
 }
 
 const isInUse = (err: unknown): boolean => (err as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE';
@@ -72,7 +76,8 @@ export async function holdLinkPort(start: () => Promise<LinkServer>, options: Ho
         server = up;
         state = 'listening';
         options.onUnreachable(null);
-        log.info(`the link port ${hostPort(options.host, up.address.port)} is free again: listening on it now; computers reconnect by themselves`);
+        // a warning like the one that said it was waiting: an operator at LOG_LEVEL=warn sees both
+        log.warn(`the link port ${hostPort(options.host, up.address.port)} is free again: listening on it now; computers reconnect by themselves`);
       },
       (err: NodeJS.ErrnoException) => {
         attempt = null;
@@ -88,11 +93,15 @@ export async function holdLinkPort(start: () => Promise<LinkServer>, options: Ho
     );
   };
 
+  let announced = false;
+  const announce = () => {
+    if (announced || state !== 'waiting') return;
+    announced = true;
+    log.warn(`${reason.replace(/^the/, 'The')}. MCP is served meanwhile with no computers linked (CC_LINK_RETRY_MS=${retryMs}; 0 exits instead).`);
+  };
   if (state === 'waiting') {
     options.onUnreachable(reason);
-    log.warn(
-      `${reason.replace(/^the/, 'The')}. MCP is served meanwhile with no computers linked (CC_LINK_RETRY_MS=${retryMs}; 0 exits instead).`,
-    );
+    if (!options.quiet) announce();
     timer = setTimeout(retry, retryMs);
   }
 
@@ -100,6 +109,7 @@ export async function holdLinkPort(start: () => Promise<LinkServer>, options: Ho
     get server() {
       return server;
     },
+    announce,
     status() {
       if (state === 'waiting') return { state, address: wanted, reason, retryMs, waitingSince: since };
       return { state, address: server ? hostPort(options.host, server.address.port) : wanted };

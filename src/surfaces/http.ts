@@ -59,7 +59,7 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
 /** CORS: what a browser page from an allowed Origin may send, and which answer headers it may read. */
 export const CORS_ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID';
-export const CORS_EXPOSE_HEADERS = 'MCP-Protocol-Version, Mcp-Session-Id, WWW-Authenticate, Retry-After';
+export const CORS_EXPOSE_HEADERS = 'MCP-Protocol-Version, Mcp-Session-Id, WWW-Authenticate, Retry-After, CC-Link-Note';
 
 /**
  * The preflight's allowed headers: the fixed list, plus the 2026-07-28 `Mcp-Param-{Name}` headers the

@@ -32,6 +32,9 @@ export const STATUS_BY_FAILURE: Readonly<Record<FailureCode, number>> = {
   busy: 503,
 };
 
+/** On GET /computers while no computer can link: why (the sentence list-computers puts in its note). */
+export const LINK_NOTE_HEADER = 'cc-link-note';
+
 /** `upstream__tool` is how the registry names a tool of upstream server `upstream`. */
 export const SERVICE_SEPARATOR = '__';
 
@@ -148,6 +151,9 @@ export function restRoutes(deps: RestDeps): Record<string, Methods> {
       200,
       // what list-computers shows, plus where the computer dialled from
       deps.links.list().map((link) => ({ ...computerEntry(link), remoteAddress: link.remoteAddress })),
+      // why none can link (a --stdio bridge waiting for its taken link port): list-computers' note, as
+      // a header so the body stays the array it always is
+      deps.links.unreachable === null ? undefined : { [LINK_NOTE_HEADER]: deps.links.none('No computers are linked.') },
     );
   const getOnly = notAllowed('GET, HEAD');
   return {

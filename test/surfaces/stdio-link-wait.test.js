@@ -154,3 +154,42 @@ test('stdio: a link listen error other than EADDRINUSE still exits 1 with one li
   assert.equal(r.stdout, '');
   assert.deepEqual(nonEmpty(r.stderr), ['cc-mcp-bridge: cannot listen on 192.0.2.1: the address is not an address of this machine (EADDRNOTAVAIL)']);
 });
+
+test('stdio-wait log lines and REST: the banner first, the waiting warning after the Computer link line, the takeover logged at LOG_LEVEL=warn; GET /computers says why it is empty in CC-Link-Note while waiting', async () => {
+  const busy = await busyPort();
+  let freed = false;
+  try {
+    await run({ CC_LINK_PORT: String(busy.port), CC_LINK_RETRY_MS: '100', MCP_PORT: '0', LOG_LEVEL: 'warn' }, async (bridge) => {
+      const base = await httpBase(bridge);
+      await until(() => /MCP is served meanwhile/.test(bridge.out.stderr));
+      const lines = nonEmpty(bridge.out.stderr);
+      const at = (re) => lines.findIndex((l) => re.test(l));
+      // before: the warning was the first line, above the version banner
+      assert.ok(at(/^cc-mcp-bridge \d/) === 0, lines.join('\n'));
+      assert.ok(at(/^Computer link: /) < at(/warn The link port .* is in use by another process/), lines.join('\n'));
+
+      const why = `No computers are linked: the link port 127.0.0.1:${busy.port} is in use by another process (another cc-mcp-bridge?); this bridge takes it over when it frees (retrying every 100 ms).`;
+      const waiting = await fetch(`${base}/computers`);
+      assert.equal(waiting.status, 200);
+      assert.deepEqual(await waiting.json(), []);
+      assert.equal(waiting.headers.get('cc-link-note'), why);
+      // a browser page may read it
+      const cors = await fetch(`${base}/computers`, { headers: { origin: 'http://localhost:3000' } });
+      assert.match(cors.headers.get('access-control-expose-headers') ?? '', /CC-Link-Note/);
+
+      await busy.close();
+      freed = true;
+      // before: an info line, so at LOG_LEVEL=warn the operator saw the wait but never its end
+      await until(() => /warn the link port 127\.0\.0\.1:\d+ is free again: listening on it now/.test(bridge.out.stderr));
+      const listening = await fetch(`${base}/computers`);
+      assert.deepEqual(await listening.json(), []);
+      assert.equal(listening.headers.get('cc-link-note'), null);
+      bridge.stdin.end();
+      const r = await bridge.exited;
+      assert.equal(r.code, 0);
+      assert.equal(r.stderr.match(/MCP is served meanwhile/g).length, 1, r.stderr);
+    });
+  } finally {
+    if (!freed) await busy.close();
+  }
+});
