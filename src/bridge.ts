@@ -123,6 +123,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   metrics.addGauge({ name: 'cc_link_listening', help: 'Whether the link listener holds its port (0: another process has it; --stdio waits for it, CC_LINK_RETRY_MS).', read: () => (link.server ? 1 : 0) });
   metrics.addGauge({ name: 'cc_mcp_calls_tracked', help: 'MCP tool calls tracked for notifications/cancelled (entries that must drain to 0).', read: () => dispatcher.activeCalls });
   metrics.addGauge({ name: 'cc_mcp_subscriptions', help: '2026-07-28 subscriptions/listen streams open now (MCP_MAX_SUBSCRIPTIONS).', read: () => dispatcher.subscriptions.size });
+  metrics.addGauge({ name: 'cc_mcp_subscriptions_replaced_total', help: 'subscriptions/listen ended to make room for a newer one (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT, MCP_MAX_SUBSCRIPTIONS).', read: () => dispatcher.subscriptions.replaced, type: 'counter' });
   metrics.addGauge({ name: 'cc_link_requests_pending', help: 'Requests sent to computers and not answered yet.', read: () => links.pendingCount() });
   const answers = new AnswerWriter(config.sendStallMs);
   metrics.addGauge({ name: 'cc_http_answers_writing', help: 'HTTP answers not yet taken whole by their client.', read: () => answers.writing.size });

@@ -63,6 +63,8 @@ export interface Config {
   sendStallMs: number;
   /** Most 2026-07-28 subscriptions/listen streams open at once, stdio and HTTP together (MCP_MAX_SUBSCRIPTIONS). */
   maxSubscriptions: number;
+  /** Most of them one client holds (its auth token, its stdio connection); one more ends its oldest (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT). */
+  maxSubscriptionsPerClient: number;
   /** An SSE comment on every open HTTP event stream (listen, GET /mcp) this often; 0: none (MCP_LISTEN_KEEPALIVE_MS). */
   listenKeepAliveMs: number;
   /** Most GET /mcp event streams open at once; 0: no GET stream (MCP_MAX_GET_STREAMS). */
@@ -128,7 +130,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_PATTERN_MAX_CHARS', default: '1000', meaning: 'longest argument a tool schema\'s "pattern" (or a patternProperties key) is run on; a longer one fails the call, so a regex cannot stall the bridge on a huge string' },
   { name: 'CC_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a computer\'s frame; deeper is dropped (a response fails its request)' },
   { name: 'MCP_SEND_STALL_MS', default: '30000', meaning: 'a client that takes none of its answer (written 64 KiB at a time) for this long is cut off and the answer freed' },
-  { name: 'MCP_MAX_SUBSCRIPTIONS', default: '256', meaning: 'most 2026-07-28 subscriptions/listen streams open at once (stdio and HTTP together); one more gets JSON-RPC error -32003 (HTTP 503)' },
+  { name: 'MCP_MAX_SUBSCRIPTIONS', default: '256', meaning: 'most 2026-07-28 subscriptions/listen streams open at once (stdio and HTTP together); one more gets JSON-RPC error -32003 (HTTP 503), unless a client holding 2 more than the newcomer\'s would gives up its oldest' },
+  { name: 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT', default: '32', meaning: 'most 2026-07-28 subscriptions/listen one client holds (a client: its MCP_AUTH_TOKEN, or the stdio connection; HTTP without tokens has no client the bridge can name); one more ends its oldest, answered with -32003' },
   { name: 'MCP_LISTEN_KEEPALIVE_MS', default: '15000', meaning: 'every open HTTP event stream (subscriptions/listen, GET /mcp) gets an SSE comment line this often, so proxies and clients with idle timeouts keep it open (0: never)' },
   { name: 'CC_UPSTREAM_MAX_JSON_DEPTH', default: '64', meaning: 'deepest nesting in a message from an upstream MCP server; deeper fails the call it answers (or is dropped)' },
   { name: 'MCP_MAX_GET_STREAMS', default: '256', meaning: 'most GET /mcp event streams (the 2025 revisions\' change notices) open at once; more get HTTP 503 (0: no GET stream, it answers 405, and initialize over HTTP does not declare tools.listChanged). At the limit a new stream first ends a spare: its own session\'s oldest, else the oldest of the session holding the most streams when that is 2 or more' },
@@ -283,6 +286,7 @@ export function loadConfig(
     sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),
     upstreamMaxJsonDepth: read(env, 'CC_UPSTREAM_MAX_JSON_DEPTH', integer(8, 1000)),
     maxSubscriptions: read(env, 'MCP_MAX_SUBSCRIPTIONS', integer(1, 100_000)),
+    maxSubscriptionsPerClient: read(env, 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT', integer(1, 100_000)),
     listenKeepAliveMs: read(env, 'MCP_LISTEN_KEEPALIVE_MS', integer(0, 3_600_000)),
     maxGetStreams: read(env, 'MCP_MAX_GET_STREAMS', integer(0, 1_000_000)),
     maxGetStreamsPerSession: read(env, 'MCP_MAX_GET_STREAMS_PER_SESSION', count),

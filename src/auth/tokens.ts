@@ -48,6 +48,14 @@ export class TokenSet {
   }
 }
 
+/**
+ * A name for the client holding `token` (per-client limits): a prefix of its SHA-256, so the token
+ * itself is not kept in the bridge's tables.
+ */
+export function tokenIdentity(token: string): string {
+  return `token:${digest(token).toString('hex').slice(0, 16)}`;
+}
+
 /** The token of an `Authorization: Bearer <token>` header, or null. */
 export function bearerToken(header: string | undefined): string | null {
   if (header === undefined) return null;

@@ -59,6 +59,11 @@ export interface ListenTransport {
   problem: string | null;
   /** The key the subscription is kept under while open (stdio: the channel and request id). */
   key(id: JsonRpcId): string;
+  /**
+   * Who is asking, for MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: stdio its connection, HTTP its auth token
+   * when MCP_AUTH_TOKEN is set; null when the bridge cannot name the client (HTTP without tokens).
+   */
+  client(): string | null;
   /** Starts the stream (HTTP: the SSE head) and returns where its messages go; null: shutting down. */
   open(key: string, id: JsonRpcId): SubscriptionStream | null;
 }
@@ -125,7 +130,7 @@ export class Dispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     const { tools, config } = options;
-    this.subscriptions = new Subscriptions({ max: config.maxSubscriptions, watchTools: (listener) => tools.watch(listener) });
+    this.subscriptions = new Subscriptions({ max: config.maxSubscriptions, perClient: config.maxSubscriptionsPerClient, watchTools: (listener) => tools.watch(listener) });
   }
 
   /** Who this server is, what it tells the model, and how long lists may be cached (2026-07-28). */

@@ -83,7 +83,8 @@ function listen(dispatcher: Dispatcher, id: JsonRpcId, params: Record<string, un
   }
   if (transport.problem) return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: ${transport.problem}`) };
   const key = transport.key(id);
-  const refusal = dispatcher.subscriptions.refusal(key, id);
+  const client = transport.client();
+  const refusal = dispatcher.subscriptions.admit(key, id, client);
   if (refusal) {
     // a full server: a client retrying at once would only be refused again
     return refusal.error.code === SUBSCRIPTIONS_FULL ? { status: 503, body: refusal, headers: { 'retry-after': '10' } } : { status: 400, body: refusal };
@@ -92,6 +93,6 @@ function listen(dispatcher: Dispatcher, id: JsonRpcId, params: Record<string, un
   // the transport's own streams refuse only once shutdown began, and then refusal() did already
   /* c8 ignore next */
   if (!stream) return { status: 503, body: errorResponse(id, SUBSCRIPTIONS_FULL, 'Service Unavailable: the bridge is shutting down') };
-  dispatcher.subscriptions.open(key, id, filter.honoured, stream);
+  dispatcher.subscriptions.open(key, id, filter.honoured, stream, client);
   return { status: 200, body: null, streaming: true };
 }

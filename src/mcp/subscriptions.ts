@@ -2,6 +2,7 @@
 // each one is sent (the acknowledgement, tool list changes, the completion at shutdown). No I/O of
 // its own: each transport hands a SubscriptionStream that writes to its stdio line or SSE response.
 import { INVALID_PARAMS, errorResponse, isRecord, resultResponse, type ErrorResponse, type JsonRpcId, type Response } from '../jsonrpc/message.js';
+import { Shares, type Why } from './shares.js';
 
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
@@ -55,19 +56,26 @@ const ECHO_MAX = 40;
 export interface SubscriptionStream {
   /** Writes one message on the subscription's stream. */
   send(message: unknown): void;
-  /** The server ends it: `final` (the listen request's answer) is written, then the stream closes. */
-  end(final: Response): void;
+  /**
+   * The server ends it: `final` (the listen request's answer) is written, then the stream closes
+   * (stdio, which has no stream of its own: a notifications/cancelled giving `reason`).
+   */
+  end(final: Response, reason: string): void;
 }
 
 interface Live {
   id: JsonRpcId;
   stream: SubscriptionStream;
   unwatch(): void;
+  /** Who opened it, for MCP_MAX_SUBSCRIPTIONS_PER_CLIENT (null: nobody the bridge can name). */
+  client: string | null;
 }
 
 export interface SubscriptionsOptions {
   /** MCP_MAX_SUBSCRIPTIONS: most subscriptions open at once, over every transport. */
   max: number;
+  /** MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: most one client holds; one more ends its oldest. */
+  perClient: number;
   /** Tool set changes, once per burst (ToolRegistry.watch); returns the unwatch function. */
   watchTools(listener: () => void): () => void;
 }
@@ -80,25 +88,36 @@ const withId = (id: JsonRpcId, params: Record<string, unknown> = {}) => ({ _meta
  */
 export class Subscriptions {
   private readonly live = new Map<string, Live>();
-  /** Subscriptions ended by a client (cancel or closed stream), and by the server (shutdown). */
+  /** Which client holds which keys (per-client cap, fair share at the total). */
+  private readonly shares: Shares<string>;
+  /** Subscriptions ended by a client (cancel or closed stream), by the server (shutdown), to make room. */
   cancelled = 0;
   completed = 0;
+  replaced = 0;
   /** completeAll ran (shutdown): no new subscription opens. */
   private closing = false;
 
-  constructor(private readonly options: SubscriptionsOptions) {}
+  constructor(private readonly options: SubscriptionsOptions) {
+    this.shares = new Shares({ max: options.max, perClient: options.perClient, ownFirst: false });
+  }
 
   get size(): number {
     return this.live.size;
   }
 
-  /** The error a new listen gets now (limit reached, or its key is taken), or null when it may open. */
-  refusal(key: string, id: JsonRpcId): ErrorResponse | null {
+  /**
+   * The error a new listen of `client` gets now (shutting down, its key taken, MCP_MAX_SUBSCRIPTIONS
+   * reached with no place to free), or null when it may open; then, when a place had to be freed
+   * (shares.ts: the client's own oldest over MCP_MAX_SUBSCRIPTIONS_PER_CLIENT, or at the total the
+   * oldest of a client holding two more than this one would), that subscription is already ended.
+   */
+  admit(key: string, id: JsonRpcId, client: string | null): ErrorResponse | null {
     if (this.closing) return errorResponse(id, SUBSCRIPTIONS_FULL, 'Service Unavailable: the bridge is shutting down; open the subscription again once it is back');
     if (this.live.has(key)) {
       return errorResponse(id, INVALID_PARAMS, `Invalid params: a subscription with id ${JSON.stringify(id)} is already open on this connection; subscription ids must be unique while open`);
     }
-    if (this.live.size >= this.options.max) {
+    const admission = this.shares.admit(client);
+    if (admission.kind === 'refuse') {
       return errorResponse(
         id,
         SUBSCRIPTIONS_FULL,
@@ -106,6 +125,7 @@ export class Subscriptions {
         { limit: this.options.max },
       );
     }
+    if (admission.kind === 'replace') this.replace(admission.victim, admission.why, admission.held);
     return null;
   }
 
@@ -113,11 +133,12 @@ export class Subscriptions {
    * Opens a subscription (call `refusal` first): the acknowledgement goes out before anything else
    * carrying its id, then a tools/list_changed for each burst of changes when it asked for them.
    */
-  open(key: string, id: JsonRpcId, honoured: Honoured, stream: SubscriptionStream): void {
+  open(key: string, id: JsonRpcId, honoured: Honoured, stream: SubscriptionStream, client: string | null): void {
     stream.send({ jsonrpc: '2.0', method: ACKNOWLEDGED, params: withId(id, { notifications: { ...honoured } }) });
     const notice = { jsonrpc: '2.0', method: TOOLS_LIST_CHANGED, params: withId(id) };
     const unwatch = honoured.toolsListChanged ? this.options.watchTools(() => stream.send(notice)) : () => {};
-    this.live.set(key, { id, stream, unwatch });
+    this.live.set(key, { id, stream, unwatch, client });
+    this.shares.add(client, key);
   }
 
   /** The client ended it (notifications/cancelled, a closed stream, EOF): dropped, nothing more is sent. */
@@ -143,12 +164,25 @@ export class Subscriptions {
     for (const [key, sub] of [...this.live]) {
       this.drop(key, sub);
       this.completed++;
-      sub.stream.end(resultResponse(sub.id, { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: sub.id } }));
+      sub.stream.end(resultResponse(sub.id, { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: sub.id } }), 'the bridge is shutting down');
     }
+  }
+
+  /** Ends the subscription under `key` to make room for a newer one: its listen is answered with -32003 saying why. */
+  private replace(key: string, why: Why, held: number): void {
+    const sub = this.live.get(key)!;
+    this.drop(key, sub);
+    this.replaced++;
+    const [message, variable, limit] =
+      why === 'client'
+        ? [`this client opened a newer one and may hold ${this.options.perClient} at once (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT); its newest are kept`, 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT', this.options.perClient]
+        : [`${this.options.max} are open, the most allowed at once (MCP_MAX_SUBSCRIPTIONS), and this client held the most (${held}); its oldest was ended so another client could subscribe`, 'MCP_MAX_SUBSCRIPTIONS', this.options.max];
+    sub.stream.end(errorResponse(sub.id, SUBSCRIPTIONS_FULL, `Subscription ended: ${message}`, { limit, variable }), `subscription ended: ${message}`);
   }
 
   private drop(key: string, sub: Live): void {
     this.live.delete(key);
+    this.shares.remove(sub.client, key);
     sub.unwatch();
   }
 }

@@ -16,6 +16,7 @@ import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
 import { openListenStream } from './listen-stream.js';
+import { bearerToken, tokenIdentity } from '../auth/tokens.js';
 import type { EventStreams } from './event-streams.js';
 
 export interface McpRouteOptions {
@@ -24,6 +25,8 @@ export interface McpRouteOptions {
   listenStreams?: EventStreams;
   /** The 2025 revisions' GET stream is served: initialize over HTTP declares tools.listChanged. */
   listChanged?: boolean;
+  /** MCP_AUTH_TOKEN is set: a listen's client is its token (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT). */
+  tokens?: boolean;
 }
 
 /** 405 for a method /mcp does not serve (DELETE, HEAD ...); `get`: GET /mcp is served (MCP_MAX_GET_STREAMS > 0). */
@@ -76,7 +79,7 @@ function requestId(body: unknown): string | number | null {
 export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteOptions): Methods {
   /** Numbers each listen stream: its subscription's key (closing the stream is its only cancel). */
   let streams = 0;
-  const post: Handler = async (req, res) => {
+  const post: Handler = async (req, res, ctx) => {
     const mediaProblem = contentTypeProblem(req.headers['content-type']);
     if (mediaProblem !== null) {
       sendJson(res, 415, errorResponse(null, INVALID_REQUEST, mediaProblem), UNSUPPORTED_MEDIA_HEADERS);
@@ -126,6 +129,8 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       caller.listen = {
         problem: acceptsEventStream(req.headers.accept) ? null : 'subscriptions/listen is answered with an event stream: the Accept header must list text/event-stream',
         key: () => `${scope}\u0000sse:${++streams}`,
+        // with tokens, the one that passed the listener's check (several tokens: one per client)
+        client: () => (options.tokens && ctx.authenticated ? tokenIdentity(bearerToken(headerValue(req.headers.authorization))!) : null),
         open: (key) => openListenStream(res, key, dispatcher.subscriptions, listenStreams),
       };
     }

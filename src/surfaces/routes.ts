@@ -47,6 +47,7 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
     maxBodyBytes: deps.maxBodyBytes,
     ...(deps.listenStreams ? { listenStreams: deps.listenStreams } : {}),
     listChanged: deps.streams !== undefined,
+    tokens: deps.config.mcpAuthTokens.length > 0,
   });
   if (deps.streams) mcp.GET = getStream({ streams: deps.streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log, perSession: deps.config.maxGetStreamsPerSession });
   const router = new Router()

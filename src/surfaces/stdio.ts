@@ -45,13 +45,15 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   caller.listen = {
     problem: null,
     key: (id) => callKey(caller, id),
+    // the one client on this pipe (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT)
+    client: () => caller.scope,
     open: (_key, id) => ({
       send: write,
-      end(final) {
-        // the server ends it (shutdown): the listen request's answer, then the cancel notice that
-        // closes a stdio subscription (stdio has no stream of its own to close)
+      end(final, reason) {
+        // the server ends it (shutdown, or room for a newer one): the listen request's answer, then
+        // the cancel notice that closes a stdio subscription (stdio has no stream of its own to close)
         write(final);
-        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the bridge is shutting down' } });
+        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
       },
     }),
   };

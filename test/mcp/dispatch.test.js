@@ -304,7 +304,7 @@ test('2026-07-28 subscriptions/listen once shutdown began (completeAll ran): 503
   const d = dispatcher();
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
   const sent = [];
-  const listen = { problem: null, key: (id) => `t\u0000${id}`, open: () => ({ send: (m) => sent.push(m), end: (m) => sent.push(m) }) };
+  const listen = { problem: null, key: (id) => `t\u0000${id}`, client: () => null, open: () => ({ send: (m) => sent.push(m), end: (m) => sent.push(m) }) };
   const body = (id) => ({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: meta, notifications: { toolsListChanged: true } } });
   const open = await handleModern(d, body(1), undefined, { scope: 't', listen });
   assert.equal(open.streaming, true);
@@ -323,7 +323,7 @@ test('2026-07-28 subscriptions/listen: an id already open under the same key is 
   const { handleModern } = await import('../../dist/mcp/modern-dispatch.js');
   const d = dispatcher({ MCP_MAX_SUBSCRIPTIONS: '2' });
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-  const listen = { problem: null, key: (id) => `t\u0000${id}`, open: () => ({ send() {}, end() {} }) };
+  const listen = { problem: null, key: (id) => `t\u0000${id}`, client: () => null, open: () => ({ send() {}, end() {} }) };
   const body = (id) => ({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: meta, notifications: {} } });
   assert.equal((await handleModern(d, body('a'), undefined, { scope: 't', listen })).streaming, true);
   const dup = await handleModern(d, body('a'), undefined, { scope: 't', listen });

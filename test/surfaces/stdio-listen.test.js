@@ -162,3 +162,42 @@ test('stdio listen: MCP_MAX_SUBSCRIPTIONS counts stdio and HTTP together (--stdi
     await reader.cancel();
     await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 0);
   }));
+
+test('stdio listen: MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: the stdio connection is one client; one more ends its oldest, answered -32003 naming the variable, then cancelled', () =>
+  run({ MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: '2', MCP_PORT: '0' }, async (bridge) => {
+    for (const id of [1, 2, 3]) {
+      listen(bridge, id, { toolsListChanged: true });
+      await ackOf(bridge, id);
+    }
+    const message = 'this client opened a newer one and may hold 2 at once (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT); its newest are kept';
+    assert.deepEqual(await bridge.answer(1), { jsonrpc: '2.0', id: 1, error: { code: -32003, message: `Subscription ended: ${message}`, data: { limit: 2, variable: 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT' } } });
+    assert.deepEqual(await bridge.next((m) => m.method === 'notifications/cancelled'), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: `subscription ended: ${message}` } });
+    assert.equal(await metric(bridge, 'cc_mcp_subscriptions'), 2);
+    assert.equal(await metric(bridge, 'cc_mcp_subscriptions_replaced_total'), 1);
+    assert.equal(bridge.messages.filter((m) => 'id' in m && m.id !== 1).length, 0, 'the newer two stay open');
+  }));
+
+test('stdio listen: at MCP_MAX_SUBSCRIPTIONS an HTTP newcomer takes the oldest of the stdio client holding 2; at one each it is refused', () =>
+  run({ MCP_MAX_SUBSCRIPTIONS: '2', MCP_PORT: '0' }, async (bridge) => {
+    listen(bridge, 's1', { toolsListChanged: true });
+    listen(bridge, 's2', { toolsListChanged: true });
+    await ackOf(bridge, 's1');
+    await ackOf(bridge, 's2');
+    await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
+    const url = /also over HTTP at (http:\/\/\S+)/.exec(bridge.out.stderr)[1];
+    const body = (id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' };
+    const open = await fetch(url, { method: 'POST', headers, body: body('h1') });
+    assert.equal(open.status, 200);
+    const reader = open.body.getReader();
+    assert.match(new TextDecoder().decode((await reader.read()).value), /notifications\/subscriptions\/acknowledged/);
+    const ended = await bridge.answer('s1');
+    assert.equal(ended.error.code, -32003);
+    assert.match(ended.error.message, /^Subscription ended: 2 are open, the most allowed at once \(MCP_MAX_SUBSCRIPTIONS\), and this client held the most \(2\)/);
+    const refused = await fetch(url, { method: 'POST', headers, body: body('h2') });
+    assert.equal(refused.status, 503);
+    assert.match((await refused.json()).error.message, /MCP_MAX_SUBSCRIPTIONS/);
+    assert.equal(bridge.messages.filter((m) => m.id === 's2').length, 0, 's2 stays open');
+    await reader.cancel();
+    await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 1);
+  }));
