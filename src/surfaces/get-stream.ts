@@ -77,7 +77,9 @@ class SessionStreams {
   }
 
   private drop(session: string, stream: EventStream): void {
-    if (!this.shares.remove(session, stream) || this.shares.held(session) > 0) return;
+    // onClose functions run once per stream, so this is its only removal
+    this.shares.remove(session, stream);
+    if (this.shares.held(session) > 0) return;
     this.watching.get(session)!();
     this.watching.delete(session);
   }

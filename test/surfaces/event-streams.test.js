@@ -86,3 +86,31 @@ test('keepAliveMs 0: no comment lines, but a stalled client is still cut off (th
   assert.equal(reading.destroyed, false);
   streams.close();
 });
+
+test('end(reason): a comment line with the reason (line breaks flattened), the answer ends, its place is free and its onClose functions run at once, once', async () => {
+  const streams = new EventStreams(options({ keepAliveMs: 3_600_000 }));
+  const out = sink({ stuck: false });
+  const stream = streams.adopt(out);
+  let closed = 0;
+  stream.onClose(() => closed++);
+  stream.replace('ended: one\r\ntwo');
+  assert.equal(streams.size, 0);
+  assert.equal(closed, 1);
+  assert.equal(streams.replaced, 1);
+  assert.equal(out.writableEnded, true);
+  assert.equal(out.text, ': ended: one two\n\n');
+  stream.end('again');
+  await until(() => out.destroyed || out.closed);
+  assert.equal(closed, 1);
+  assert.equal(out.text, ': ended: one two\n\n');
+});
+
+test('a keep-alive tick skips a stream destroyed but not yet closed', () => {
+  const streams = new EventStreams(options({ keepAliveMs: 3_600_000 }));
+  const out = sink({ stuck: false });
+  const stream = streams.adopt(out);
+  out.destroy();
+  stream.tick(0);
+  assert.equal(out.text, '');
+  streams.close();
+});
