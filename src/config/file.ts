@@ -114,7 +114,7 @@ const TARGET_ARGUMENTS: Record<string, Schema> = {
   computer: { type: 'string', minLength: 1, description: 'label of the target computer; must match exactly one linked computer' },
 };
 
-function inputSchema(value: unknown, path: string, fail: Check, argument: boolean): Schema {
+function inputSchema(value: unknown, path: string, fail: Check, argument: boolean, tool?: string): Schema {
   let schema: Schema = { type: 'object', properties: {} };
   if (value !== undefined) {
     if (!isRecord(value)) fail(`must be a JSON Schema object, got ${kind(value)}`, path);
@@ -122,7 +122,7 @@ function inputSchema(value: unknown, path: string, fail: Check, argument: boolea
     else {
       // only keywords the bridge enforces: a constraint shown to clients is never unchecked
       const before = fail.count;
-      schemaProblems(value, path, fail);
+      schemaProblems(value, path, fail, { depth: 0, property: true, headers: new Map(), tool });
       if (fail.count === before) schema = value as Schema;
     }
   }
@@ -146,7 +146,7 @@ function luaTool(value: unknown, path: string, fail: Check): LuaToolConfig | und
   const title = value.title === undefined ? name : string(value.title, `${path}.title`, fail);
   const description = value.description === undefined ? '' : string(value.description, `${path}.description`, fail, { empty: true });
   const where = target(value.target, `${path}.target`, fail);
-  const schema = inputSchema(value.inputSchema, `${path}.inputSchema`, fail, where === 'argument');
+  const schema = inputSchema(value.inputSchema, `${path}.inputSchema`, fail, where === 'argument', name);
   const lua = string(value.lua, `${path}.lua`, fail);
   if (lua !== undefined && Buffer.byteLength(lua) > MAX_LUA_BYTES) fail(`is ${Buffer.byteLength(lua)} bytes; at most ${MAX_LUA_BYTES}`, `${path}.lua`);
   const timeoutMs = timeout(value.timeoutMs, `${path}.timeoutMs`, fail);

@@ -3,6 +3,7 @@
 // shown to clients but not checked, so the file is refused, naming each keyword's JSON path.
 import { isRecord } from '../jsonrpc/message.js';
 import { ENFORCED, compilePattern } from '../tools/schema.js';
+import { patternProblem } from '../tools/pattern-safety.js';
 import { key, kind, type Check } from './checks.js';
 import { isHeaderToken } from '../mcp/param-headers.js';
 
@@ -20,9 +21,15 @@ const refused = (k: string) =>
     ? '"format" is not enforced by the bridge (JSON Schema treats it as an annotation); constrain the text with "pattern", or say it in "description"'
     : `"${k}" is not enforced by the bridge, so a Lua tool's inputSchema cannot use it; enforced: ${ENFORCED.join(', ')}; annotations: ${ANNOTATIONS.join(', ')}`;
 
-function pattern(value: unknown, path: string, fail: Check): void {
+function pattern(value: unknown, path: string, fail: Check, walk: Walk): void {
   if (typeof value !== 'string') fail(`must be a string (a regular expression), got ${kind(value)}`, path);
   else if (!compilePattern(value)) fail('is not a valid regular expression (JavaScript, with the u flag)', path);
+  else {
+    // run on every call's argument: one that backtracks exponentially would block the bridge for every caller
+    const problem = patternProblem(value);
+    const owner = walk.tool === undefined ? '' : ` of tool ${JSON.stringify(walk.tool)}`;
+    if (problem) fail(`the pattern ${JSON.stringify(value)}${owner} could take exponential time on a crafted argument, blocking the bridge: ${problem}`, path);
+  }
 }
 
 /** Where a sub-schema sits: its depth, whether a chain of `properties` keys alone leads to it, and the x-mcp-header names seen. */
@@ -32,6 +39,8 @@ interface Walk {
   property: boolean;
   /** Lower-cased x-mcp-header name -> the JSON path that declared it first. */
   headers: Map<string, string>;
+  /** The tool whose inputSchema this is, for messages. */
+  tool?: string;
 }
 
 const HEADER_TYPES = ['string', 'integer', 'boolean'];
@@ -57,7 +66,7 @@ function mcpHeader(value: unknown, schema: Record<string, unknown>, path: string
 
 function keyword(k: string, value: unknown, path: string, fail: Check, walk: Walk): void {
   const { depth } = walk;
-  const inner = (property: boolean): Walk => ({ depth: depth + 1, property: property && walk.property, headers: walk.headers });
+  const inner = (property: boolean): Walk => ({ depth: depth + 1, property: property && walk.property, headers: walk.headers, tool: walk.tool });
   const at = key(path, k);
   if (COUNTS.includes(k)) {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail(`must be a whole number >= 0, got ${JSON.stringify(value)}`, at);
@@ -70,7 +79,7 @@ function keyword(k: string, value: unknown, path: string, fail: Check, walk: Wal
   } else if (k === 'uniqueItems') {
     if (typeof value !== 'boolean') fail(`must be true or false, got ${kind(value)}`, at);
   } else if (k === 'pattern') {
-    pattern(value, at, fail);
+    pattern(value, at, fail, walk);
   } else if (k === 'type') {
     const types = Array.isArray(value) ? value : [value];
     if (!types.length || types.some((t) => typeof t !== 'string' || !TYPES.includes(t)) || new Set(types).size !== types.length) {
@@ -86,7 +95,7 @@ function keyword(k: string, value: unknown, path: string, fail: Check, walk: Wal
       return;
     }
     for (const [name, sub] of Object.entries(value)) {
-      if (k === 'patternProperties') pattern(name, key(at, name), fail);
+      if (k === 'patternProperties') pattern(name, key(at, name), fail, walk);
       schemaProblems(sub, key(at, name), fail, inner(k === 'properties'));
     }
   } else if (k === 'additionalProperties') {

@@ -4,6 +4,7 @@
 // config file parser refuses any other (src/config/schema-check.ts), so none is declared unenforced.
 import { canonical } from '../jsonrpc/canonical.js';
 import { plural } from '../plural.js';
+import { patternProblem } from './pattern-safety.js';
 
 export interface Schema {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null' | Array<string>;
@@ -69,6 +70,24 @@ export function compilePattern(pattern: string): RegExp | null {
   return compiled;
 }
 
+const runnable = new Map<string, RegExp | string | null>();
+
+/**
+ * `pattern` as the validator runs it: the compiled RegExp; or why the bridge does not run it (a
+ * string: it could backtrack exponentially, see pattern-safety.ts); or null when it is not valid.
+ * Cached, so a call costs one lookup.
+ */
+export function runnablePattern(pattern: string): RegExp | string | null {
+  let entry = runnable.get(pattern);
+  if (entry === undefined) {
+    const compiled = compilePattern(pattern);
+    entry = compiled === null ? null : patternProblem(pattern) ?? compiled;
+    if (runnable.size >= 1000) runnable.clear();
+    runnable.set(pattern, entry);
+  }
+  return entry;
+}
+
 /**
  * Default of MCP_PATTERN_MAX_CHARS: the longest string a `pattern` is run on. JSON Schema patterns are
  * unanchored, and a plausible one such as `[a-z0-9]+\.lua$` backtracks quadratically: measured on
@@ -82,15 +101,21 @@ const longerThan = (text: string, max: number) => text.length > max && codePoint
 /**
  * The schema of the first `patternProperties` entry whose pattern matches `key` (an upstream tool
  * may declare them): such a key is not an unknown one. A pattern that is not a valid RegExp matches
- * nothing, and none is run on a key longer than `maxChars` (it matches nothing either).
+ * nothing, and none is run on a key longer than `maxChars` (it matches nothing either). A pattern the
+ * bridge does not run (it could backtrack exponentially; a config tool cannot have one, so it is an
+ * upstream's) may match any key: one no other entry matches is taken, unchecked, so the bridge never
+ * refuses what the upstream would take.
  */
 function patternSchema(schema: Schema, key: string, maxChars: number): Schema | undefined {
   const patterns = schema.patternProperties;
   if (typeof patterns !== 'object' || patterns === null || longerThan(key, maxChars)) return undefined;
+  let unrun = false;
   for (const [pattern, sub] of Object.entries(patterns as Record<string, Schema>)) {
-    if (compilePattern(pattern)?.test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
+    const regexp = runnablePattern(pattern);
+    if (typeof regexp === 'string') unrun = true;
+    else if (regexp?.test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
   }
-  return undefined;
+  return unrun ? {} : undefined;
 }
 
 /** Characters (code points) in a string: a surrogate pair is one, a lone surrogate is one too. */
@@ -205,7 +230,10 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
       if (longerThan(value, patternMaxChars)) {
         return `${path} is ${plural(codePoints(value), 'character')} long; a "pattern" is checked on at most ${patternMaxChars} (MCP_PATTERN_MAX_CHARS)`;
       }
-      if (compilePattern(schema.pattern)?.test(value) === false) return `${path} must match the pattern ${JSON.stringify(schema.pattern)}`;
+      const regexp = runnablePattern(schema.pattern);
+      // a config tool cannot have such a pattern (refused when the file is read): refused, not skipped
+      if (typeof regexp === 'string') return `${path} cannot be checked: the bridge does not run the tool's pattern ${JSON.stringify(schema.pattern)} (${regexp})`;
+      if (regexp?.test(value) === false) return `${path} must match the pattern ${JSON.stringify(schema.pattern)}`;
     }
   }
   if (Array.isArray(value)) {

@@ -227,6 +227,10 @@ test('malformed values of enforced keywords in a Lua tool inputSchema are refuse
   rejects(prop({ type: 'string', pattern: '[a-z' }), `${at}.pattern`, /not a valid regular expression \(JavaScript, with the u flag\)/);
   rejects(prop({ type: 'string', pattern: '(?P<n>x)' }), `${at}.pattern`, /not a valid regular expression/);
   rejects(prop({ type: 'object', patternProperties: { '(': {} } }), `${at}.patternProperties["("]`, /not a valid regular expression/);
+  // bug: a pattern that backtracks exponentially was taken, and one crafted argument blocked the bridge
+  // for every caller (^(\w+\s?)*$ with 28 characters and a '!': ~3 s); now refused naming tool and pattern
+  rejects(prop({ type: 'string', pattern: '^(\\w+\\s?)*$' }), `${at}.pattern`, /^the pattern "\^\(\\\\w\+\\\\s\?\)\*\$" of tool "turtle-refuel" could take exponential time on a crafted argument, blocking the bridge: in the repeated group/);
+  rejects(prop({ type: 'object', patternProperties: { '^(a|a)*$': {} } }), `${at}.patternProperties["^(a|a)*$"]`, /^the pattern "\^\(a\|a\)\*\$" of tool "turtle-refuel" could take exponential time/);
   rejects(prop({ type: 'number', exclusiveMinimum: true }), `${at}.exclusiveMinimum`, /must be a number \(the 2020-12 form; draft-04 true\/false is not supported\)/);
   rejects(prop({ type: 'number', maximum: '3' }), `${at}.maximum`, /must be a number, got a string/);
   rejects(prop({ type: 'number', multipleOf: 0 }), `${at}.multipleOf`, /must be a number > 0, got 0/);

@@ -1,0 +1,449 @@
+// Which JSON Schema `pattern`s the bridge will run. V8's regex engine backtracks, so a pattern whose
+// repetitions can split the same text in many ways takes exponential time on a crafted argument
+// (`^(a+)+$` with 30 a's and a '!' blocks the event loop for seconds, every link and call waiting),
+// and one with several repetitions of the same characters next to each other takes polynomial time
+// (`\w+\w+\w+!` on 1,000 characters: minutes). MCP_PATTERN_MAX_CHARS bounds the string length;
+// this bounds the pattern. Pure: a pattern in, the reason it is refused (or null) out.
+//
+// The check is a conservative reading of the pattern's structure (it never runs it):
+// - a group repeated without bound (`*`, `+`, `{n,}`, or more than MAX_FINITE times) may not be able
+//   to match empty text, may not hold alternatives that can start alike (`(a|ab)*`), and may not
+//   end with a repetition of characters it can also start with (`(\w+\s?)*`: where one repetition
+//   ends and the next begins is ambiguous); `^\w+(\s\w+)*$` and `^(/[^/]+)+$` pass;
+// - a group repeated a bounded number of times (3 to MAX_FINITE) may not end with an unbounded
+//   repetition of characters it can start with (`(a+){10}`: polynomial of degree 9);
+// - no more than two unbounded repetitions of overlapping characters may follow each other (only
+//   optional items between), counting an unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not);
+// - no backreferences (`\1`, `\k<name>`).
+// Character sets are exact code point ranges, except `\p{...}` / `\P{...}`, taken as any character.
+// A pattern this parser cannot read (it reads every valid `u`-flag RegExp) is refused as well.
+
+type Ranges = Array<[number, number]>;
+
+const MAX_CODE_POINT = 0x10ffff;
+/** A bounded repetition above this many times counts as unbounded. */
+export const MAX_FINITE = 10;
+
+function normalize(ranges: Ranges): Ranges {
+  const sorted = ranges.filter(([lo, hi]) => lo <= hi).sort((a, b) => a[0] - b[0]);
+  const out: Ranges = [];
+  for (const [lo, hi] of sorted) {
+    const last = out[out.length - 1];
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
+}
+
+const union = (a: Ranges, b: Ranges): Ranges => (a.length === 0 ? b : b.length === 0 ? a : normalize([...a, ...b]));
+
+function complement(ranges: Ranges): Ranges {
+  const out: Ranges = [];
+  let next = 0;
+  for (const [lo, hi] of normalize(ranges)) {
+    if (lo > next) out.push([next, lo - 1]);
+    next = hi + 1;
+  }
+  if (next <= MAX_CODE_POINT) out.push([next, MAX_CODE_POINT]);
+  return out;
+}
+
+function overlaps(a: Ranges, b: Ranges): boolean {
+  for (const [alo, ahi] of a) for (const [blo, bhi] of b) if (alo <= bhi && blo <= ahi) return true;
+  return false;
+}
+
+const ANY: Ranges = [[0, MAX_CODE_POINT]];
+const DIGIT: Ranges = [[0x30, 0x39]];
+const WORD: Ranges = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
+const SPACE: Ranges = normalize([[0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]]);
+const LINE_END: Ranges = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
+const DOT = complement(LINE_END);
+
+interface Term {
+  atom: Atom;
+  min: number;
+  max: number;
+  /** The term as written (atom and quantifier), for messages. */
+  src: string;
+}
+type Seq = Term[];
+/** Alternatives. */
+type Alt = Seq[];
+type Atom =
+  | { kind: 'set'; set: Ranges }
+  | { kind: 'group'; body: Alt }
+  | { kind: 'look'; body: Alt }
+  | { kind: 'assert'; start: boolean }
+  | { kind: 'backref' };
+
+class Unreadable extends Error {}
+
+/** Reads a pattern that `new RegExp(pattern, 'u')` took. */
+class Parser {
+  private i = 0;
+  constructor(private readonly s: string) {}
+
+  parse(): Alt {
+    const alt = this.alternatives();
+    if (this.i !== this.s.length) throw new Unreadable(`unexpected ${this.s[this.i]}`);
+    return alt;
+  }
+
+  private peek(): string | undefined {
+    return this.s[this.i];
+  }
+
+  private alternatives(): Alt {
+    const alt: Alt = [this.sequence()];
+    while (this.peek() === '|') {
+      this.i++;
+      alt.push(this.sequence());
+    }
+    return alt;
+  }
+
+  private sequence(): Seq {
+    const seq: Seq = [];
+    while (this.i < this.s.length && this.peek() !== '|' && this.peek() !== ')') {
+      const start = this.i;
+      const atom = this.atom();
+      let min = 1;
+      let max = 1;
+      const q = this.quantifier();
+      if (q) [min, max] = q;
+      seq.push({ atom, min, max, src: this.s.slice(start, this.i) });
+    }
+    return seq;
+  }
+
+  private quantifier(): [number, number] | null {
+    const c = this.peek();
+    let q: [number, number] | null = null;
+    if (c === '*') q = [0, Infinity];
+    else if (c === '+') q = [1, Infinity];
+    else if (c === '?') q = [0, 1];
+    if (q) this.i++;
+    else if (c === '{') {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.s.slice(this.i));
+      if (!m) return null;
+      this.i += m[0].length;
+      const min = Number(m[1]);
+      q = [min, m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3])];
+    } else return null;
+    if (this.peek() === '?') this.i++; // lazy: the same backtracking when the match fails
+    return q;
+  }
+
+  private atom(): Atom {
+    const c = this.s[this.i++] as string;
+    switch (c) {
+      case '^':
+        return { kind: 'assert', start: true };
+      case '$':
+        return { kind: 'assert', start: false };
+      case '.':
+        return { kind: 'set', set: DOT };
+      case '[':
+        return { kind: 'set', set: this.classBody() };
+      case '(':
+        return this.group();
+      case '\\':
+        return this.escape();
+      default: {
+        const cp = this.s.codePointAt(this.i - 1) as number;
+        if (cp > 0xffff) this.i++;
+        return { kind: 'set', set: [[cp, cp]] };
+      }
+    }
+  }
+
+  private group(): Atom {
+    let look = false;
+    if (this.s.startsWith('?:', this.i)) this.i += 2;
+    else if (this.s.startsWith('?=', this.i) || this.s.startsWith('?!', this.i)) {
+      this.i += 2;
+      look = true;
+    } else if (this.s.startsWith('?<=', this.i) || this.s.startsWith('?<!', this.i)) {
+      this.i += 3;
+      look = true;
+    } else if (this.s.startsWith('?<', this.i)) {
+      const end = this.s.indexOf('>', this.i);
+      if (end < 0) throw new Unreadable('group name');
+      this.i = end + 1;
+    } else if (this.peek() === '?') throw new Unreadable('group');
+    const body = this.alternatives();
+    if (this.s[this.i++] !== ')') throw new Unreadable('unclosed group');
+    return look ? { kind: 'look', body } : { kind: 'group', body };
+  }
+
+  private escape(): Atom {
+    const c = this.s[this.i] as string;
+    const backref = /^(?:[1-9]\d*|k<[^>]*>)/.exec(this.s.slice(this.i));
+    if (backref) {
+      this.i += backref[0].length;
+      return { kind: 'backref' };
+    }
+    if (c === 'b' || c === 'B') {
+      this.i++;
+      return { kind: 'assert', start: false };
+    }
+    return { kind: 'set', set: this.escapeSet(false) };
+  }
+
+  /** The characters of an escape after its backslash (in a class, `\b` is a backspace and `\-` a hyphen). */
+  private escapeSet(inClass: boolean): Ranges {
+    const c = this.s[this.i++] as string;
+    switch (c) {
+      case 'd':
+        return DIGIT;
+      case 'D':
+        return complement(DIGIT);
+      case 'w':
+        return WORD;
+      case 'W':
+        return complement(WORD);
+      case 's':
+        return SPACE;
+      case 'S':
+        return complement(SPACE);
+      case 'p':
+      case 'P': {
+        const end = this.s.indexOf('}', this.i);
+        if (this.peek() !== '{' || end < 0) throw new Unreadable('property escape');
+        this.i = end + 1;
+        return ANY;
+      }
+      case 't':
+        return [[9, 9]];
+      case 'n':
+        return [[10, 10]];
+      case 'v':
+        return [[11, 11]];
+      case 'f':
+        return [[12, 12]];
+      case 'r':
+        return [[13, 13]];
+      case '0':
+        return [[0, 0]];
+      case 'b':
+        if (inClass) return [[8, 8]];
+        throw new Unreadable('\\b');
+      case 'c': {
+        const letter = this.s.charCodeAt(this.i++);
+        return [[letter % 32, letter % 32]];
+      }
+      case 'x': {
+        const cp = parseInt(this.s.slice(this.i, this.i + 2), 16);
+        this.i += 2;
+        return [[cp, cp]];
+      }
+      case 'u': {
+        let cp: number;
+        if (this.peek() === '{') {
+          const end = this.s.indexOf('}', this.i);
+          cp = parseInt(this.s.slice(this.i + 1, end), 16);
+          this.i = end + 1;
+        } else {
+          cp = parseInt(this.s.slice(this.i, this.i + 4), 16);
+          this.i += 4;
+          // a surrogate pair written as two escapes is one character
+          if (cp >= 0xd800 && cp <= 0xdbff && this.s.startsWith('\\u', this.i)) {
+            const low = parseInt(this.s.slice(this.i + 2, this.i + 6), 16);
+            if (low >= 0xdc00 && low <= 0xdfff) {
+              this.i += 6;
+              cp = (cp - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+            }
+          }
+        }
+        if (Number.isNaN(cp)) throw new Unreadable('\\u');
+        return [[cp, cp]];
+      }
+      default: {
+        // a syntax character (or `-` in a class), itself
+        const cp = c.codePointAt(0) as number;
+        return [[cp, cp]];
+      }
+    }
+  }
+
+  private classBody(): Ranges {
+    let negated = false;
+    if (this.peek() === '^') {
+      negated = true;
+      this.i++;
+    }
+    let set: Ranges = [];
+    while (this.peek() !== ']') {
+      if (this.i >= this.s.length) throw new Unreadable('unclosed class');
+      const lo = this.classAtom();
+      if (this.peek() === '-' && this.s[this.i + 1] !== ']' && lo.length === 1 && lo[0]![0] === lo[0]![1]) {
+        this.i++;
+        const hi = this.classAtom();
+        // with the u flag a range's ends are single characters (`[\d-z]` is a syntax error)
+        if (hi.length !== 1 || hi[0]![0] !== hi[0]![1]) throw new Unreadable('class range');
+        set = union(set, [[lo[0]![0], hi[0]![0]]]);
+        continue;
+      }
+      set = union(set, lo);
+    }
+    this.i++;
+    return negated ? complement(set) : set;
+  }
+
+  private classAtom(): Ranges {
+    if (this.peek() === '\\') {
+      this.i++;
+      return this.escapeSet(true);
+    }
+    const cp = this.s.codePointAt(this.i) as number;
+    this.i += cp > 0xffff ? 2 : 1;
+    return [[cp, cp]];
+  }
+}
+
+const repeats = (t: Term) => t.max > 1;
+const unbounded = (t: Term) => t.max > MAX_FINITE;
+
+function nullableAlt(alt: Alt): boolean {
+  return alt.some(nullableSeq);
+}
+function nullableSeq(seq: Seq): boolean {
+  return seq.every(nullableTerm);
+}
+function nullableTerm(t: Term): boolean {
+  if (t.min === 0) return true;
+  const a = t.atom;
+  return a.kind === 'group' ? nullableAlt(a.body) : a.kind !== 'set';
+}
+
+/** Characters a match can start with. */
+function firstAlt(alt: Alt): Ranges {
+  return alt.reduce<Ranges>((acc, seq) => union(acc, firstSeq(seq)), []);
+}
+function firstSeq(seq: Seq): Ranges {
+  let acc: Ranges = [];
+  for (const t of seq) {
+    if (t.max > 0) acc = union(acc, firstAtom(t.atom));
+    if (!nullableTerm(t)) break;
+  }
+  return acc;
+}
+function firstAtom(a: Atom): Ranges {
+  return a.kind === 'set' ? a.set : a.kind === 'group' ? firstAlt(a.body) : a.kind === 'backref' ? ANY : [];
+}
+
+/** Every character a match can consume. */
+function charsAtom(a: Atom): Ranges {
+  if (a.kind === 'set') return a.set;
+  if (a.kind === 'group') return a.body.reduce<Ranges>((acc, seq) => seq.reduce<Ranges>((s, t) => union(s, charsAtom(t.atom)), acc), []);
+  return a.kind === 'backref' ? ANY : [];
+}
+
+/** Characters a repetition can consume at the end of a match (of at most MAX_FINITE times unless `any`): where a following repetition could take over. */
+function tailAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
+  return alt.reduce<Ranges>((acc, seq) => union(acc, tailSeq(seq, onlyUnbounded)), []);
+}
+function tailSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
+  let acc: Ranges = [];
+  for (let i = seq.length - 1; i >= 0; i--) {
+    const t = seq[i] as Term;
+    if (onlyUnbounded ? unbounded(t) : repeats(t)) acc = union(acc, charsAtom(t.atom));
+    if (t.atom.kind === 'group') acc = union(acc, tailAlt(t.atom.body, onlyUnbounded));
+    if (!nullableTerm(t)) break;
+  }
+  return acc;
+}
+
+/** Whether two alternatives can start the same way: their leading single characters are compared while both have one. */
+function startAlike(a: Seq, b: Seq): boolean {
+  for (let i = 0; ; i++) {
+    const x = a[i];
+    const y = b[i];
+    const plain = (t: Term | undefined): t is Term & { atom: { kind: 'set' } } => t !== undefined && t.min === 1 && t.max === 1 && t.atom.kind === 'set';
+    if (!plain(x) || !plain(y)) return overlaps(x ? firstSeq(a.slice(i)) : [], y ? firstSeq(b.slice(i)) : []) || nullableSeq(a.slice(i)) || nullableSeq(b.slice(i));
+    if (!overlaps(x.atom.set, y.atom.set)) return false;
+  }
+}
+
+const srcOf = (seq: Seq) => seq.map((t) => t.src).join('');
+
+/** Every alternation inside `alt` (not inside a lookaround), with its alternatives. */
+function* alternations(alt: Alt): Generator<Alt> {
+  if (alt.length > 1) yield alt;
+  for (const seq of alt) for (const t of seq) if (t.atom.kind === 'group') yield* alternations(t.atom.body);
+}
+
+function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): string | null {
+  const body = t.atom.body;
+  const first = firstAlt(body);
+  if (unbounded(t)) {
+    if (nullableAlt(body)) return `the repeated group ${t.src} can match empty text, so its repetitions can split the same text in many ways`;
+    for (const alt of alternations(body)) {
+      for (let i = 0; i < alt.length; i++) {
+        for (let j = i + 1; j < alt.length; j++) {
+          if (startAlike(alt[i] as Seq, alt[j] as Seq)) {
+            return `the repeated group ${t.src} holds alternatives that can match the same text (${`"${srcOf(alt[i] as Seq)}"`} and ${`"${srcOf(alt[j] as Seq)}"`}); make them start with different characters, or use a character class`;
+          }
+        }
+      }
+    }
+    if (overlaps(tailAlt(body, false), first)) {
+      return `in the repeated group ${t.src}, a repetition at its end takes characters the group can start with, so where one repetition ends and the next begins is ambiguous; start each repetition with a separator the item cannot contain (^\\w+(\\s\\w+)*$, not ^(\\w+\\s?)*$)`;
+    }
+  } else if (t.max >= 3 && overlaps(tailAlt(body, true), first)) {
+    return `in the group ${t.src}, repeated ${t.max} times, an unbounded repetition at its end takes characters the group can start with, so the repetitions can split the same text in many ways`;
+  }
+  return null;
+}
+
+function problemIn(alt: Alt, anchored: boolean): string | null {
+  for (const seq of alt) {
+    // runs of unbounded repetitions of overlapping characters, only optional items between them
+    let run: Term[] = [];
+    for (const t of seq) {
+      if (t.atom.kind === 'backref') return `${t.src} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
+      if (unbounded(t)) {
+        const prev = run[run.length - 1];
+        run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
+        const degree = run.length + (anchored ? 0 : 1);
+        if (degree >= 3) {
+          const which = run.map((r) => `"${r.src}"`).join(' and ');
+          return `${which} repeat the same characters one after the other${anchored ? '' : ' in an unanchored pattern (every start position is tried)'}, so a failing match tries about length^${degree} splits; ${anchored ? 'put' : 'anchor it with ^, or put'} a character neither can match between them`;
+        }
+      } else if (!nullableTerm(t)) run = [];
+      if (t.atom.kind === 'group' && repeats(t)) {
+        const problem = repeatedGroupProblem(t as Term & { atom: { kind: 'group' } });
+        if (problem) return problem;
+      }
+      if (t.atom.kind === 'group' || t.atom.kind === 'look') {
+        const problem = problemIn(t.atom.body, anchored);
+        if (problem) return problem;
+      }
+    }
+  }
+  return null;
+}
+
+const problems = new Map<string, string | null>();
+
+/**
+ * Why the bridge will not run `pattern` (a valid `u`-flag RegExp source) on an argument: it can take
+ * exponential or high polynomial time on a crafted string. Null when it may run. Cached.
+ */
+export function patternProblem(pattern: string): string | null {
+  let problem = problems.get(pattern);
+  if (problem !== undefined) return problem;
+  try {
+    const alt = new Parser(pattern).parse();
+    const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
+    problem = problemIn(alt, anchored);
+  } catch (err) {
+    if (!(err instanceof Unreadable)) throw err;
+    problem = `the bridge could not read it to check that it cannot backtrack exponentially (${err.message})`;
+  }
+  // patterns come from the config file and upstream listings; a bound keeps re-listings from growing it
+  if (problems.size >= 1000) problems.clear();
+  problems.set(pattern, problem);
+  return problem;
+}

@@ -1,0 +1,96 @@
+// Patterns the bridge will not run on arguments (src/tools/pattern-safety.ts): ones that can take
+// exponential or high polynomial time on a crafted string. Timings are never asserted here; the
+// measured figures are in the README (Lua tools, "What inputSchema may say").
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { patternProblem } from '../../dist/tools/pattern-safety.js';
+import { runnablePattern, validate } from '../../dist/tools/schema.js';
+import { validateArgs } from '../../dist/tools/schema-fast.js';
+
+// exponential: nested or overlapping repetition; polynomial: 3+ overlapping repetitions in a row
+// (counting an unanchored start); backreferences
+const REFUSED = [
+  '^(a+)+$', '^(\\w+\\s?)*$', '^(\\d+,?)*$', '(a|a)*', '^(a|ab)*$', '(\\w|\\d)+$', '^(.*)*$', '(a*)*', '(a?)*b',
+  '^(b?a+)+$', '^(ba+|a)+$', '^([a-z]+\\.?)+$', '^(x(a|a)y)+$', '^(\\p{L}+ ?)+$', '(?=(a+)+$)', '^(\\d{1,3})+!', '(a+){10}',
+  '^(?:a+){11}$', '\\w+\\w+!', '\\w+\\w+\\w+!', '^\\w*\\w*\\w*!', '^\\d+\\.?\\d*\\d+$', '(\\w)\\1', '(?<x>a)\\k<x>',
+];
+const TAKEN = [
+  '^[a-z0-9_-]+$', '^\\d+$', '^(north|south|east|west)$', '[a-z0-9]+\\.lua$', '^\\w+(\\s\\w+)*$', '^\\d+(,\\d+)*$',
+  '^(/[^/]+)+$', '^(\\d{1,3}\\.){3}\\d{1,3}$', '(\\d{1,3}){3}', '^(https?|ftp)://\\S+$', '^(foo|bar)+$', '^(ab|ac)+$',
+  '^[A-Za-z_][A-Za-z0-9_]*$', '^\\d+\\.?\\d*$', '.*foo.*', '^#[0-9a-fA-F]{6}$', '^[\\u{1F600}-\\u{1F64F}]+$', '^\\p{L}+$',
+  '^(a+){2}$', '^[^\\]\\\\]+$', '^-?\\d+(\\.\\d+)?$', '^[\\w.+-]+@[\\w-]+\\.[\\w.-]+$', '^(\\w+)-(\\w+)$', '^minecraft:[a-z_]+$',
+  '^\\s*$', '^[a-z]+(-[a-z]+)*$', '^(?:[a-z0-9-]+\\.)+[a-z]{2,}$', '^x-', '^\\ud83d\\ude00+$', '^[\\b\\-\\cJ\\x41\\0]+$', '(?<=a)b(?!c)\\bd\\B',
+];
+
+test('bug: an exponential or polynomial pattern (nested repetition, overlapping alternatives, overlapping runs) or a backreference was run on arguments; now patternProblem refuses it', () => {
+  for (const p of REFUSED) {
+    new RegExp(p, 'u'); // each is a valid pattern
+    assert.equal(typeof patternProblem(p), 'string', p);
+  }
+});
+
+test('patterns that cannot backtrack badly are taken, the forms the README recommends among them', () => {
+  for (const p of TAKEN) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+});
+
+test('patternProblem says which part is at fault and how to write it instead', () => {
+  assert.match(patternProblem('^(\\w+\\s?)*$'), /^in the repeated group \(\\w\+\\s\?\)\*, a repetition at its end takes characters the group can start with, .*start each repetition with a separator/);
+  assert.match(patternProblem('^(a|ab)*$'), /^the repeated group \(a\|ab\)\* holds alternatives that can match the same text \("a" and "ab"\)/);
+  assert.match(patternProblem('(a*)*'), /^the repeated group \(a\*\)\* can match empty text/);
+  assert.match(patternProblem('(a+){10}'), /^in the group \(a\+\)\{10\}, repeated 10 times, an unbounded repetition/);
+  assert.match(patternProblem('\\w+\\w+!'), /^"\\w\+" and "\\w\+" repeat the same characters one after the other in an unanchored pattern .* length\^3 splits; anchor it with \^/);
+  assert.match(patternProblem('^\\w*\\w*\\w*!'), /^"\\w\*" and "\\w\*" and "\\w\*" repeat .*length\^3 splits; put a character/);
+  assert.match(patternProblem('(\\w)\\1'), /^\\1 is a backreference/);
+});
+
+test('bug: an upstream tool\'s patternProperties "^(a|a)*$" blocked the event loop on a crafted key; now the pattern is not run and the key is taken unchecked', () => {
+  const schema = { type: 'object', properties: { x: { type: 'string' } }, patternProperties: { '^(a|a)*$': { type: 'integer' } }, additionalProperties: false };
+  // before: ~2^40 backtracking steps on this key (the test timed out), then "unknown argument"
+  const key = `${'a'.repeat(40)}!`;
+  assert.equal(validate({ [key]: 'not an integer' }, schema, 'arguments', false), null);
+  assert.equal(validateArgs({ [key]: 1 }, schema, 'arguments', false), null);
+  // a safe pattern beside it still applies to the keys it matches
+  const both = { type: 'object', patternProperties: { '^(a|a)*$': {}, '^n-': { type: 'integer' } }, additionalProperties: false };
+  assert.match(validate({ 'n-1': 'x' }, both, 'arguments', false), /argument "n-1" must be an integer/);
+  // with no unsafe pattern, an unmatched key is still unknown
+  assert.match(validate({ zz: 1 }, { type: 'object', patternProperties: { '^n-': {} }, additionalProperties: false }, 'arguments', false), /zz/);
+});
+
+test('a tool whose own pattern the bridge does not run fails the call (it is never skipped)', () => {
+  const schema = { type: 'object', properties: { name: { type: 'string', pattern: '^(\\w+\\s?)*$' } } };
+  assert.match(validate({ name: `${'a'.repeat(40)}!` }, schema), /^argument "name" cannot be checked: the bridge does not run the tool's pattern "\^\(\\\\w\+\\\\s\?\)\*\$" \(in the repeated group/);
+  assert.equal(typeof runnablePattern('^(a+)+$'), 'string');
+  assert.ok(runnablePattern('^a+$') instanceof RegExp);
+  assert.equal(runnablePattern('('), null);
+  assert.equal(runnablePattern('^a+$'), runnablePattern('^a+$'), 'cached');
+});
+
+test('every u-flag construct is read: escapes, classes, astral characters, lazy and counted quantifiers, named groups', () => {
+  const taken = ['^\\D+\\W\\S$', '^😀+x$', '^[😀-😎]+$', '^[-a\\d-]+$', '^a+?b{2,5}?c{3}$', '^(?<word>[a-z]+):(?:\\d+)$', '^\\u{1F600}\\uD83D$', '^[\\p{L}\\P{L}]$', '^\\/\\.\\*$', '^\\t\\n\\v\\f\\r\\0\\cA\\x41$'];
+  for (const p of taken) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+  // a lazy or counted repetition backtracks the same way when the match fails
+  assert.equal(typeof patternProblem('^(a+?)+?$'), 'string');
+  assert.equal(typeof patternProblem('^(?<w>\\D+\\s?){2,}$'), 'string');
+  // a class escape against a repeated digit: \D and \d do not overlap, \W and \w do not
+  assert.equal(patternProblem('^(\\D\\d+)+$'), null);
+  assert.equal(patternProblem('^(\\W\\w+)+$'), null);
+  assert.equal(typeof patternProblem('^(\\S\\w+)+$'), 'string');
+});
+
+test('a text that is not a valid u-flag pattern is refused as unreadable (callers check validity first)', () => {
+  for (const p of ['a)', '(?', '(?<n', '(a', '[a', '\\u{zz}', '[a-\\d]']) {
+    assert.match(patternProblem(p), /^the bridge could not read it to check that it cannot backtrack exponentially/, p);
+  }
+});
+
+test('the cache of checked patterns stays bounded and answers the same after it is cleared', () => {
+  for (let i = 0; i < 1100; i++) patternProblem(`^x{${i}}$`);
+  assert.equal(patternProblem('^x{1}$'), null);
+  assert.equal(typeof patternProblem('^(a+)+$'), 'string');
+});
