@@ -7,6 +7,7 @@ import { INTERNAL_ERROR, errorResponse } from '../jsonrpc/message.js';
 import { bearerToken } from '../auth/tokens.js';
 import { LogBudget } from '../link/log-budget.js';
 import { AnswerWriter, sendJson } from './respond.js';
+import { closeWithConnection } from './pipelined.js';
 import type { Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -189,6 +190,7 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
   }, (req, res) => {
     inFlight.add(res);
     res.on('close', untrack);
+    closeWithConnection(req, res);
     route(req, res).catch((err: Error) => {
       log.error(`MCP request failed: ${err.stack ?? err.message}`);
       if (!res.headersSent) sendJson(res, 500, errorResponse(null, INTERNAL_ERROR, 'Internal error'));

@@ -10,7 +10,7 @@ import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 import { toolDefinitionProblem } from '../../dist/upstream/tool-check.js';
 import { upstreamUp } from './lib.js';
-import { SUB, openListen } from './stream-lib.js';
+import { LISTEN_HEADERS, SUB, gauges, headWithLines, listenBody, newSession, openListen, rawStream } from './stream-lib.js';
 
 test('405 without a message: a wrong method on /health or /metrics names the path and the methods to use', () =>
   withBridge({}, async (bridge) => {
@@ -281,5 +281,42 @@ test('subscriptions/listen with an id longer than 64 KiB: its acknowledgement al
     assert.match(await (await fetch(new URL('/metrics', bridge.mcpUrl))).text(), /^cc_mcp_subscriptions_cut_off_total 0$/m);
     await s.close();
     await until(() => bridge.dispatcher.subscriptions.size === 0);
+  });
+});
+
+test('answers pipelined on one connection outlived it: node never closes an answer queued behind another (HTTP/1.1 pipelining) when the connection closes, so a GET /mcp stream or listen kept its MCP_MAX_GET_STREAMS / MCP_MAX_SUBSCRIPTIONS place and tool watcher, and a call\'s answer stayed in cc_http_answers_writing, for good', async () => {
+  await withBridge({ MCP_MAX_SUBSCRIPTIONS: '4' }, async (bridge) => {
+    const port = Number(new URL(bridge.mcpUrl).port);
+    const session = await newSession(port);
+    const post = (body, headers) => Buffer.concat([headWithLines('POST', '/mcp', headers, Buffer.byteLength(body), { close: false }), Buffer.from(body)]);
+    const listen = (id) => post(JSON.stringify(listenBody(id)), Object.entries(LISTEN_HEADERS));
+    const call = (id) => post(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }), [['Content-Type', 'application/json'], ['Accept', 'application/json, text/event-stream']]);
+    const get = headWithLines('GET', '/mcp', [['Accept', 'text/event-stream'], ['Mcp-Session-Id', session]], undefined, { close: false });
+    const open = async () => {
+      const g = await gauges(port);
+      return g.cc_mcp_get_streams + g.cc_mcp_subscriptions;
+    };
+    const cases = [
+      [[listen('a'), listen('b'), listen('c')], 3],
+      [[get, get, get], 3],
+      [[get, listen('d'), call('e'), call('f')], 2],
+      // the stream reaches the head once the call before it is answered: node closes that one itself
+      [[call('g'), get], 1],
+    ];
+    for (const [requests, streams] of cases) {
+      const s = rawStream(port, Buffer.concat(requests));
+      await until(async () => (await open()) === streams);
+      await s.close();
+      // before: the queued ones stayed (2 subscriptions, then 2 GET streams, ... their watchers, the calls' answers)
+      await until(async () => {
+        const g = await gauges(port);
+        return g.cc_mcp_get_streams === 0 && g.cc_mcp_subscriptions === 0 && g.cc_http_answers_writing === 0;
+      }, 5, 5_000).catch(async () => assert.fail(`left open: ${JSON.stringify(await gauges(port))}`));
+      assert.equal(bridge.tools.watching, 0);
+    }
+    // the places are free: MCP_MAX_SUBSCRIPTIONS listens open again
+    const again = ['x1', 'x2', 'x3', 'x4'].map((id) => openListen(port, id));
+    assert.deepEqual((await Promise.all(again.map((s) => s.head))).map((h) => h.status), [200, 200, 200, 200]);
+    await Promise.all(again.map((s) => s.close()));
   });
 });

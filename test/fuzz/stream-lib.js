@@ -85,9 +85,9 @@ export function rawStream(port, bytes, { pause = false } = {}) {
   return s;
 }
 
-/** A request head whose `lines` are [name, value] pairs (repeats allowed), values as raw latin1. */
-export function headWithLines(method, path, lines, bodyLength) {
-  const out = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
+/** A request head whose `lines` are [name, value] pairs (repeats allowed), values as raw latin1; `close: false` leaves out Connection: close (pipelining). */
+export function headWithLines(method, path, lines, bodyLength, { close = true } = {}) {
+  const out = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...(close ? ['Connection: close'] : [])];
   for (const [name, value] of lines) out.push(`${name}: ${value}`);
   if (bodyLength !== undefined) out.push(`Content-Length: ${bodyLength}`);
   return Buffer.from(out.join('\r\n') + '\r\n\r\n', 'latin1');

@@ -1,8 +1,9 @@
 // Fuzz: the bridge's HTTP event streams, GET /mcp (the 2025 revisions) and 2026-07-28
 // subscriptions/listen, sent as raw bytes: odd, repeated and oversized Accept, Mcp-Session-Id,
 // MCP-Protocol-Version and Last-Event-ID headers, listen bodies with mutated filters, streams opened
-// and dropped (mid-write of a notice burst too), half-closed, opened past MCP_MAX_GET_STREAMS and
-// MCP_MAX_SUBSCRIPTIONS, interleaved with tool set changes (config reloads). Invariants: every
+// and dropped (mid-write of a notice burst too), half-closed, pipelined on one connection behind
+// one another and calls, opened past MCP_MAX_GET_STREAMS and MCP_MAX_SUBSCRIPTIONS, interleaved with
+// tool set changes (config reloads). Invariants: every
 // refusal is the specific one its headers call for, every stream opened gets what it should (the
 // acknowledgement first; a notice after a change), a well-formed caller on other connections keeps
 // getting its computer's answers, nothing fails inside the bridge, and once every stream is closed
@@ -81,7 +82,7 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
   });
   const port = Number(new URL(bridge.mcpUrl).port);
   const problems = [];
-  const tally = { refused: {}, opened: 0, listens: 0, dropped: 0, halfClosed: 0, reloads: 0, goodCalls: 0, limitGet: 0, limitSub: 0 };
+  const tally = { refused: {}, opened: 0, listens: 0, dropped: 0, halfClosed: 0, reloads: 0, goodCalls: 0, limitGet: 0, limitSub: 0, pipelined: 0 };
   const count = (key) => (tally.refused[key] = (tally.refused[key] ?? 0) + 1);
   let reloads = 0;
   const reload = () => {
@@ -236,14 +237,33 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
       await Promise.all(all.map((s) => s.close()));
     };
 
+    const pipelined = async (r, i) => {
+      // two to four requests on one connection, streams and a call: node queues all but the first
+      // answer, and a queued stream must still go when the connection does
+      const requests = Array.from({ length: 2 + r.int(3) }, (_, k) => {
+        const pick = r.int(3);
+        if (pick === 0) return headWithLines('GET', '/mcp', [['Accept', 'text/event-stream'], ['Mcp-Session-Id', session]], undefined, { close: false });
+        const body = JSON.stringify(pick === 1 ? listenBody(`P${i}-${k}`) : { jsonrpc: '2.0', id: `p${i}-${k}`, method: 'tools/call', params: { name: 'list-computers', arguments: {} } });
+        const headers = pick === 1 ? Object.entries(LISTEN_HEADERS) : [['Content-Type', 'application/json'], ['Accept', 'application/json, text/event-stream']];
+        return Buffer.concat([headWithLines('POST', '/mcp', headers, Buffer.byteLength(body), { close: false }), Buffer.from(body)]);
+      });
+      const s = rawStream(port, Buffer.concat(requests));
+      const { status } = await s.head;
+      if (status !== 200 && status !== 503 && status !== null) problems.push(`pipelined: first answer ${status}: ${s.text.slice(0, 200)}`);
+      tally.pipelined++;
+      await sleep(r.int(40));
+      return r.chance(0.3) ? keepOrDrop(r, s) : s.close();
+    };
+
     let next = 0;
     const worker = async (w) => {
       const wr = prng(seed + w);
       while (next < ACTIONS) {
         const i = next++;
         const pick = wr.int(20);
-        if (pick < 8) await hostileGet(wr);
-        else if (pick < 16) await hostileListen(wr, i);
+        if (pick < 7) await hostileGet(wr);
+        else if (pick < 14) await hostileListen(wr, i);
+        else if (pick < 16) await pipelined(wr, i);
         else if (pick < 18) reload();
         else await burst(wr);
       }
@@ -289,7 +309,7 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
     const g = await until(async () => {
       const now = await gauges(port);
       return now.cc_mcp_get_streams === 0 && now.cc_mcp_subscriptions === 0 && now.cc_http_answers_writing === 0 && now.cc_mcp_calls_tracked === 0 && now;
-    });
+    }, 5, 10_000).catch(async () => assert.fail(`left after every stream closed: ${JSON.stringify(await gauges(port))}`));
     assert.equal(bridge.dispatcher.subscriptions.size, 0);
     assert.equal(bridge.tools.watching, baseWatching, 'every stream\'s tool watcher dropped');
     // timers and sockets made since the mark are gone (the link's and the listeners' were made before)
