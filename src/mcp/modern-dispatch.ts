@@ -90,7 +90,7 @@ function listen(dispatcher: Dispatcher, id: JsonRpcId, params: Record<string, un
     return refusal.error.code === SUBSCRIPTIONS_FULL ? { status: 503, body: refusal, headers: { 'retry-after': '10' } } : { status: 400, body: refusal };
   }
   const stream = transport.open(key, id);
-  // the transport's own streams refuse only once shutdown began, and then refusal() did already
+  // the transport's own streams refuse only once shutdown began, and then admit() did already
   /* c8 ignore next */
   if (!stream) return { status: 503, body: errorResponse(id, SUBSCRIPTIONS_FULL, 'Service Unavailable: the bridge is shutting down') };
   dispatcher.subscriptions.open(key, id, filter.honoured, stream, client);

@@ -84,7 +84,8 @@ const withId = (id: JsonRpcId, params: Record<string, unknown> = {}) => ({ _meta
 
 /**
  * Every open subscription, by a key its transport chooses: stdio keys by channel and request id (so
- * `notifications/cancelled` finds it), HTTP by its own response stream (closing it is the cancel).
+ * `notifications/cancelled` finds it), HTTP by its own response stream (closing it is the cancel);
+ * and the client each belongs to, so none takes every place (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT).
  */
 export class Subscriptions {
   private readonly live = new Map<string, Live>();

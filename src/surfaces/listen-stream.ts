@@ -14,7 +14,8 @@ import type { EventStreams } from './event-streams.js';
 export function openListenStream(res: ServerResponse, key: string, subscriptions: Subscriptions, streams: EventStreams): SubscriptionStream | null {
   const stream = streams.open(res);
   // 'limit' cannot happen (MCP_MAX_SUBSCRIPTIONS was checked for every transport, this set's max is
-  // that limit); 'closing' only once shutdown began
+  // that limit, and a listen ended to make room freed its place at once); 'closing' only once
+  // shutdown began
   if (typeof stream === 'string') return null;
   stream.onClose(() => subscriptions.cancel(key));
   return {
