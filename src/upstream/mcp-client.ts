@@ -11,7 +11,7 @@ import type { CancelSignal } from '../cancel.js';
 import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions, type Transport } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
-import { toolDefinitionProblem } from './tool-check.js';
+import { toolDefinitionProblem, unrunPatterns, type UnrunPattern } from './tool-check.js';
 
 /** The revision the bridge offers; it accepts any revision it knows in the answer. */
 export const OFFERED_PROTOCOL_VERSION = '2025-11-25';
@@ -99,14 +99,31 @@ export class McpClient {
         }
         // a definition our clients would refuse (or, for x-mcp-header, must drop) is not passed on
         const problem = toolDefinitionProblem(tool);
-        if (problem) this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${JSON.stringify(tool.name)} with a malformed definition (${problem}); skipped`);
-        else tools.push(tool as UpstreamTool);
+        if (problem) {
+          this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${JSON.stringify(tool.name)} with a malformed definition (${problem}); skipped`);
+          continue;
+        }
+        tools.push(tool as UpstreamTool);
+        for (const unrun of unrunPatterns(tool.inputSchema as Record<string, unknown>)) this.warnUnrun(tool.name, unrun);
       }
       if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return tools;
       cursor = result.nextCursor;
     }
     this.options.log?.warn(`${this.options.name ?? 'upstream'} still had more tools after ${MAX_TOOL_PAGES} pages; the rest are left out`);
     return tools;
+  }
+
+  /** Said once per tool and pattern (a re-listing repeats none): tool name + NUL + pattern. */
+  private readonly unrunSaid = new Set<string>();
+
+  private warnUnrun(tool: string, unrun: UnrunPattern): void {
+    const key = `${tool}\u0000${unrun.pattern}`;
+    if (this.unrunSaid.has(key) || this.unrunSaid.size >= 1000) return;
+    this.unrunSaid.add(key);
+    this.options.log?.warn(
+      `${this.options.name ?? 'upstream'} tool ${JSON.stringify(tool)}: the bridge does not run the patternProperties key ${JSON.stringify(unrun.pattern)} at ${unrun.at} (${unrun.problem}); ` +
+        'argument keys only it could match are passed on unchecked (the upstream checks its own arguments)',
+    );
   }
 
   /** Calls a tool; resolves with the server's result object untouched (checked by toolResult). */

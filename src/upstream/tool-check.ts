@@ -10,6 +10,7 @@
 // the bridge's own HTTP clients are. So such a tool is left out here, with a warning naming it and why.
 import { isRecord } from '../jsonrpc/message.js';
 import { isHeaderToken } from '../mcp/param-headers.js';
+import { runnablePattern } from '../tools/schema.js';
 
 const HEADER_TYPES: ReadonlySet<string> = new Set(['string', 'integer', 'boolean']);
 /** Keywords whose values are data, not schemas: an `x-mcp-header` key in them annotates nothing. */
@@ -97,4 +98,37 @@ export function mcpHeaderProblem(schema: Record<string, unknown>): string | null
     return null;
   };
   return walk(schema, 'inputSchema', false, 0);
+}
+
+/** A `patternProperties` key of an upstream schema that the bridge does not run (pattern-safety.ts). */
+export interface UnrunPattern {
+  /** Where: `inputSchema.properties.opts.patternProperties`. */
+  at: string;
+  pattern: string;
+  problem: string;
+}
+
+/**
+ * The `patternProperties` keys in `schema` that the bridge's argument check would run but does not,
+ * because they could backtrack badly (at most `max`): a key only such a pattern could match is passed
+ * on unchecked. Walks what validate() walks: properties, patternProperties, additionalProperties, items.
+ */
+export function unrunPatterns(schema: Record<string, unknown>, max = 8): UnrunPattern[] {
+  const found: UnrunPattern[] = [];
+  const walk = (node: unknown, path: string, depth: number): void => {
+    if (depth > MAX_DEPTH || found.length >= max || !isRecord(node)) return;
+    const patterns = node.patternProperties;
+    if (isRecord(patterns)) {
+      for (const pattern of Object.keys(patterns)) {
+        const regexp = runnablePattern(pattern);
+        if (typeof regexp === 'string' && found.length < max) found.push({ at: `${path}.patternProperties`, pattern, problem: regexp });
+        walk(patterns[pattern], `${path}.patternProperties[${JSON.stringify(pattern)}]`, depth + 1);
+      }
+    }
+    if (isRecord(node.properties)) for (const name of Object.keys(node.properties)) walk(node.properties[name], `${path}.properties.${name}`, depth + 1);
+    walk(node.additionalProperties, `${path}.additionalProperties`, depth + 1);
+    walk(node.items, `${path}.items`, depth + 1);
+  };
+  walk(schema, 'inputSchema', 0);
+  return found;
 }

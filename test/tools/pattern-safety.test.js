@@ -48,8 +48,8 @@ test('patternProblem says which part is at fault and how to write it instead', (
 
 test('bug: an upstream tool\'s patternProperties "^(a|a)*$" blocked the event loop on a crafted key; now the pattern is not run and the key is taken unchecked', () => {
   const schema = { type: 'object', properties: { x: { type: 'string' } }, patternProperties: { '^(a|a)*$': { type: 'integer' } }, additionalProperties: false };
-  // before: ~2^40 backtracking steps on this key (the test timed out), then "unknown argument"
-  const key = `${'a'.repeat(40)}!`;
+  // before: ~0.1 s of backtracking on this key (each character more doubles it), then "unknown argument"
+  const key = `${'a'.repeat(22)}!`;
   assert.equal(validate({ [key]: 'not an integer' }, schema, 'arguments', false), null);
   assert.equal(validateArgs({ [key]: 1 }, schema, 'arguments', false), null);
   // a safe pattern beside it still applies to the keys it matches

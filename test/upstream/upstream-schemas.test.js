@@ -43,3 +43,37 @@ test('an upstream tool whose schema uses oneOf, $ref, format, a \\w pattern and 
     assert.equal(wrong.isError, true);
     assert.match(wrong.content[0].text, /argument "n" must be a number, got a string/);
   }));
+
+// Before: the bridge ran an upstream's patternProperties keys on every argument key, so "^(a|a)*$"
+// and a 40-character key blocked the event loop for hours (27 characters: 680 ms, doubling with each).
+test('bug: an upstream patternProperties key that backtracks exponentially was run on argument keys; now it is not run, the key is passed on, and the operator is told once', () => {
+  const schema = { type: 'object', properties: { n: { type: 'integer' } }, patternProperties: { '^(a|a)*$': { type: 'string' }, '^x-': { type: 'integer' } }, additionalProperties: false };
+  return withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--schema', JSON.stringify(schema))] }) }, async (bridge) => {
+    await until(async () => (await health(bridge)).servers.find((s) => s.id === 'fx' && s.state === 'up'));
+    // 22 characters: ~0.1 s of backtracking on the previous build, then refused as unknown (each one
+    // more doubles it); here it is not run at all
+    const key = `${'a'.repeat(22)}!`;
+    const result = await callTool(bridge, 'fx__composed', { [key]: 'v', n: 1 });
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.deepEqual(result.structuredContent, { args: { [key]: 'v', n: 1 } });
+    // the safe key beside it is still checked, and so are the basics
+    const wrong = await callTool(bridge, 'fx__composed', { 'x-1': 'not an integer' });
+    assert.match(wrong.content[0].text, /argument "x-1" must be an integer/);
+    const warned = bridge.logs.filter((l) => l.includes('tool "composed": the bridge does not run the patternProperties key "^(a|a)*$" at inputSchema.patternProperties (the repeated group (a|a)* holds alternatives'));
+    assert.equal(warned.length, 1, bridge.logs.join('\n'));
+    assert.match(warned[0], /^.*warn upstream fx tool "composed": .*; argument keys only it could match are passed on unchecked \(the upstream checks its own arguments\)$/);
+  });
+});
+
+test('unrunPatterns finds refused patternProperties keys at every depth validate walks, and none in a safe schema', async () => {
+  const { unrunPatterns } = await import('../../dist/upstream/tool-check.js');
+  const deep = { type: 'object', properties: { o: { type: 'object', patternProperties: { '^(a+)+$': {} } } }, additionalProperties: { patternProperties: { '(x*)*': {} } }, items: { patternProperties: { '\\w+\\w+!': {} } }, patternProperties: { '^ok$': { patternProperties: { '(\\1)': {} } } } };
+  assert.deepEqual(unrunPatterns(deep).map((u) => [u.at, u.pattern]), [
+    ['inputSchema.patternProperties["^ok$"].patternProperties', '(\\1)'],
+    ['inputSchema.properties.o.patternProperties', '^(a+)+$'],
+    ['inputSchema.additionalProperties.patternProperties', '(x*)*'],
+    ['inputSchema.items.patternProperties', '\\w+\\w+!'],
+  ]);
+  assert.equal(unrunPatterns(deep, 2).length, 2);
+  assert.deepEqual(unrunPatterns({ type: 'object', patternProperties: { '^x-': {} }, properties: { a: { pattern: '^(a+)+$' } } }), []);
+});
