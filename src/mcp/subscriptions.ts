@@ -42,7 +42,11 @@ export function readFilter(params: Record<string, unknown>): { honoured: Honoure
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array' + (value.length ? ` holding ${describe(value.find((v) => typeof v !== 'string'))}` : '');
+  if (Array.isArray(value)) {
+    // the first element that is not a string (what makes a resourceSubscriptions list wrong), if any
+    const odd = value.find((v) => typeof v !== 'string');
+    return 'an array' + (odd === undefined ? '' : ` holding ${describe(odd)}`);
+  }
   if (typeof value === 'object') return 'an object';
   // a value is echoed only so far: a 1 MiB string is not sent back whole
   const text = JSON.stringify(value);

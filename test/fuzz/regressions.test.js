@@ -320,3 +320,24 @@ test('answers pipelined on one connection outlived it: node never closes an answ
     await Promise.all(again.map((s) => s.close()));
   });
 });
+
+test('subscriptions/listen filter holding an array of strings where a boolean or a list of strings goes ({"toolsListChanged": ["yes"]}, resourceSubscriptions [["x"]]): describing it threw (JSON.stringify(undefined).length), so HTTP answered 500 and stdio nothing; now -32602 naming the field', () =>
+  withBridge({}, async (bridge) => {
+    const port = Number(new URL(bridge.mcpUrl).port);
+    const cases = [
+      [{ toolsListChanged: ['yes'] }, 'params.notifications.toolsListChanged must be a boolean, not an array'],
+      [{ toolsListChanged: [['x']] }, 'params.notifications.toolsListChanged must be a boolean, not an array holding an array'],
+      [{ resourceSubscriptions: [['x']] }, 'params.notifications.resourceSubscriptions must be an array of strings, not an array holding an array'],
+      [{ promptsListChanged: ['a', 1] }, 'params.notifications.promptsListChanged must be a boolean, not an array holding number 1'],
+    ];
+    for (const [notifications, message] of cases) {
+      const s = openListen(port, 'f', notifications);
+      assert.equal((await s.head).status, 400, s.text.slice(0, 300));
+      await s.done;
+      const body = s.json();
+      assert.equal(body.id, 'f');
+      assert.equal(body.error.code, -32602);
+      assert.ok(body.error.message.endsWith(message), body.error.message);
+    }
+    assert.deepEqual(bridge.logs.filter((l) => /MCP request failed|TypeError/.test(l)), []);
+  }));

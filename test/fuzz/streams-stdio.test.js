@@ -2,7 +2,7 @@
 // MCP_PORT so HTTP listens share MCP_MAX_SUBSCRIPTIONS with it. Rounds of seeded lines written in
 // pieces cut anywhere: listens with random and mutated filters and ids, listens reusing an open id,
 // notifications/cancelled for open and unknown ids, mangled lines, good tool calls; HTTP listens
-// opened and dropped; tool set changes (CC_CONFIG + SIGHUP) between rounds; then SIGTERM with
+// opened and dropped (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT and the total end the oldest); tool set changes (CC_CONFIG + SIGHUP) between rounds; then SIGTERM with
 // subscriptions open on both transports. Invariants: stdout stays one JSON-RPC message per line, each
 // request id is acknowledged or answered (a refusal says which limit or which id), a change reaches
 // every open subscription that asked for it, once, with its id, and none that was cancelled, the
@@ -16,9 +16,10 @@ import { spawnStdio } from '../surfaces/stdio-child.js';
 import { fuzzSeed, internalFailures, jsonRpcProblems, mangleText, mutateValueText, prng } from './lib.js';
 import { META, SUB, gauges, listenBody, openListen } from './stream-lib.js';
 
-const ROUNDS = 30;
+const ROUNDS = 31;
 const PER_ROUND = 10;
 const MAX_SUBS = 6;
+const PER_CLIENT = 4;
 const ACK = 'notifications/subscriptions/acknowledged';
 const CHANGED = 'notifications/tools/list_changed';
 const FILTERS = [{ toolsListChanged: true }, { toolsListChanged: true }, { toolsListChanged: false }, {}, { promptsListChanged: true }, { toolsListChanged: true, resourceSubscriptions: [] }];
@@ -31,9 +32,9 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
   t.diagnostic(`FUZZ_SEED=${seed}`);
   const r = prng(seed);
   const file = writeConfig({ tools: [luaTool('t0')] });
-  const bridge = spawnStdio({ CC_CONFIG: file, MCP_PORT: '0', LOG_LEVEL: 'info', MCP_MAX_SUBSCRIPTIONS: String(MAX_SUBS), MCP_LISTEN_KEEPALIVE_MS: '50' });
+  const bridge = spawnStdio({ CC_CONFIG: file, MCP_PORT: '0', LOG_LEVEL: 'info', MCP_MAX_SUBSCRIPTIONS: String(MAX_SUBS), MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: String(PER_CLIENT), MCP_LISTEN_KEEPALIVE_MS: '50' });
   const problems = [];
-  const tally = { listens: 0, acked: 0, refusedFull: 0, refusedDuplicate: 0, invalid: 0, cancels: 0, reloads: 0, http: 0, goodCalls: 0 };
+  const tally = { listens: 0, acked: 0, replaced: 0, refusedFull: 0, refusedDuplicate: 0, invalid: 0, cancels: 0, reloads: 0, http: 0, goodCalls: 0 };
   try {
     await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
     const port = Number(new URL(/also over HTTP at (http:\/\/\S+)/.exec(bridge.out.stderr)[1]).port);
@@ -42,6 +43,8 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
     /** Ids cancelled, with how many messages had arrived when the cancel was written. */
     const cancelled = new Map();
     const httpOpen = [];
+    /** Ids the bridge ended to make room: each must be followed by its notifications/cancelled. */
+    const ended = [];
     let seen = 0;
     let reloads = 0;
     let n = 0;
@@ -60,6 +63,14 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
           const k = key(subId(m));
           if (open.has(k)) open.get(k).notices++;
           else if (cancelled.has(k) && seen > cancelled.get(k)) problems.push(`notice for ${k} after its cancel`);
+        } else if ('id' in m && open.has(key(m.id)) && m.error?.code === -32003) {
+          // an open one ended to make room (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT, or at MCP_MAX_SUBSCRIPTIONS an
+          // HTTP listen took the place of this client's oldest): answered, then cancelled
+          if (!/^Subscription ended: .*\((MCP_MAX_SUBSCRIPTIONS_PER_CLIENT|MCP_MAX_SUBSCRIPTIONS)\)/.test(m.error.message) || m.error.data?.variable === undefined) problems.push(`ended without saying why: ${JSON.stringify(m)}`);
+          open.delete(key(m.id));
+          cancelled.set(key(m.id), seen);
+          ended.push(key(m.id));
+          tally.replaced++;
         } else if ('id' in m) {
           const wrong = jsonRpcProblems(m);
           if (wrong.length) problems.push(`${wrong.join('; ')}: ${JSON.stringify(m).slice(0, 300)}`);
@@ -77,16 +88,21 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
 
     for (let round = 0; round < ROUNDS; round++) {
       const awaiting = new Set();
+      const opening = round % 2 === 0;
       let text = '';
       for (let k = 0; k < PER_ROUND; k++) {
         const i = n++;
-        const pick = r.int(12);
-        if (pick < 3) {
+        // rounds that open and rounds that cancel alternate: a listen can end the client's oldest
+        // (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT), so a cancel or a duplicate id in the same round would
+        // race it; in a cancelling round nothing opens, and what is open is known
+        let pick = opening ? r.pick(['listen', 'listen', 'listen', 'mutated', 'mutated', 'mangled', 'stray cancel', 'call']) : r.pick(['duplicate', 'duplicate', 'cancel', 'cancel', 'cancel', 'stray cancel', 'call']);
+        if ((pick === 'duplicate' || pick === 'cancel') && open.size === 0) pick = 'call';
+        if (pick === 'listen') {
           const id = r.chance(0.5) ? `L${i}` : i;
           text += JSON.stringify(listenBody(id, r.pick(FILTERS))) + '\n';
           awaiting.add(key(id));
           tally.listens++;
-        } else if (pick < 5) {
+        } else if (pick === 'mutated') {
           const id = `M${i}`;
           const line = mutateValueText(r, listenBody(id, r.pick(FILTERS)));
           text += line.replace(/[\r\n]/g, ' ') + '\n';
@@ -96,20 +112,20 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
           } catch {
             // not JSON: a -32700 with id null
           }
-        } else if (pick < 6 && open.size > 0) {
+        } else if (pick === 'duplicate') {
           // an id that is open now: refused as a duplicate (on stdio ids must be unique while open)
           const sub = open.get(r.pick([...open.keys()]));
           text += JSON.stringify(listenBody(sub.id)) + '\n';
-        } else if (pick < 9 && open.size > 0) {
+        } else if (pick === 'cancel') {
           const k = r.pick([...open.keys()]);
           const sub = open.get(k);
           open.delete(k);
           cancelled.set(k, bridge.messages.length);
           text += JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: sub.id, reason: 'fuzz' } }) + '\n';
           tally.cancels++;
-        } else if (pick < 10) {
+        } else if (pick === 'stray cancel') {
           text += JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: r.pick(['nope', 12345, null, {}]), reason: 'fuzz' } }) + '\n';
-        } else if (pick < 11) {
+        } else if (pick === 'mangled') {
           text += mangleText(r, JSON.stringify(listenBody(`X${i}`))).toString('utf8').replace(/[\r\n]/g, ' ') + '\n';
         } else {
           const id = `g${i}`;
@@ -125,7 +141,7 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
         bytes = bytes.subarray(cut);
       }
       // an HTTP listen now and then, on the same limit; some dropped again
-      if (r.chance(0.3)) {
+      if (opening && r.chance(0.5)) {
         const s = openListen(port, `H${round}`);
         const { status } = await s.head;
         if (status === 200) {
@@ -137,7 +153,7 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
       await until(() => {
         settle(awaiting);
         return awaiting.size === 0;
-      }, 5, 20_000).catch(() => assert.fail(`round ${round}: no ack or answer for ${[...awaiting]}`));
+      }, 5, 20_000).catch(() => assert.fail(`round ${round}: no ack or answer for ${[...awaiting]}: ${text.split('\n').filter((l) => [...awaiting].some((k) => l.includes(`"id":${k}`))).map((l) => l.slice(0, 300))} ${bridge.messages.filter((m) => JSON.stringify(m).includes([...awaiting][0])).map((m) => JSON.stringify(m).slice(0, 300))}`));
 
       // the gauge counts what is open on both transports (HTTP closes are seen by the bridge a moment later)
       await until(async () => {
@@ -145,7 +161,7 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
         settle(new Set());
         return g.cc_mcp_subscriptions === open.size + httpOpen.length;
       }, 5, 10_000).catch(async () =>
-        assert.fail(`round ${round}: gauge ${(await gauges(port)).cc_mcp_subscriptions}, open ${open.size} + ${httpOpen.length} over HTTP`),
+        assert.fail(`round ${round}: gauge ${(await gauges(port)).cc_mcp_subscriptions}, open ${open.size} + ${httpOpen.length} over HTTP: ${[...open.keys()]}\n${text}\n${bridge.messages.slice(-25).map((m) => JSON.stringify(m).slice(0, 250)).join('\n')}`),
       );
 
       if (round % 4 === 3) {
@@ -166,6 +182,9 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
       }
     }
     settle(new Set());
+    for (const k of ended) {
+      if (!bridge.messages.some((m) => m.method === 'notifications/cancelled' && key(m.params?.requestId) === k && /subscription ended/.test(m.params.reason))) problems.push(`ended ${k} without its notifications/cancelled`);
+    }
     for (const m of bridge.messages) {
       if (typeof m.id !== 'string' || !/^g\d+$/.test(m.id)) continue;
       if (Array.isArray(m.result?.structuredContent?.computers)) tally.goodCalls++;
@@ -190,7 +209,7 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
     }
     t.diagnostic(`tally ${JSON.stringify(tally)}; open at shutdown ${stillOpen.length} + ${httpOpen.length} over HTTP; messages ${bridge.messages.length}`);
     assert.deepEqual(problems, []);
-    assert.ok(tally.acked > 10 && tally.refusedFull > 0 && tally.refusedDuplicate > 0 && tally.cancels > 5 && tally.reloads > 3 && tally.goodCalls > 5, JSON.stringify(tally));
+    assert.ok(tally.acked > 10 && tally.replaced > 0 && tally.refusedDuplicate > 0 && tally.cancels > 5 && tally.reloads > 3 && tally.goodCalls > 5, JSON.stringify(tally));
     assert.deepEqual(internalFailures(bridge.out.stderr.split('\n')), []);
   } finally {
     if (bridge.exitCode === null && bridge.signalCode === null) {
