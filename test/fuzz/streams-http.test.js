@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { linkComputer, pongText, startTestBridge, until } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { fuzzSeed, internalFailures, jsonRpcProblems, leaksInternals, mutateValueText, prng, rawHttp, requestHead } from './lib.js';
-import { LISTEN_HEADERS, SUB, gauges, headWithLines, listenBody, newSession, openGet, openListen, rawStream, resourceTracker, sleep } from './stream-lib.js';
+import { LISTEN_HEADERS, META, SUB, gauges, headWithLines, listenBody, newSession, openGet, openListen, rawStream, resourceTracker, sleep } from './stream-lib.js';
 
 const ACTIONS = 260;
 const CONCURRENCY = 4;
@@ -386,4 +386,69 @@ test('fuzz event streams at shutdown: GET streams and listens open, more opening
   }, 5, 10_000).catch(() => assert.fail(`left behind:\n${tracker.leftSince(mark).map((x) => `${x.type}\n${x.stack}`).join('\n\n')}`));
   tracker.disable();
   assert.deepEqual(internalFailures(bridge.logs), []);
+});
+
+/** What a filter must get: the -32602 message's start for its first malformed field, or the honoured filter. */
+function filterOracle(notifications) {
+  if (notifications === undefined) return { problem: 'params.notifications is required' };
+  if (notifications === null || typeof notifications !== 'object' || Array.isArray(notifications)) return { problem: 'params.notifications must be an object' };
+  for (const field of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) {
+    if (Object.hasOwn(notifications, field) && typeof notifications[field] !== 'boolean') return { problem: `params.notifications.${field} must be a boolean, not ` };
+  }
+  const uris = notifications.resourceSubscriptions;
+  if (uris !== undefined && !(Array.isArray(uris) && uris.every((u) => typeof u === 'string'))) return { problem: 'params.notifications.resourceSubscriptions must be an array of strings, not ' };
+  return { honoured: notifications.toolsListChanged === true ? { toolsListChanged: true } : {} };
+}
+
+const FILTER_VALUES = [true, false, null, 0, 1, -1.5, '', 'yes', 'x'.repeat(5000), [], ['a'], ['a', 'b'], [['x']], [1], ['a', null], [{}], {}, { a: 1 }, { toolsListChanged: true }];
+
+test('fuzz subscriptions/listen filters against an oracle: each field of the filter absent or of any JSON type; a malformed one is -32602 naming it in a short message, a good one acknowledged with exactly what is honoured', { timeout: 120_000 }, async (t) => {
+  const seed = fuzzSeed(0x5eed_9);
+  t.diagnostic(`FUZZ_SEED=${seed}`);
+  const r = prng(seed);
+  const bridge = await startTestBridge({ LOG_LEVEL: 'info' });
+  const port = Number(new URL(bridge.mcpUrl).port);
+  const outcomes = { acked: 0, refused: 0 };
+  try {
+    for (let i = 0; i < 300; i++) {
+      let notifications;
+      if (r.chance(0.05)) notifications = r.pick([undefined, null, [], 'x', 1, true]);
+      else {
+        notifications = {};
+        for (const field of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged', 'resourceSubscriptions', '__proto__', 'constructor', 'example.com/x']) {
+          if (r.chance(0.5)) Object.defineProperty(notifications, field, { value: r.chance(0.5) && field !== 'resourceSubscriptions' ? r.chance(0.5) : r.pick(FILTER_VALUES), enumerable: true });
+        }
+      }
+      const want = filterOracle(notifications);
+      const id = r.chance(0.5) ? `F${i}` : i;
+      const body = { jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: META } };
+      if (notifications !== undefined) body.params.notifications = notifications;
+      const bytes = Buffer.from(JSON.stringify(body));
+      const s = rawStream(port, Buffer.concat([headWithLines('POST', '/mcp', Object.entries(LISTEN_HEADERS), bytes.length), bytes]));
+      const { status } = await s.head;
+      const sent = JSON.stringify(notifications)?.slice(0, 200);
+      if (want.problem) {
+        await s.done;
+        const answer = s.json();
+        assert.equal(status, 400, `${sent}: ${s.text.slice(0, 300)}`);
+        assert.equal(answer.id, id);
+        assert.equal(answer.error.code, -32602);
+        assert.ok(answer.error.message.startsWith(`Invalid params: ${want.problem}`) || answer.error.message.includes(want.problem), `${sent}: ${answer.error.message}`);
+        assert.ok(answer.error.message.length < 400, `${sent}: a ${answer.error.message.length}-character message`);
+        outcomes.refused++;
+      } else {
+        assert.equal(status, 200, `${sent}: ${s.text.slice(0, 300)}`);
+        await until(() => s.events.length >= 1 || s.closed);
+        assert.deepEqual(s.events[0]?.params, { _meta: { [SUB]: id }, notifications: want.honoured }, sent);
+        await s.close();
+        outcomes.acked++;
+      }
+    }
+    await until(() => bridge.dispatcher.subscriptions.size === 0 && bridge.tools.watching === 0);
+    t.diagnostic(JSON.stringify(outcomes));
+    assert.ok(outcomes.acked > 20 && outcomes.refused > 20, JSON.stringify(outcomes));
+    assert.deepEqual(internalFailures(bridge.logs), []);
+  } finally {
+    await bridge.close();
+  }
 });
