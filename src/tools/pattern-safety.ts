@@ -13,7 +13,9 @@
 // - a group repeated a bounded number of times (3 to MAX_FINITE) may not end with an unbounded
 //   repetition of characters it can start with (`(a+){10}`: polynomial of degree 9);
 // - no more than two unbounded repetitions of overlapping characters may follow each other (only
-//   optional items between), counting an unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not);
+//   optional items between, or ones the repetition before can take too: `.*a.*a.*b`), counting an
+//   unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not) and not counting one that
+//   ends the pattern (nothing after it can fail: `.*foo.*`);
 // - no backreferences (`\1`, `\k<name>`).
 // Character sets are exact code point ranges, except `\p{...}` / `\P{...}`, taken as any character.
 // A pattern this parser cannot read (it reads every valid `u`-flag RegExp) is refused as well.
@@ -397,21 +399,47 @@ function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): string | n
   return null;
 }
 
-function problemIn(alt: Alt, anchored: boolean): string | null {
+/** `seq` with every group that matches exactly once and has no alternatives written out in place: `(?:a+)(b+)` reads as `a+b+`. */
+function inlined(seq: Seq): Seq {
+  const out: Seq = [];
+  for (const t of seq) {
+    if (t.atom.kind === 'group' && t.min === 1 && t.max === 1 && t.atom.body.length === 1) out.push(...inlined(t.atom.body[0] as Seq));
+    else out.push(t);
+  }
+  return out;
+}
+
+/**
+ * Three unbounded repetitions of overlapping characters in a row (two when unanchored), with between
+ * them only optional items or items the repetition before can also take (`.*a.*a.*b`: the a's can be
+ * any of the input's). The last item of the whole pattern is not counted when it is such a repetition:
+ * nothing after it can fail (`.*foo.*`).
+ */
+function runProblem(seq: Seq, anchored: boolean, last: boolean): string | null {
+  let run: Term[] = [];
+  const terms = inlined(seq);
+  for (let i = 0; i < terms.length; i++) {
+    const t = terms[i] as Term;
+    const prev = run[run.length - 1];
+    if (unbounded(t)) {
+      if (last && i === terms.length - 1) break;
+      run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
+      const degree = run.length + (anchored ? 0 : 1);
+      if (degree >= 3) {
+        const which = run.map((r) => `"${r.src}"`).join(' and ');
+        return `${which} repeat the same characters with nothing between them that the one before cannot also take${anchored ? '' : ', in an unanchored pattern (every start position is tried)'}, so a failing match tries about length^${degree} splits; ${anchored ? 'put' : 'anchor it with ^, or put'} a character the one before cannot match between them`;
+      }
+    } else if (!nullableTerm(t) && !(prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)))) run = [];
+  }
+  return null;
+}
+
+function problemIn(alt: Alt, anchored: boolean, top = false): string | null {
   for (const seq of alt) {
-    // runs of unbounded repetitions of overlapping characters, only optional items between them
-    let run: Term[] = [];
+    const run = runProblem(seq, anchored, top);
+    if (run) return run;
     for (const t of seq) {
       if (t.atom.kind === 'backref') return `${t.src} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
-      if (unbounded(t)) {
-        const prev = run[run.length - 1];
-        run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
-        const degree = run.length + (anchored ? 0 : 1);
-        if (degree >= 3) {
-          const which = run.map((r) => `"${r.src}"`).join(' and ');
-          return `${which} repeat the same characters one after the other${anchored ? '' : ' in an unanchored pattern (every start position is tried)'}, so a failing match tries about length^${degree} splits; ${anchored ? 'put' : 'anchor it with ^, or put'} a character neither can match between them`;
-        }
-      } else if (!nullableTerm(t)) run = [];
       if (t.atom.kind === 'group' && repeats(t)) {
         const problem = repeatedGroupProblem(t as Term & { atom: { kind: 'group' } });
         if (problem) return problem;
@@ -437,7 +465,7 @@ export function patternProblem(pattern: string): string | null {
   try {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
-    problem = problemIn(alt, anchored);
+    problem = problemIn(alt, anchored, true);
   } catch (err) {
     if (!(err instanceof Unreadable)) throw err;
     problem = `the bridge could not read it to check that it cannot backtrack exponentially (${err.message})`;
