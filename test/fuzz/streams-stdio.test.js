@@ -3,18 +3,19 @@
 // pieces cut anywhere: listens with random and mutated filters and ids, listens reusing an open id,
 // notifications/cancelled for open and unknown ids, mangled lines, good tool calls; HTTP listens
 // opened and dropped (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT and the total end the oldest); tool set changes (CC_CONFIG + SIGHUP) between rounds; then SIGTERM with
-// subscriptions open on both transports. Invariants: stdout stays one JSON-RPC message per line, each
+// subscriptions open on both transports and listens still coming. Invariants: stdout stays one JSON-RPC message per line, each
 // request id is acknowledged or answered (a refusal says which limit or which id), a change reaches
 // every open subscription that asked for it, once, with its id, and none that was cancelled, the
 // subscriptions gauge matches what is open, a good call always gets its answer, nothing fails inside
-// the bridge, and shutdown completes every open listen and exits 0.
+// the bridge, and shutdown completes every open listen (a late one is completed, refused or never
+// read, never left acknowledged without an answer) and exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { until } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { spawnStdio } from '../surfaces/stdio-child.js';
 import { fuzzSeed, internalFailures, jsonRpcProblems, mangleText, mutateValueText, prng } from './lib.js';
-import { META, SUB, gauges, listenBody, openListen } from './stream-lib.js';
+import { META, SUB, gauges, listenBody, openListen, sleep } from './stream-lib.js';
 
 const ROUNDS = 31;
 const PER_ROUND = 10;
@@ -195,12 +196,33 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
     const stillOpen = [...open.values()];
     assert.ok(stillOpen.length + httpOpen.length > 0, 'something open at shutdown');
     bridge.kill('SIGTERM');
+    // listens keep coming while it shuts down
+    const late = [];
+    for (let k = 0; k < 200 && bridge.exitCode === null; k++) {
+      late.push(`late${k}`);
+      bridge.send(listenBody(`late${k}`));
+      await sleep(1);
+    }
     const { code } = await bridge.exited;
     assert.equal(code, 0, bridge.out.stderr.slice(-2000));
     settle(new Set());
+    // each late one: taken before the signal (acknowledged, then completed or ended for a newer one),
+    // refused as shutting down, or never read; never acknowledged and left without an answer
+    const lateOutcomes = {};
+    for (const id of late) {
+      const acked = bridge.messages.some((m) => m.method === ACK && subId(m) === id);
+      const answer = bridge.messages.find((m) => m.id === id);
+      const outcome = !answer ? (acked ? 'acknowledged, never answered' : 'not read') : answer.result?.resultType === 'complete' ? 'completed' : /shutting down/.test(answer.error?.message) ? 'refused: shutting down' : /^Too many subscriptions/.test(answer.error?.message) ? 'refused: full' : /^Subscription ended/.test(answer.error?.message) ? 'ended for a newer one' : `answered ${JSON.stringify(answer).slice(0, 200)}`;
+      lateOutcomes[outcome] = (lateOutcomes[outcome] ?? 0) + 1;
+      if (outcome.startsWith('answered') || outcome === 'acknowledged, never answered' || (acked && outcome.startsWith('refused')) || (!acked && outcome === 'completed')) problems.push(`late ${id}: ${outcome}${acked ? ' (acknowledged)' : ''}`);
+    }
+    t.diagnostic(`listens sent during shutdown: ${JSON.stringify(lateOutcomes)}`);
+    const lateAcked = late.some((id) => bridge.messages.some((m) => m.method === ACK && subId(m) === id));
     for (const sub of stillOpen) {
-      const answer = bridge.messages.find((m) => 'id' in m && key(m.id) === key(sub.id) && m.result);
-      assert.deepEqual(answer?.result, { resultType: 'complete', _meta: { [SUB]: sub.id } }, `listen ${key(sub.id)} at shutdown`);
+      const answer = bridge.messages.find((m) => 'id' in m && key(m.id) === key(sub.id) && (m.result || m.error));
+      // a late listen taken before the signal may have ended it for a newer one
+      if (lateAcked && /^Subscription ended/.test(answer?.error?.message)) continue;
+      assert.deepEqual(answer?.result, { resultType: 'complete', _meta: { [SUB]: sub.id } }, `listen ${key(sub.id)} at shutdown: ${JSON.stringify(answer)}`);
       assert.ok(bridge.messages.some((m) => m.method === 'notifications/cancelled' && key(m.params.requestId) === key(sub.id)));
     }
     for (const s of httpOpen) {
