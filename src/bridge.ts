@@ -14,6 +14,7 @@ import { startHttpServer } from './surfaces/http.js';
 import { AnswerWriter } from './surfaces/respond.js';
 import { EventStreams } from './surfaces/event-streams.js';
 import { TokenSet } from './auth/tokens.js';
+import { KeyPins } from './link/pins.js';
 import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
 import type { ConfigHub } from './config/hub.js';
@@ -86,6 +87,12 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
         });
   if (hub) hub.apply(hub.read());
   const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
+  // one table for the bridge's lifetime, kept across a port takeover (startLinkServer again)
+  const pins = config.linkPin ? new KeyPins(config.linkMaxPins) : undefined;
+  if (pins) {
+    metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
+    metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
+  }
   let link: LinkPortHolder;
   try {
     link = await holdLinkPort(() => startLinkServer(links, log, {
@@ -95,6 +102,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       maxFrameBytes: config.maxFrameBytes,
       luaProgramPath: LUA_PROGRAM_PATH,
       tokens: new TokenSet(config.linkTokens),
+      pins,
       limits: {
         maxLinks: config.maxLinks,
         maxLinksPerAddress: config.maxLinksPerAddress,

@@ -27,6 +27,10 @@ export interface Config {
   mcpAuthTokens: string[];
   /** Tokens a computer's hello may carry; empty: no link auth. */
   linkTokens: string[];
+  /** Pin each computer id to the key it first links with (CC_LINK_PIN). */
+  linkPin: boolean;
+  /** Most computer ids pinned at once (CC_LINK_MAX_PINS). */
+  linkMaxPins: number;
   /** Let MCP listen on a non-loopback address without a token. */
   allowUnauthenticated: boolean;
   /** CC_CONFIG: the JSON file with config-defined tools and upstream servers; null without one. */
@@ -111,6 +115,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_AUTH_TOKEN_FILE', default: '', meaning: 'file holding the MCP token(s), one per line (keeps them out of the process list)' },
   { name: 'CC_LINK_TOKEN', default: '', meaning: 'token(s) a computer must send in its hello (comma-separated for rotation)' },
   { name: 'CC_LINK_TOKEN_FILE', default: '', meaning: 'file holding the link token(s), one per line' },
+  { name: 'CC_LINK_PIN', default: 'on', meaning: 'on|off: the first hello for a computer id that carries a key (mcp-computer\'s mcp.key) pins the id to that key until the bridge restarts; a later hello for it with another key or none gets hello-error key_mismatch (restart the bridge to forget every pin)' },
+  { name: 'CC_LINK_MAX_PINS', default: '10000', meaning: 'most computer ids pinned at once (about 100 bytes each); a keyed hello for a new id after that links unpinned, with a warning' },
   { name: 'CC_MAX_LINKS', default: '1000', meaning: 'most computers linked at once; more get hello-error busy' },
   { name: 'CC_MAX_LINKS_PER_ADDRESS', default: '1000', meaning: 'most links from one IP address (a Minecraft server\'s computers share its address)' },
   { name: 'CC_MAX_PENDING_HELLOS', default: '256', meaning: 'most link sockets that have not said hello yet; more get HTTP 503' },
@@ -264,6 +270,8 @@ export function loadConfig(
     logLevel: read(env, 'LOG_LEVEL', level),
     mcpAuthTokens: readTokens(env, 'MCP_AUTH_TOKEN', readFile),
     linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),
+    linkPin: read(env, 'CC_LINK_PIN', onOff),
+    linkMaxPins: read(env, 'CC_LINK_MAX_PINS', count),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
     configFile: read(env, 'CC_CONFIG', optionalPath),
     maxLinks: read(env, 'CC_MAX_LINKS', count),

@@ -42,6 +42,8 @@ test('every variable has its documented default', () => {
     logLevel: 'info',
     mcpAuthTokens: [],
     linkTokens: [],
+    linkPin: true,
+    linkMaxPins: 10000,
     allowUnauthenticated: false,
     configFile: null,
     maxLinks: 1000,
@@ -263,6 +265,8 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_MAX_GET_STREAMS: '256',
     MCP_MAX_GET_STREAMS_PER_SESSION: '4',
     CC_LINK_RETRY_MS: '500',
+    CC_LINK_PIN: 'on',
+    CC_LINK_MAX_PINS: '10000',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

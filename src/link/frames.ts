@@ -9,6 +9,8 @@ export interface HelloFrame {
   version: string | null;
   /** The link token the computer sent (CC_LINK_TOKEN), or null; never logged. */
   token: string | null;
+  /** The computer's own key (mcp-computer's `mcp.key`), which pins its id (CC_LINK_PIN), or null; never logged. */
+  key: string | null;
   /** Largest frame the computer sends and takes (its --max-frame), when it says. */
   maxFrame?: number;
   /** What the computer is (kind, advanced, _HOST, CC version, peripherals); null where not said. */
@@ -92,6 +94,22 @@ function validId(id: unknown): id is string {
   return typeof id === 'string' && id !== '' && id.length <= MAX_ID_LENGTH;
 }
 
+/** Shortest and longest computer key (mcp-computer sends 32 characters). */
+export const MIN_KEY_LENGTH = 16;
+export const MAX_KEY_LENGTH = 128;
+const KEY_CHARS = /^[A-Za-z0-9_-]*$/;
+
+/** A hello's `key`: absent or null (no key), or 16-128 characters of A-Z a-z 0-9 _ -. Errors never echo it. */
+export function parseKey(value: unknown): { ok: true; key: string | null } | { ok: false; error: string } {
+  if (value === undefined || value === null) return { ok: true, key: null };
+  if (typeof value !== 'string') return { ok: false, error: `hello.key must be a string (got ${aJsonType(value)})` };
+  if (value.length < MIN_KEY_LENGTH || value.length > MAX_KEY_LENGTH) {
+    return { ok: false, error: `hello.key must be ${MIN_KEY_LENGTH} to ${MAX_KEY_LENGTH} characters long (got ${value.length})` };
+  }
+  if (!KEY_CHARS.test(value)) return { ok: false, error: 'hello.key may hold only the characters A-Z a-z 0-9 _ -' };
+  return { ok: true, key: value };
+}
+
 function parseHello(value: Record<string, unknown>): FrameParse {
   const id = value.computerId;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) {
@@ -100,9 +118,11 @@ function parseHello(value: Record<string, unknown>): FrameParse {
   const label = typeof value.computerLabel === 'string' && value.computerLabel !== '' ? value.computerLabel : null;
   const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
   const token = typeof value.token === 'string' ? value.token : null;
+  const key = parseKey(value.key);
+  if (!key.ok) return key;
   const identity = parseIdentity(value);
   if (!identity.ok) return { ok: false, error: identity.error };
-  const frame: HelloFrame = { type: 'hello', computerId: id, computerLabel: label, version, token, identity: identity.value };
+  const frame: HelloFrame = { type: 'hello', computerId: id, computerLabel: label, version, token, key: key.key, identity: identity.value };
   const maxFrame = value.maxFrame;
   if (maxFrame !== undefined) {
     if (typeof maxFrame !== 'number' || !Number.isSafeInteger(maxFrame) || maxFrame < MIN_MAX_FRAME) {
@@ -247,9 +267,11 @@ export function encodeHelloOk(maxFrame: number): string {
 
 /**
  * Why a hello was refused, for the computer to act on: `unauthorized` (wrong or missing token: stop
- * and ask the player), `busy` (a limit; retry later with backoff), `invalid` (a malformed hello).
+ * and ask the player), `busy` (a limit; retry later with backoff), `invalid` (a malformed hello),
+ * `key_mismatch` (the computer id is pinned to another key, or to a key this hello lacks: stop; only the
+ * bridge's operator can reset it).
  */
-export type HelloErrorCode = 'unauthorized' | 'busy' | 'invalid';
+export type HelloErrorCode = 'unauthorized' | 'busy' | 'invalid' | 'key_mismatch';
 
 export function encodeHelloError(error: string, code: HelloErrorCode = 'invalid'): string {
   return JSON.stringify({ type: 'hello-error', error, code });

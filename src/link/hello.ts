@@ -7,6 +7,7 @@ import type { Admission } from './admission.js';
 import type { ComputerSocket } from './computer-socket.js';
 import { encodeHelloError, encodeHelloOk, type HelloErrorCode, type HelloFrame } from './frames.js';
 import { omittedText } from './identity.js';
+import type { KeyPins } from './pins.js';
 import { describe, type LinkRegistry } from './registry.js';
 
 export const CLOSE_POLICY = 1008;
@@ -14,8 +15,15 @@ export const CLOSE_POLICY = 1008;
 export const CLOSE_UNAUTHORIZED = 4401;
 /** A limit was hit: try again later. */
 const CLOSE_TRY_AGAIN = 1013;
+/** The computer id is pinned to another key (CC_LINK_PIN): retrying cannot help. */
+export const CLOSE_KEY_MISMATCH = 4409;
 
-const REASONS: Record<HelloErrorCode, string> = { invalid: 'invalid hello', unauthorized: 'unauthorized', busy: 'try again later' };
+const REASONS: Record<HelloErrorCode, string> = {
+  invalid: 'invalid hello',
+  unauthorized: 'unauthorized',
+  busy: 'try again later',
+  key_mismatch: 'key_mismatch: this computer id is held by another key; restart the bridge to reset it',
+};
 
 export interface HelloOptions {
   registry: LinkRegistry;
@@ -28,6 +36,8 @@ export interface HelloOptions {
   maxFrameBytes: number;
   /** When it holds tokens, a hello must carry one of them (CC_LINK_TOKEN). */
   tokens?: { readonly enabled: boolean; matches(token: string | null): boolean };
+  /** Computer ids pinned to the key they first linked with (CC_LINK_PIN); none when absent (off). */
+  pins?: KeyPins;
 }
 
 export interface Hellos {
@@ -52,7 +62,7 @@ export function closeReason(text: string): string {
 }
 
 export function helloHandshake(options: HelloOptions): Hellos {
-  const { registry, admission, metrics, log, warn, tokens } = options;
+  const { registry, admission, metrics, log, warn, tokens, pins } = options;
   const helloOk = encodeHelloOk(options.maxFrameBytes);
 
   /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
@@ -88,8 +98,26 @@ export function helloHandshake(options: HelloOptions): Hellos {
         refuse(ws, 'the bridge refused the token (CC_LINK_TOKEN); set it on the computer with: set mcp.token <token>', 'unauthorized', CLOSE_UNAUTHORIZED);
         return;
       }
+      const pin = pins ? pins.check(frame.computerId, frame.key) : 'ok';
+      if (pin === 'mismatch' || pin === 'missing') {
+        metrics.linksRefused.inc('key_mismatch');
+        // the remote address, never the key; the live link (if any) is left alone
+        const held = current ? `; its link from ${current.remoteAddress} is kept` : '';
+        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${pin === 'missing' ? 'no key' : 'another key'} than the one computer ${frame.computerId} is pinned to${held}`);
+        const why = pin === 'missing' ? 'this hello carries no key (mcp.key)' : 'this computer\'s key (mcp.key) is another';
+        refuse(
+          ws,
+          `computer id ${frame.computerId} is held by another key: the first computer that linked as ${frame.computerId} since the bridge started had a key, and ${why}. If this computer was reinstalled, the bridge's operator resets the pin by restarting the bridge (or runs it with CC_LINK_PIN=off).`,
+          'key_mismatch',
+          CLOSE_KEY_MISMATCH,
+        );
+        return;
+      }
       if (ws.helloTimer) clearTimeout(ws.helloTimer);
       ws.helloTimer = null;
+      if (pin === 'new' && !pins!.pin(frame.computerId, frame.key!)) {
+        warn(`computer ${frame.computerId} linked without a pin: CC_LINK_MAX_PINS (${pins!.max}) ids are pinned already`);
+      }
       const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
       ws.link = link;
       metrics.linksLinked++;

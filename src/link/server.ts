@@ -14,6 +14,7 @@ import { describe, type LinkRegistry } from './registry.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
 import { CLOSE_POLICY, helloHandshake } from './hello.js';
+import type { KeyPins } from './pins.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -25,6 +26,8 @@ export interface LinkServerOptions {
   luaProgramPath: string;
   /** When it holds tokens, a hello must carry one of them (CC_LINK_TOKEN). */
   tokens?: { readonly enabled: boolean; matches(token: string | null): boolean };
+  /** Computer ids pinned to their first key (CC_LINK_PIN); no pinning when absent. */
+  pins?: KeyPins;
   /** Caps on links and on connections that have not said hello; none when absent. */
   limits?: AdmissionLimits;
   metrics?: Metrics;
@@ -64,7 +67,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     const text = budget.take(line);
     if (text !== null) log.warn(text);
   };
-  const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens });
+  const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens, pins: options.pins });
   /** Tickets by raw socket, taken before the WebSocket handshake and given back when the socket closes. */
   const tickets = new WeakMap<object, Ticket>();
   // node checks these only every connectionsCheckingInterval (30 s unless set)

@@ -13,6 +13,7 @@ test('valid hello: integer id, label kept', () => {
       computerLabel: 'base-turtle',
       version: '0.1.0',
       token: null,
+      key: null,
       identity: { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null },
     },
   });

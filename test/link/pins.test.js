@@ -1,0 +1,183 @@
+// Trust on first use of computer keys (CC_LINK_PIN) against a real bridge; fake computers are real ws
+// clients on port 0. The bug: without CC_LINK_TOKEN (or with one every computer shares) any peer that
+// reached the link port could say hello as any computer id, replace the real computer's link and be
+// handed the code and arguments meant for it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeComputer, callTool, rpc, withBridge } from '../helpers.js';
+import { KeyPins } from '../../dist/link/pins.js';
+import { parseComputerFrame } from '../../dist/link/frames.js';
+
+const KEY = 'realKey_0123456789abcdefABCDEF-x';
+const OTHER = 'impostorKey_0123456789abcdefABCD';
+const hello = (computerId, key) => ({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
+const answering = (computerId, output) =>
+  new FakeComputer(undefined, { computerId, onRequest: () => ({ ok: true, result: { ok: true, output, returns: [] } }) });
+
+async function linked(bridge, computerId, key, output) {
+  const c = answering(computerId, output);
+  c.url = bridge.linkUrl;
+  const first = await c.link(hello(computerId, key));
+  return { c, first };
+}
+
+async function execOutput(bridge, computerId) {
+  const result = await callTool(bridge, 'exec-lua', { computerId, code: 'return 1' });
+  assert.notEqual(result.isError, true, JSON.stringify(result));
+  return result.structuredContent.output;
+}
+
+test('bug: an impostor with another key replaced a keyed computer (no CC_LINK_TOKEN): now refused key_mismatch, the real link stays and keeps answering', () =>
+  withBridge({}, async (bridge) => {
+    const { c: real, first } = await linked(bridge, 7, KEY, 'real\n');
+    assert.equal(first.type, 'hello-ok');
+    const { c: impostor, first: refused } = await linked(bridge, 7, OTHER, 'stolen\n');
+    assert.equal(refused.type, 'hello-error');
+    assert.equal(refused.code, 'key_mismatch');
+    assert.match(refused.error, /computer id 7 is held by another key/);
+    assert.match(refused.error, /restarting the bridge.*CC_LINK_PIN=off/);
+    const closed = await impostor.closed;
+    assert.equal(closed.code, 4409);
+    assert.match(closed.reason, /^key_mismatch: this computer id is held by another key; restart the bridge/);
+    assert.equal(real.ws.readyState, 1, 'the real link is left alone');
+    assert.equal(await execOutput(bridge, 7), 'real\n');
+    assert.deepEqual(impostor.received.map((f) => f.type), ['hello-error']);
+    assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 1);
+    assert.equal(bridge.metrics.linksReplaced, 0);
+    const warning = bridge.logs.find((l) => /refused: another key than the one computer 7 is pinned to/.test(l));
+    assert.ok(warning, bridge.logs.join('\n'));
+    assert.match(warning, /link from 127\.0\.0\.1:\d+ \(computer 7\).*its link from 127\.0\.0\.1:\d+ is kept/);
+    assert.ok(!bridge.logs.some((l) => l.includes(KEY) || l.includes(OTHER)), 'keys are never logged');
+    const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+    assert.match(metrics, /cc_links_refused_total\{reason="key_mismatch"\} 1/);
+    assert.match(metrics, /cc_link_pins 1/);
+    await real.close();
+  }));
+
+test('bug: a keyless impostor replaced a computer that linked with a key: now refused key_mismatch, even after the real one went offline', () =>
+  withBridge({}, async (bridge) => {
+    const { c: real } = await linked(bridge, 8, KEY, 'real\n');
+    const { c: impostor, first } = await linked(bridge, 8, undefined, 'stolen\n');
+    assert.equal(first.code, 'key_mismatch');
+    assert.match(first.error, /this hello carries no key/);
+    assert.equal((await impostor.closed).code, 4409);
+    assert.equal(await execOutput(bridge, 8), 'real\n');
+    assert.ok(bridge.logs.some((l) => /refused: no key than the one computer 8 is pinned to/.test(l)));
+    await real.close();
+    // offline: the pin still holds, so the id cannot be taken while its computer is away
+    const { c: later, first: again } = await linked(bridge, 8, OTHER, 'stolen\n');
+    assert.equal(again.code, 'key_mismatch');
+    assert.doesNotMatch(again.error, /is kept/);
+    await later.closed;
+    assert.equal(bridge.links.get(8), undefined);
+    assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 2);
+  }));
+
+test('the same key relinks (reboot, network drop) and replaces the old link as before', () =>
+  withBridge({}, async (bridge) => {
+    const { c: before } = await linked(bridge, 9, KEY, 'before\n');
+    const { c: after, first } = await linked(bridge, 9, KEY, 'after\n');
+    assert.equal(first.type, 'hello-ok');
+    assert.equal((await before.closed).code, 4000);
+    assert.equal(bridge.metrics.linksReplaced, 1);
+    assert.equal(await execOutput(bridge, 9), 'after\n');
+    await after.close();
+    const { c: back, first: ok } = await linked(bridge, 9, KEY, 'back\n');
+    assert.equal(ok.type, 'hello-ok', 'relinks after being offline');
+    await back.close();
+  }));
+
+test('keyless hellos for ids never pinned behave as before: each replaces the last; a key then pins the id', () =>
+  withBridge({}, async (bridge) => {
+    const { c: a } = await linked(bridge, 10, undefined, 'a\n');
+    const { c: b, first } = await linked(bridge, 10, undefined, 'b\n');
+    assert.equal(first.type, 'hello-ok');
+    assert.equal((await a.closed).code, 4000);
+    const { c: keyed, first: ok } = await linked(bridge, 10, KEY, 'keyed\n');
+    assert.equal(ok.type, 'hello-ok', 'a keyed hello takes over an unpinned id, as any hello did');
+    await b.closed;
+    const { c: c, first: refused } = await linked(bridge, 10, undefined, 'c\n');
+    assert.equal(refused.code, 'key_mismatch');
+    await c.closed;
+    assert.equal(await execOutput(bridge, 10), 'keyed\n');
+    assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 1);
+    await keyed.close();
+  }));
+
+test('CC_LINK_PIN=off: keys are checked for form only and any hello replaces the link, as before', () =>
+  withBridge({ CC_LINK_PIN: 'off' }, async (bridge) => {
+    const { c: real } = await linked(bridge, 11, KEY, 'real\n');
+    const { c: other, first } = await linked(bridge, 11, OTHER, 'other\n');
+    assert.equal(first.type, 'hello-ok');
+    assert.equal((await real.closed).code, 4000);
+    const { c: keyless, first: ok } = await linked(bridge, 11, undefined, 'keyless\n');
+    assert.equal(ok.type, 'hello-ok');
+    await other.closed;
+    assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 0);
+    const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+    assert.doesNotMatch(metrics, /cc_link_pins/);
+    const { first: bad } = await linked(bridge, 12, 'short', 'x\n');
+    assert.equal(bad.code, 'invalid');
+    await keyless.close();
+  }));
+
+test('CC_LINK_MAX_PINS: a keyed hello for a new id after the cap links unpinned, with a warning and a count', () =>
+  withBridge({ CC_LINK_MAX_PINS: '1' }, async (bridge) => {
+    const { c: first } = await linked(bridge, 20, KEY, 'a\n');
+    const { c: second, first: ok } = await linked(bridge, 21, KEY, 'b\n');
+    assert.equal(ok.type, 'hello-ok');
+    assert.ok(bridge.logs.some((l) => /computer 21 linked without a pin: CC_LINK_MAX_PINS \(1\)/.test(l)));
+    const { c: takeover, first: taken } = await linked(bridge, 21, OTHER, 'c\n');
+    assert.equal(taken.type, 'hello-ok', 'unpinned: replaced as before');
+    await second.closed;
+    const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+    assert.match(metrics, /cc_link_pins 1\n/);
+    assert.match(metrics, /cc_link_pins_full_total 2/);
+    await first.close();
+    await takeover.close();
+  }));
+
+test('a malformed hello key is refused invalid with a specific error that never echoes it', () =>
+  withBridge({}, async (bridge) => {
+    const cases = [
+      [42, /hello\.key must be a string \(got a number\)/],
+      ['abc', /hello\.key must be 16 to 128 characters long \(got 3\)/],
+      ['x'.repeat(129), /hello\.key must be 16 to 128 characters long \(got 129\)/],
+      ['0123456789abcdef 0123', /hello\.key may hold only the characters A-Z a-z 0-9 _ -/],
+      ['0123456789abcdé0123', /may hold only/],
+    ];
+    for (const [key, error] of cases) {
+      const c = new FakeComputer(bridge.linkUrl, { computerId: 30 });
+      const first = await c.link(hello(30, key));
+      assert.equal(first.code, 'invalid');
+      assert.match(first.error, error);
+      if (typeof key === 'string') assert.ok(!first.error.includes(key));
+      assert.equal((await c.closed).code, 1008);
+    }
+    assert.equal(bridge.links.size, 0);
+    const ok = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    assert.equal(ok.status, 200);
+  }));
+
+test('parseComputerFrame: key null or absent is no key; bounds are 16 and 128', () => {
+  const parse = (key) => parseComputerFrame(JSON.stringify(hello(1, key)));
+  assert.equal(parse(undefined).frame.key, null);
+  assert.equal(parse(null).frame.key, null);
+  assert.equal(parse('a'.repeat(16)).frame.key, 'a'.repeat(16));
+  assert.equal(parse('Z_-9'.repeat(32)).frame.key, 'Z_-9'.repeat(32));
+  assert.equal(parse('a'.repeat(15)).ok, false);
+});
+
+test('KeyPins: check and pin', () => {
+  const pins = new KeyPins(2);
+  assert.equal(pins.check(1, null), 'ok');
+  assert.equal(pins.check(1, KEY), 'new');
+  assert.equal(pins.pin(1, KEY), true);
+  assert.equal(pins.check(1, KEY), 'ok');
+  assert.equal(pins.check(1, OTHER), 'mismatch');
+  assert.equal(pins.check(1, null), 'missing');
+  assert.equal(pins.pin(2, OTHER), true);
+  assert.equal(pins.pin(3, OTHER), false);
+  assert.equal(pins.size, 2);
+  assert.equal(pins.full, 1);
+});
