@@ -32,8 +32,28 @@ const page = (mcpUrl) => `<!doctype html><meta charset="utf-8"><title>cors</titl
 })();
 </script>`;
 
+// Requests a page may send with no preflight (no custom header; body a string, form data, an untyped
+// Blob): the browser picks the Content-Type. The page reports each answer's status and error.
+const simplePage = (mcpUrl) => `<!doctype html><meta charset="utf-8"><title>simple</title><script>
+(async () => {
+  const report = {};
+  const json = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'probe-computers', arguments: {} } });
+  const bodies = { text: json, form: new URLSearchParams({ a: '1' }), multipart: new FormData(), untyped: new Blob([json]) };
+  for (const [name, body] of Object.entries(bodies)) {
+    try {
+      const res = await fetch(${JSON.stringify(mcpUrl)}, { method: 'POST', body });
+      const answer = await res.json();
+      report[name] = { status: res.status, message: answer.error ? answer.error.message : null };
+    } catch (err) {
+      report[name] = { error: String(err) };
+    }
+  }
+  await fetch('/result', { method: 'POST', body: JSON.stringify(report) });
+})();
+</script>`;
+
 /** A page server on 127.0.0.1 (its port is known before the bridge starts, for MCP_ALLOWED_ORIGINS). */
-async function pageServer() {
+async function pageServer(pageOf = page) {
   let deliver;
   let mcpUrl = '';
   const reported = new Promise((resolve) => (deliver = resolve));
@@ -46,7 +66,7 @@ async function pageServer() {
       });
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/html' }).end(page(mcpUrl));
+    res.writeHead(200, { 'content-type': 'text/html' }).end(pageOf(mcpUrl));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: server.address().port, reported, setMcpUrl: (url) => (mcpUrl = url), close: () => server.close() };
@@ -85,8 +105,8 @@ async function openPage(pages, host) {
   }
 }
 
-async function withPage(host, allowed, fn) {
-  const pages = await pageServer();
+async function withPage(host, allowed, fn, pageOf = page) {
+  const pages = await pageServer(pageOf);
   const env = allowed ? { MCP_ALLOWED_ORIGINS: `http://${host}:${pages.port}` } : {};
   return withBridge(env, async (bridge) => {
     pages.setMcpUrl(bridge.mcpUrl);
@@ -113,3 +133,16 @@ test('real browser: a foreign origin is refused (403, no CORS headers: the page 
     assert.match(report.error, /TypeError/);
     assert.ok(bridge.logs.some((l) => /rejected request from Origin "http:\/\/foreign\.example:\d+"/.test(l)), bridge.logs.join('\n'));
   }));
+
+// Before: a page could drive tools with requests the browser sends without a preflight (the Origin
+// check is the only guard then; here the origin is an allowed one, so it passes).
+test('bug: real browser: a page\'s simple requests (text/plain, form, multipart bodies: no preflight) reached tools/call; now 415, while an untyped body (no Content-Type) is answered', { skip: why, timeout: 120_000 }, () =>
+  withPage('127.0.0.1', false, (report) => {
+    for (const name of ['text', 'form', 'multipart']) {
+      assert.equal(report[name]?.status, 415, JSON.stringify(report));
+      assert.match(report[name].message, /^Unsupported Media Type: the Content-Type header is "(text\/plain;charset=UTF-8|application\/x-www-form-urlencoded;charset=UTF-8|multipart\/form-data; boundary=.*)"/);
+    }
+    // readable cross-origin only with Access-Control-Allow-Origin, which the bridge sets only when the
+    // request carried an Origin: the untyped body came with one, so the Origin check saw it
+    assert.equal(report.untyped?.status, 200, JSON.stringify(report));
+  }, simplePage));
