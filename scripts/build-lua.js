@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const partsDir = path.join(root, 'lua', 'mcp-computer');
-export const PARTS = ['core', 'json', 'describe', 'exec', 'tools', 'files', 'link', 'cli'];
+export const PARTS = ['core', 'json', 'describe', 'exec', 'tools', 'files', 'key', 'link', 'cli'];
 
 const onDisk = readdirSync(partsDir).filter((f) => f.endsWith('.lua')).map((f) => f.slice(0, -4)).sort();
 const listed = [...PARTS].sort();

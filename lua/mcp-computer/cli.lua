@@ -2,7 +2,7 @@
 -- scripts/build-lua.js joins the parts into the one program the bridge serves (see core.lua).
 
 -- From the parts before this one (see M in core.lua).
-local B, run, stopLink = M.B, M.run, M.stopLink
+local B, computerKey, run, stopLink = M.B, M.computerKey, M.run, M.stopLink
 
 ---------------------------------------------------------------------------
 -- Command line
@@ -104,6 +104,10 @@ local function defineSettings()
     })
     settings.define("mcp.token", {
         description = "Link token the bridge asks for (its CC_LINK_TOKEN)",
+        type = "string",
+    })
+    settings.define("mcp.key", {
+        description = "This computer's own key: the bridge holds its id for it (made on the first run; never share it)",
         type = "string",
     })
     settings.define("mcp.exec", {
@@ -413,6 +417,7 @@ local function main(...)
 
     local link = {
         token = opts.token or nonEmpty(settings.get("mcp.token")),
+        key = computerKey(),
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame, ownMaxFrame = opts.maxFrame,
         chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {},
     }

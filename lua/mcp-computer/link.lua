@@ -255,7 +255,7 @@ end
 local function hello(link)
     link.maxFrame = math.min(link.ownMaxFrame, link.bridgeMaxFrame or link.ownMaxFrame)
     local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
-        maxFrame = link.ownMaxFrame })
+        key = link.key, maxFrame = link.ownMaxFrame })
     local jobsOmitted
     frame.jobs, jobsOmitted = identity.jobsList(link)
     link.sentLabel, link.sentPeripherals, link.sentJobs = frame.computerLabel, encode(frame.peripherals), encode(frame.jobs)
@@ -274,6 +274,11 @@ local function hello(link)
             return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
         elseif ev[1] == "websocket_closed" and ev[2] == link.url then
             if tonumber(ev[4]) == 4401 then tokenRefused() end
+            -- 4409: the bridge holds this id for another key (CC_LINK_PIN); retrying cannot help
+            if tonumber(ev[4]) == 4409 then
+                printError("The bridge refused this computer: " .. closeReason(ev[3], ev[4]))
+                error(FATAL, 0)
+            end
             if tonumber(ev[4]) == 1009 then helloTooLarge(#json, "the bridge closed the link (1009: message too big)") end
             return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
         elseif ev[1] == "websocket_message" and ev[2] == link.url then

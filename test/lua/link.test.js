@@ -37,7 +37,9 @@ for (const mode of MODES) {
       const c = useComputer(t, { ...mode.opts, id: 12, label: 'base-turtle', url: bridge.url });
       await c.waitForOutput('waiting for requests... Press Ctrl+T to stop.\n');
       const link = await bridge.link(0);
-      assert.deepEqual(link.frames[0], {
+      const { key, ...hello } = link.frames[0];
+      assert.match(key, /^[A-Za-z0-9_-]{32}$/, 'its own key (mcp.key), made on this first run');
+      assert.deepEqual(hello, {
         type: 'hello',
         computerId: 12,
         computerLabel: 'base-turtle',
