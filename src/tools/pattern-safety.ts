@@ -25,6 +25,13 @@ type Ranges = Array<[number, number]>;
 const MAX_CODE_POINT = 0x10ffff;
 /** A bounded repetition above this many times counts as unbounded. */
 export const MAX_FINITE = 10;
+/**
+ * Bounds of the check itself, so that no pattern (an upstream's listing is not trusted) makes it slow:
+ * a longer pattern, or one whose groups nest deeper, is not run (checking one of 4,096 characters
+ * takes at most tens of milliseconds, once). Real schema patterns are far smaller.
+ */
+export const MAX_PATTERN_LENGTH = 4096;
+export const MAX_GROUP_DEPTH = 64;
 
 function normalize(ranges: Ranges): Ranges {
   const sorted = ranges.filter(([lo, hi]) => lo <= hi).sort((a, b) => a[0] - b[0]);
@@ -50,8 +57,17 @@ function complement(ranges: Ranges): Ranges {
   return out;
 }
 
+/** Whether two normalized (sorted, disjoint) range lists share a code point: one merge pass. */
 function overlaps(a: Ranges, b: Ranges): boolean {
-  for (const [alo, ahi] of a) for (const [blo, bhi] of b) if (alo <= bhi && blo <= ahi) return true;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const [alo, ahi] = a[i] as [number, number];
+    const [blo, bhi] = b[j] as [number, number];
+    if (alo <= bhi && blo <= ahi) return true;
+    if (ahi < bhi) i++;
+    else j++;
+  }
   return false;
 }
 
@@ -84,6 +100,7 @@ class Unreadable extends Error {}
 /** Reads a pattern that `new RegExp(pattern, 'u')` took. */
 class Parser {
   private i = 0;
+  private depth = 0;
   constructor(private readonly s: string) {}
 
   parse(): Alt {
@@ -174,7 +191,9 @@ class Parser {
       if (end < 0) throw new Unreadable('group name');
       this.i = end + 1;
     } else if (this.peek() === '?') throw new Unreadable('group');
+    if (++this.depth > MAX_GROUP_DEPTH) throw new Unreadable(`its groups nest deeper than ${MAX_GROUP_DEPTH}`);
     const body = this.alternatives();
+    this.depth--;
     if (this.s[this.i++] !== ')') throw new Unreadable('unclosed group');
     return look ? { kind: 'look', body } : { kind: 'group', body };
   }
@@ -275,7 +294,8 @@ class Parser {
       negated = true;
       this.i++;
     }
-    let set: Ranges = [];
+    // normalized once at the end: a class of n characters costs n log n, not n squared
+    const set: Ranges = [];
     while (this.peek() !== ']') {
       if (this.i >= this.s.length) throw new Unreadable('unclosed class');
       const lo = this.classAtom();
@@ -284,13 +304,13 @@ class Parser {
         const hi = this.classAtom();
         // with the u flag a range's ends are single characters (`[\d-z]` is a syntax error)
         if (hi.length !== 1 || hi[0]![0] !== hi[0]![1]) throw new Unreadable('class range');
-        set = union(set, [[lo[0]![0], hi[0]![0]]]);
+        set.push([lo[0]![0], hi[0]![0]]);
         continue;
       }
-      set = union(set, lo);
+      set.push(...lo);
     }
     this.i++;
-    return negated ? complement(set) : set;
+    return negated ? complement(set) : normalize(set);
   }
 
   private classAtom(): Ranges {
@@ -462,13 +482,14 @@ const problems = new Map<string, string | null>();
 export function patternProblem(pattern: string): string | null {
   let problem = problems.get(pattern);
   if (problem !== undefined) return problem;
+  if (pattern.length > MAX_PATTERN_LENGTH) return `it is ${pattern.length} characters long, more than the ${MAX_PATTERN_LENGTH} the bridge checks`;
   try {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
     problem = problemIn(alt, anchored, true);
   } catch (err) {
-    if (!(err instanceof Unreadable)) throw err;
-    problem = `the bridge could not read it to check that it cannot backtrack exponentially (${err.message})`;
+    // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)
+    problem = `the bridge could not read it to check that it cannot backtrack exponentially (${(err as Error).message})`;
   }
   // patterns come from the config file and upstream listings; a bound keeps re-listings from growing it
   if (problems.size >= 1000) problems.clear();
