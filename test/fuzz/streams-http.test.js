@@ -82,7 +82,7 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
   });
   const port = Number(new URL(bridge.mcpUrl).port);
   const problems = [];
-  const tally = { refused: {}, opened: 0, listens: 0, dropped: 0, halfClosed: 0, reloads: 0, goodCalls: 0, limitGet: 0, limitSub: 0, pipelined: 0 };
+  const tally = { refused: {}, opened: 0, listens: 0, dropped: 0, halfClosed: 0, reloads: 0, goodCalls: 0, limitGet: 0, limitSub: 0, pipelined: 0, droppedEarly: 0 };
   const count = (key) => (tally.refused[key] = (tally.refused[key] ?? 0) + 1);
   let reloads = 0;
   const reload = () => {
@@ -126,6 +126,12 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
       const lines = getHeaders(r, session);
       const want = expectedGet(lines, session);
       const s = rawStream(port, headWithLines('GET', '/mcp', lines));
+      if (r.chance(0.08)) {
+        // gone before (or while) the answer is written
+        tally.droppedEarly++;
+        await sleep(r.int(3));
+        return s.close();
+      }
       const { status } = await s.head;
       if (want.raw) {
         // node's parser answered before any route ran
@@ -170,6 +176,11 @@ test('fuzz GET /mcp and subscriptions/listen: hostile headers and bodies, droppe
       if (r.chance(0.1)) lines.push(['Last-Event-ID', r.pick(['7', 'x'.repeat(3000)])]);
       if (r.chance(0.05)) lines.splice(2, 1, ['MCP-Protocol-Version', r.pick(['2025-11-25', 'nope', '2026-07-28, 2026-07-28'])]);
       const s = rawStream(port, Buffer.concat([headWithLines('POST', '/mcp', lines, body.length), body]));
+      if (r.chance(0.08)) {
+        tally.droppedEarly++;
+        await sleep(r.int(3));
+        return s.close();
+      }
       const { status } = await s.head;
       if (status === 200 && /^text\/event-stream/.test(s.headers['content-type'] ?? '')) {
         tally.listens++;
