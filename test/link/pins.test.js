@@ -73,6 +73,25 @@ test('bug: a keyless impostor replaced a computer that linked with a key: now re
     assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 2);
   }));
 
+test('bug: with one CC_LINK_TOKEN shared by every computer, a token holder could take another computer\'s id: now refused key_mismatch', () =>
+  withBridge({ CC_LINK_TOKEN: 'shared-token-0123456789abcdef' }, async (bridge) => {
+    const token = 'shared-token-0123456789abcdef';
+    const real = answering(13, 'real\n');
+    real.url = bridge.linkUrl;
+    assert.equal((await real.link({ ...hello(13, KEY), token })).type, 'hello-ok');
+    const neighbour = answering(13, 'stolen\n');
+    neighbour.url = bridge.linkUrl;
+    const refused = await neighbour.link({ ...hello(13, OTHER), token });
+    assert.equal(refused.code, 'key_mismatch');
+    assert.equal((await neighbour.closed).code, 4409);
+    assert.equal(await execOutput(bridge, 13), 'real\n');
+    // the token is still checked first: a wrong token is unauthorized whatever the key
+    const stranger = new FakeComputer(bridge.linkUrl, { computerId: 13 });
+    assert.equal((await stranger.link({ ...hello(13, KEY), token: 'wrong-token-0123456789abcdef' })).code, 'unauthorized');
+    await stranger.closed;
+    await real.close();
+  }));
+
 test('the same key relinks (reboot, network drop) and replaces the old link as before', () =>
   withBridge({}, async (bridge) => {
     const { c: before } = await linked(bridge, 9, KEY, 'before\n');
