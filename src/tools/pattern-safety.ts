@@ -362,17 +362,27 @@ function charsAtom(a: Atom): Ranges {
   return a.kind === 'backref' ? ANY : [];
 }
 
-/** Characters a repetition can consume at the end of a match (of at most MAX_FINITE times unless `any`): where a following repetition could take over. */
+/**
+ * Characters a repetition can consume at the end of a match (one repeating more than MAX_FINITE times
+ * when `onlyUnbounded`): where a following repetition could take over. Items after the repetition
+ * that it can also take do not hide it (`[a-z]+.`: where the `.` falls is ambiguous too).
+ */
 function tailAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
   return alt.reduce<Ranges>((acc, seq) => union(acc, tailSeq(seq, onlyUnbounded)), []);
 }
 function tailSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
   let acc: Ranges = [];
+  /** The characters of each item after this one that cannot match empty text. */
+  const after: Ranges[] = [];
   for (let i = seq.length - 1; i >= 0; i--) {
     const t = seq[i] as Term;
-    if (onlyUnbounded ? unbounded(t) : repeats(t)) acc = union(acc, charsAtom(t.atom));
-    if (t.atom.kind === 'group') acc = union(acc, tailAlt(t.atom.body, onlyUnbounded));
-    if (!nullableTerm(t)) break;
+    const chars = charsAtom(t.atom);
+    const absorbs = after.every((c) => overlaps(c, chars));
+    if (absorbs && (onlyUnbounded ? unbounded(t) : repeats(t))) acc = union(acc, chars);
+    if (after.length === 0 && t.atom.kind === 'group') acc = union(acc, tailAlt(t.atom.body, onlyUnbounded));
+    if (nullableTerm(t)) continue;
+    if (!absorbs) break;
+    after.push(chars);
   }
   return acc;
 }
