@@ -25,12 +25,14 @@ export function checkExposure(config: Config, listening: Listening = { http: tru
     else fatal = `refusing to start: ${risk}. Set MCP_AUTH_TOKEN (or MCP_AUTH_TOKEN_FILE), bind MCP_HOST=127.0.0.1, or set MCP_ALLOW_UNAUTHENTICATED=1 to accept the risk.`;
   }
   if (config.linkTokens.length === 0) {
+    // CC_LINK_PIN narrows "any computer id" to the ids no computer has linked with its key yet
+    const which = config.linkPin ? 'any computer id not yet pinned by its computer\'s key (CC_LINK_PIN)' : 'any computer id';
     if (!isLoopbackHost(config.linkHost)) {
       warnings.push(
-        `WARNING: CC_LINK_HOST=${config.linkHost} is not a loopback address and CC_LINK_TOKEN is not set: anyone who can reach the link port can link as any computer id, replace the real one and be handed the code meant for it. Set CC_LINK_TOKEN (and mcp.token on each computer).`,
+        `WARNING: CC_LINK_HOST=${config.linkHost} is not a loopback address and CC_LINK_TOKEN is not set: anyone who can reach the link port can link as ${which}, replace the real one and be handed the code meant for it. Set CC_LINK_TOKEN (and mcp.token on each computer).`,
       );
     } else {
-      warnings.push('note: CC_LINK_TOKEN is not set: any local process can link as any computer id and replace it.');
+      warnings.push(`note: CC_LINK_TOKEN is not set: any local process can link as ${which} and replace it.`);
     }
   }
   return { fatal, warnings };

@@ -39,6 +39,15 @@ test('a link port without CC_LINK_TOKEN warns: loudly when it is not on loopback
   assert.match(local.warnings[0], /^note: CC_LINK_TOKEN is not set/);
 });
 
+test('the link warnings say which ids are open: those not pinned by a key, or every id with CC_LINK_PIN=off', () => {
+  for (const host of ['0.0.0.0', '127.0.0.1']) {
+    assert.match(check({ CC_LINK_HOST: host }).warnings[0], /link as any computer id not yet pinned by its computer's key \(CC_LINK_PIN\)/);
+    const off = check({ CC_LINK_HOST: host, CC_LINK_PIN: 'off' }).warnings[0];
+    assert.match(off, /link as any computer id(,| and)/);
+    assert.doesNotMatch(off, /pinned/);
+  }
+});
+
 test('stdio mode without MCP_PORT opens no MCP HTTP port: MCP_HOST is not judged, the link port still is', () => {
   const env = { MCP_HOST: '0.0.0.0', CC_LINK_HOST: '0.0.0.0' };
   const stdio = checkExposure(loadConfig(env), { http: false });
