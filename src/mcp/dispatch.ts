@@ -23,6 +23,7 @@ import {
 import { negotiate } from './protocol.js';
 import type { CacheHints, ServerInfo } from './modern.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
 import { Subscriptions, type SubscriptionStream } from './subscriptions.js';
@@ -233,12 +234,12 @@ export class Dispatcher {
     if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
     // a subscriptions/listen on this channel (stdio) ends: nothing more is sent for it
     if (this.subscriptions.cancel(callKey(caller, requestId))) {
-      this.options.log.debug(`client ended subscription ${JSON.stringify(requestId)}`);
+      this.options.log.debug(`client ended subscription ${quoteValue(requestId)}`);
       return;
     }
     const calls = this.inFlight.get(callKey(caller, requestId));
     if (!calls) return;
-    this.options.log.info(`client cancelled request ${JSON.stringify(requestId)}${typeof params.reason === 'string' ? `: ${params.reason}` : ''}`);
+    this.options.log.info(`client cancelled request ${quoteValue(requestId)}${typeof params.reason === 'string' ? `: ${quoteValue(params.reason)}` : ''}`);
     for (const call of calls instanceof Cancellation ? [calls] : calls) {
       this.noticed.add(call);
       call.abort();

@@ -2,6 +2,7 @@
 // Mcp-Method, Mcp-Name) checked against the body. Pure: header values and the parsed body in.
 import { isRecord, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
 import type { Reply } from './dispatch.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { declaredVersion, headerMismatch, unsupportedVersion } from './modern.js';
 import { ASSUMED_PROTOCOL_VERSION, isModern, isServed } from './protocol.js';
 
@@ -36,21 +37,7 @@ export function bodyId(body: unknown): JsonRpcId | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
-/** Longest JSON text of a body value quoted in a mismatch message. */
-const QUOTE_MAX = 60;
-
-/**
- * A body value quoted in an error message: a string or scalar as JSON, cut at QUOTE_MAX characters; an
- * object or array by its kind only. Neither is walked whole: a value thousands of levels deep made
- * JSON.stringify overflow the stack (a 500), and a long one was echoed back whole.
- */
-export function quoteValue(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value) ?? String(value);
-    return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}... (${text.length} characters)` : text;
-  }
-  return Array.isArray(value) ? 'an array' : 'an object';
-}
+export { quoteValue } from '../jsonrpc/quote.js';
 
 const isRequest = (body: unknown): body is Record<string, unknown> & { method: string } =>
   isRecord(body) && typeof body.method === 'string' && 'id' in body;
@@ -73,7 +60,7 @@ function headersProblem(headers: McpHeaders, body: Record<string, unknown> & { m
   const { method, name } = headers;
   if (method === undefined) return 'the Mcp-Method header is required';
   if (!SAFE_VALUE.test(method)) return 'the Mcp-Method header contains invalid characters';
-  if (method !== body.method) return `Mcp-Method header value ${JSON.stringify(method)} does not match body method ${JSON.stringify(body.method)}`;
+  if (method !== body.method) return `Mcp-Method header value ${quoteValue(method)} does not match body method ${quoteValue(body.method)}`;
   const field = NAME_SOURCE[body.method];
   if (name !== undefined && !SAFE_VALUE.test(name)) return 'the Mcp-Name header contains invalid characters';
   if (!field) return null;
@@ -83,7 +70,7 @@ function headersProblem(headers: McpHeaders, body: Record<string, unknown> & { m
   const params = isRecord(body.params) ? body.params : {};
   const source = params[field];
   if (decoded !== source) {
-    return `Mcp-Name header value ${JSON.stringify(decoded)} does not match body params.${field} ${source === undefined ? '(absent)' : quoteValue(source)}`;
+    return `Mcp-Name header value ${quoteValue(decoded)} does not match body params.${field} ${source === undefined ? '(absent)' : quoteValue(source)}`;
   }
   return null;
 }
@@ -114,7 +101,7 @@ export function selectHttpEra(headers: McpHeaders, body: unknown): HttpEra {
       return reject(headerMismatch(id, 'the MCP-Protocol-Version header is required (params._meta declares a protocol version)'));
     }
     if (declared !== header) {
-      return reject(headerMismatch(id, `MCP-Protocol-Version header value ${JSON.stringify(header)} does not match params._meta protocol version ${quoteValue(declared)}`));
+      return reject(headerMismatch(id, `MCP-Protocol-Version header value ${quoteValue(header)} does not match params._meta protocol version ${quoteValue(declared)}`));
     }
   }
   const version = header ?? ASSUMED_PROTOCOL_VERSION;

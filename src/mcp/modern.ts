@@ -1,6 +1,7 @@
 // The 2026-07-28 revision over plain values: what a request declares in `_meta`, the revision's
 // error codes, and the fields its results carry. No I/O; the dispatcher and transports use it.
 import { INVALID_PARAMS, errorResponse, isRecord, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
+import { quoteValue, cutString } from '../jsonrpc/quote.js';
 import { SERVED_PROTOCOL_VERSIONS } from './protocol.js';
 
 /** Header and body disagree, or a required MCP header is missing or malformed (HTTP 400). */
@@ -60,8 +61,9 @@ export function unsupportedVersion(id: JsonRpcId | null, requested: string): Err
   return errorResponse(
     id,
     UNSUPPORTED_PROTOCOL_VERSION,
-    `Unsupported protocol version: ${JSON.stringify(requested)}; this server speaks ${SERVED_PROTOCOL_VERSIONS.join(', ')}`,
-    { supported: [...SERVED_PROTOCOL_VERSIONS], requested },
+    `Unsupported protocol version: ${quoteValue(requested)}; this server speaks ${SERVED_PROTOCOL_VERSIONS.join(', ')}`,
+    // the client's value, cut: a header may be ~16 KB
+    { supported: [...SERVED_PROTOCOL_VERSIONS], requested: cutString(requested) },
   );
 }
 

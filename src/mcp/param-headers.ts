@@ -2,6 +2,7 @@
 // mirrored by clients into `Mcp-Param-{Name}` headers, and the server must check them against the
 // call's arguments. Pure: the listed inputSchema, the arguments and the received headers in.
 import { isRecord } from '../jsonrpc/message.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { decodeHeaderValue } from './http-era.js';
 
 export interface ParamHeader {
@@ -63,7 +64,7 @@ export function paramHeadersProblem(schema: unknown, args: unknown, headers: Rea
     const decoded = decodeHeaderValue(raw);
     if (decoded === null) return `the Mcp-Param-${name} header has a malformed =?base64?...?= value`;
     if (!matches(decoded, value)) {
-      return `Mcp-Param-${name} header value ${JSON.stringify(decoded)} does not match arguments.${path.join('.')} ${JSON.stringify(value)}`;
+      return `Mcp-Param-${name} header value ${quoteValue(decoded)} does not match arguments.${path.join('.')} ${quoteValue(value)}`;
     }
   }
   return null;

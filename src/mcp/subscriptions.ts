@@ -2,6 +2,7 @@
 // each one is sent (the acknowledgement, tool list changes, the completion at shutdown). No I/O of
 // its own: each transport hands a SubscriptionStream that writes to its stdio line or SSE response.
 import { INVALID_PARAMS, errorResponse, isRecord, resultResponse, type ErrorResponse, type JsonRpcId, type Response } from '../jsonrpc/message.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { Shares, type Why } from './shares.js';
 
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
@@ -119,7 +120,7 @@ export class Subscriptions {
   admit(key: string, id: JsonRpcId, client: string | null): ErrorResponse | null {
     if (this.closing) return errorResponse(id, SUBSCRIPTIONS_FULL, 'Service Unavailable: the bridge is shutting down; open the subscription again once it is back');
     if (this.live.has(key)) {
-      return errorResponse(id, INVALID_PARAMS, `Invalid params: a subscription with id ${JSON.stringify(id)} is already open on this connection; subscription ids must be unique while open`);
+      return errorResponse(id, INVALID_PARAMS, `Invalid params: a subscription with id ${quoteValue(id)} is already open on this connection; subscription ids must be unique while open`);
     }
     const admission = this.shares.admit(client);
     if (admission.kind === 'refuse') {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { INTERNAL_ERROR, errorResponse } from '../jsonrpc/message.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { bearerToken } from '../auth/tokens.js';
 import { LogBudget } from '../link/log-budget.js';
 import { AnswerWriter, sendJson } from './respond.js';
@@ -123,11 +124,11 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const origin = req.headers.origin;
     if (!originAllowed(origin, options.allowedOrigins)) {
-      warn(`rejected request from Origin ${JSON.stringify(origin)}`);
-      return sendJson(res, 403, { error: 'forbidden', message: `Origin ${origin} is not allowed; add it to MCP_ALLOWED_ORIGINS` });
+      warn(`rejected request from Origin ${quoteValue(origin)}`);
+      return sendJson(res, 403, { error: 'forbidden', message: `Origin ${quoteValue(origin)} is not allowed; add it to MCP_ALLOWED_ORIGINS` });
     }
     if (guardHost && !isLoopbackHost(hostName(req.headers.host ?? ''))) {
-      warn(`rejected request for Host ${JSON.stringify(req.headers.host)}`);
+      warn(`rejected request for Host ${quoteValue(req.headers.host)}`);
       return sendJson(res, 403, { error: 'forbidden', message: 'Host header must name a loopback address while MCP_HOST is loopback' });
     }
     const method = req.method ?? 'GET';

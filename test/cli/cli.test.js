@@ -226,6 +226,6 @@ test('Ctrl-C during exec cancels the call at the bridge: the computer gets a can
     const r = await child.done;
     assert.equal(r.code, 130);
     assert.match(r.stderr, /^cc-mcp: interrupted; the call was cancelled at the bridge\n$/);
-    assert.ok(bridge.logs.some((l) => /client cancelled request \d+: cancelled by the caller/.test(l)));
+    assert.ok(bridge.logs.some((l) => /client cancelled request \d+: "cancelled by the caller"/.test(l)));
     await c.close();
   }));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { linkComputer, rpc, until, withBridge } from '../helpers.js';
+import { linkComputer, rpc, session, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 import { toolDefinitionProblem } from '../../dist/upstream/tool-check.js';
@@ -340,4 +340,56 @@ test('subscriptions/listen filter holding an array of strings where a boolean or
       assert.ok(body.error.message.endsWith(message), body.error.message);
     }
     assert.deepEqual(bridge.logs.filter((l) => /MCP request failed|TypeError/.test(l)), []);
+  }));
+
+test('client strings echoed whole in errors and log lines: a 10 KB MCP-Protocol-Version (twice in one answer), Mcp-Method, Mcp-Name or Mcp-Param value, a 10 KB cancelled request id and its reason, a 10 KB Origin; each is now cut at 60 characters with its length', () =>
+  withBridge({ CC_CONFIG: writeConfig({ tools: [{ name: 'region-tool', target: { computerId: 1 }, lua: 'return 1', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } }] }) }, async (bridge) => {
+    const big = 'v'.repeat(10_000);
+    const cut = /"v{59}\.\.\. \(10002 characters\)/;
+    const base = { accept: 'application/json, text/event-stream' };
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    // unsupported MCP-Protocol-Version: before, the message and data.requested each held all 10,000 characters
+    const version = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { ...base, 'mcp-protocol-version': big });
+    assert.equal(version.status, 400);
+    assert.equal(version.json.error.code, -32022);
+    assert.match(version.json.error.message, /^Unsupported protocol version: "v{59}\.\.\. \(10002 characters\); this server speaks /);
+    assert.equal(version.json.error.data.requested, 'v'.repeat(60));
+    assert.ok(version.text.length < 1000, `answer of ${version.text.length} characters`);
+    // Mcp-Method mismatch
+    const modern = { ...base, 'mcp-protocol-version': '2026-07-28' };
+    const method = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: meta } }, { ...modern, 'mcp-method': big });
+    assert.equal(method.status, 400);
+    assert.equal(method.json.error.code, -32020);
+    assert.match(method.json.error.message, new RegExp(`^Header mismatch: Mcp-Method header value ${cut.source} does not match body method "tools/list"$`));
+    // Mcp-Name mismatch
+    const name = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'probe-computers', arguments: {}, _meta: meta } }, { ...modern, 'mcp-method': 'tools/call', 'mcp-name': big });
+    assert.equal(name.status, 400);
+    assert.match(name.json.error.message, new RegExp(`^Header mismatch: Mcp-Name header value ${cut.source} does not match body params.name "probe-computers"$`));
+    // Mcp-Param mismatch, the header long and the argument long
+    const param = (region, header) => rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'region-tool', arguments: { region }, _meta: meta } }, { ...modern, 'mcp-method': 'tools/call', 'mcp-name': 'region-tool', 'mcp-param-region': header });
+    const longHeader = await param('eu', big);
+    assert.equal(longHeader.status, 400);
+    assert.match(longHeader.json.error.message, new RegExp(`^Header mismatch: Mcp-Param-Region header value ${cut.source} does not match arguments.region "eu"$`));
+    const longArgument = await param(big, 'eu');
+    assert.equal(longArgument.status, 400);
+    assert.match(longArgument.json.error.message, new RegExp(`^Header mismatch: Mcp-Param-Region header value "eu" does not match arguments.region ${cut.source}$`));
+    // a 10 KB Origin: the 403 answer and the warning
+    const origin = await fetch(bridge.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', origin: `http://${big}` }, body: '{}' });
+    assert.equal(origin.status, 403);
+    const originText = await origin.text();
+    assert.match(originText, /Origin \\"http:\/\/v{52}\.\.\. \(10009 characters\) is not allowed/);
+    assert.ok(originText.length < 1000, `answer of ${originText.length} characters`);
+    await until(() => bridge.logs.some((l) => /rejected request from Origin "http:\/\/v{52}\.\.\. \(10009 characters\)$/.test(l)));
+    // a cancelled call with a 10 KB id and reason: the log line held both whole
+    const computer = await linkComputer(bridge, { computerId: 7, onRequest: () => null });
+    const s = await session(bridge.mcpUrl);
+    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: big, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 7, code: 'sleep(60)', timeoutMs: 300000 } } }, s);
+    await computer.next((f) => f.type === 'request' && f.method === 'exec-lua');
+    const cancel = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: big, reason: 'r'.repeat(10_000) } }, s);
+    assert.equal(cancel.status, 202);
+    assert.equal((await call).json.id, big);
+    const line = bridge.logs.find((l) => l.includes('client cancelled request'));
+    assert.match(line, new RegExp(`client cancelled request ${cut.source}: "r{59}\\.\\.\\. \\(10002 characters\\)$`));
+    assert.ok(line.length < 400, `log line of ${line.length} characters`);
+    await computer.close();
   }));

@@ -616,7 +616,7 @@ test('notifications/cancelled for an in-flight exec-lua: the computer gets a can
     assert.match(res.json.result.content[0].text, /cancel/);
     assert.equal(own.dispatcher.activeCalls, 0);
     assert.equal(computer.received.filter((f) => f.type === 'cancel').length, 1);
-    assert.ok(own.logs.some((l) => l.includes('client cancelled request 0: user pressed Esc')));
+    assert.ok(own.logs.some((l) => l.includes('client cancelled request 0: "user pressed Esc"')));
 
     // a string id and no reason work the same way
     const second = rpc(own.mcpUrl, req('run-2', 'tools/call', { name: 'exec-lua', arguments: { computerId: 3, code: 'sleep(60)', timeoutMs: 300000 } }), s);

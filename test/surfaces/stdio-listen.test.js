@@ -116,6 +116,18 @@ test('stdio listen: an id already open is refused (-32602) until it ends; MCP_MA
     assert.equal((await bridge.answer('old')).error.code, -32601);
   }));
 
+test('stdio listen with a 10 KB id already open: the refusal echoed the id whole; it is cut at 60 characters with its length', () =>
+  run({}, async (bridge) => {
+    const id = 'i'.repeat(10_000);
+    listen(bridge, id, { toolsListChanged: true });
+    await ackOf(bridge, id);
+    listen(bridge, id, { toolsListChanged: true });
+    const dup = await bridge.answer(id);
+    assert.equal(dup.error.code, -32602);
+    assert.match(dup.error.message, /^Invalid params: a subscription with id "i{59}\.\.\. \(10002 characters\) is already open on this connection;/);
+    assert.ok(dup.error.message.length < 300, `message of ${dup.error.message.length} characters`);
+  }));
+
 test('stdio listen: on SIGTERM each open subscription gets its complete result with its id, then the cancel notice that closes it; 2025 clients get nothing new', () => {
   const file = writeConfig({ tools: [tool('t0')] });
   return run({ CC_CONFIG: file }, async (bridge) => {

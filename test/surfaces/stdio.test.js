@@ -92,7 +92,7 @@ test('stdio: notifications/cancelled from the client cancels its call (the cance
     bridge.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'a', reason: 'user pressed Esc' } });
     assert.deepEqual(await computer.next((f) => f.type === 'cancel'), { type: 'cancel', id: request.id });
     assert.equal(computer.received.filter((f) => f.type === 'cancel').length, 1);
-    await until(() => /client cancelled request "a": user pressed Esc/.test(bridge.out.stderr));
+    await until(() => /client cancelled request "a": "user pressed Esc"/.test(bridge.out.stderr));
     // no answer for "a" (Claude Code logged one as "Received a response for an unknown message ID",
     // a connection error); the pipe goes on: a later request is answered, and only it
     bridge.send({ jsonrpc: '2.0', id: 'after', method: 'ping' });

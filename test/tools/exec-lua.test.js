@@ -161,7 +161,7 @@ test('notifications/cancelled: cancel frame sent, call answers isError', () =>
     assert.equal(json.id, 0);
     assert.equal(json.result.isError, true);
     assert.match(json.result.content[0].text, /cancelled; cancel sent to the computer/);
-    assert.ok(bridge.logs.some((l) => /client cancelled request 0: user stopped it/.test(l)));
+    assert.ok(bridge.logs.some((l) => /client cancelled request 0: "user stopped it"/.test(l)));
     await c.close();
   }));
 
