@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
 import { boundsProblem } from './bounds.js';
 import { RpcClientError, type Pending } from './client-request.js';
+import { cutText } from './quote.js';
 
 /** The client as its inbound side sees it; one object per client, not per message. */
 export interface InboundPeer {
@@ -66,7 +67,7 @@ export function receive(peer: InboundPeer, value: unknown, inBatch = false, char
     }
     case 'request':
       // the bridge offers no client capabilities (sampling, roots, elicitation): only ping
-      peer.reply(message.method === 'ping' ? resultResponse(message.id, {}) : errorResponse(message.id, METHOD_NOT_FOUND, `Method not found: ${message.method}`));
+      peer.reply(message.method === 'ping' ? resultResponse(message.id, {}) : errorResponse(message.id, METHOD_NOT_FOUND, `Method not found: ${cutText(message.method)}`));
       return;
     case 'response': {
       const response = value as { id: JsonRpcId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };

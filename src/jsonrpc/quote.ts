@@ -22,3 +22,11 @@ export function quoteValue(value: unknown): string {
 export function cutString(text: string): string {
   return text.length > QUOTE_MAX ? text.slice(0, QUOTE_MAX) : text;
 }
+
+/**
+ * A client string set into a message unquoted (`Method not found: x`, `Unknown tool: x`): whole up to
+ * QUOTE_MAX characters, else its first QUOTE_MAX and its length, as quoteValue does.
+ */
+export function cutText(text: string): string {
+  return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}... (${text.length} characters)` : text;
+}

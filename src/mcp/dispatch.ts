@@ -23,7 +23,7 @@ import {
 import { negotiate } from './protocol.js';
 import type { CacheHints, ServerInfo } from './modern.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
-import { quoteValue } from '../jsonrpc/quote.js';
+import { cutText, quoteValue } from '../jsonrpc/quote.js';
 import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
 import { Subscriptions, type SubscriptionStream } from './subscriptions.js';
@@ -273,7 +273,7 @@ export class Dispatcher {
       case 'tools/call':
         return this.callTool(caller, id, p);
       default:
-        throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
+        throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${cutText(method)}`);
     }
   }
 

@@ -8,6 +8,7 @@ import { SUBSCRIPTIONS_FULL, readFilter } from './subscriptions.js';
 import { paramHeadersProblem } from './param-headers.js';
 import { MODERN_METHODS, headerMismatch, declaredVersion, discoverResult, invalidMeta, metaProblem, complete, toolsListResult, unsupportedVersion } from './modern.js';
 import { MODERN_PROTOCOL_VERSION } from './protocol.js';
+import { cutText } from '../jsonrpc/quote.js';
 
 /**
  * Answers one 2026-07-28 body. Statuses follow the revision's Streamable HTTP binding (stdio ignores
@@ -41,7 +42,7 @@ export async function handleModern(
       method === 'initialize' ? ' (initialize belongs to the 2025 revisions; 2026-07-28 has no handshake)'
       : method === 'ping' ? ' (ping was removed in 2026-07-28)'
       : '';
-    return { status: 404, body: errorResponse(id, METHOD_NOT_FOUND, `Method not found: ${method}${hint}`) };
+    return { status: 404, body: errorResponse(id, METHOD_NOT_FOUND, `Method not found: ${cutText(method)}${hint}`) };
   }
   const problem = metaProblem(params);
   if (problem) return { status: 400, body: invalidMeta(id, problem) };

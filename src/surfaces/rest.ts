@@ -12,6 +12,7 @@ import type { FailureCode } from '../tools/tool.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import type { Handler, Methods, RouteContext } from './router.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 
 export interface RestDeps extends CallDeps {
   log: Logger;
@@ -94,8 +95,8 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
     const name = toolName(base, ctx.query);
     if (!deps.tools.get(name)) {
       const service = ctx.query.get('service');
-      const where = service ? ` on service ${JSON.stringify(service)}` : '';
-      return sendError(res, 404, 'unknown_tool', `Unknown tool ${JSON.stringify(base)}${where}; GET /tools lists them`);
+      const where = service ? ` on service ${quoteValue(service)}` : '';
+      return sendError(res, 404, 'unknown_tool', `Unknown tool ${quoteValue(base)}${where}; GET /tools lists them`);
     }
     const text = raw.toString('utf8');
     let args: unknown = {};

@@ -10,6 +10,7 @@ import type { ToolRegistry } from './registry.js';
 import type { CancelSignal } from '../cancel.js';
 import { validateArgs } from './schema-fast.js';
 import { FAILURE, textResult, type FailureCode, type ToolResult } from './tool.js';
+import { cutText } from '../jsonrpc/quote.js';
 
 export interface CallDeps {
   tools: ToolRegistry;
@@ -77,7 +78,7 @@ export async function callTool(deps: CallDeps, name: string, args: unknown, sign
     const tool = tools.get(name);
     const given = args ?? {};
     let invalid: string | null = null;
-    if (!tool) outcome = fail('unknown_tool', `Unknown tool: ${name}`);
+    if (!tool) outcome = fail('unknown_tool', `Unknown tool: ${cutText(name)}`);
     else if (!tools.isEnabled(tool)) outcome = fail('disabled', `${name} is disabled on this bridge (CC_EXEC_LUA=off). Ask its operator to turn it on.`);
     // an upstream tool (its own definition) checks its own arguments: the bridge enforces only the basics
     else if ((invalid = validateArgs(given, tool.inputSchema, 'arguments', !tool.definition, config.patternMaxChars))) outcome = fail('invalid_arguments', `Invalid arguments for ${name}: ${invalid}.`);

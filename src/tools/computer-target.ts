@@ -1,6 +1,7 @@
 // Which linked computer a tool call names: "computerId" or an exact "computer" label.
 import { describe, type Link, type LinkRegistry } from '../link/registry.js';
 import { failedResult, type ToolResult } from './tool.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 
 export function linkedList(links: LinkRegistry): string {
   const linked = links.list();
@@ -32,7 +33,7 @@ export function findComputer(links: LinkRegistry, args: Record<string, unknown>)
   if (hasLabel) {
     const matches = links.list().filter((l) => l.label === args.computer);
     if (matches.length === 1) return matches[0] as Link;
-    if (matches.length === 0) return `No linked computer has the label ${JSON.stringify(args.computer)}.`;
+    if (matches.length === 0) return `No linked computer has the label ${quoteValue(args.computer)}.`;
     return `The label ${JSON.stringify(args.computer)} matches ${matches.length} computers (ids ${matches
       .map((l) => l.computerId)
       .join(', ')}); use "computerId".`;

@@ -393,3 +393,34 @@ test('client strings echoed whole in errors and log lines: a 10 KB MCP-Protocol-
     assert.ok(line.length < 400, `log line of ${line.length} characters`);
     await computer.close();
   }));
+
+test('client names echoed whole in errors: a 10 KB method (both revisions), tools/call or REST tool name, REST service or computer label came back in full; each is now cut at 60 characters with its length', () =>
+  withBridge({}, async (bridge) => {
+    const big = 'n'.repeat(10_000);
+    const plain = /n{60}\.\.\. \(10000 characters\)/;
+    const quoted = /"n{59}\.\.\. \(10002 characters\)/;
+    const short = (res) => assert.ok(res.text.length < 1000, `answer of ${res.text.length} characters`);
+    const legacy = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: big });
+    assert.equal(legacy.json.error.code, -32601);
+    assert.match(legacy.json.error.message, new RegExp(`^Method not found: ${plain.source}$`));
+    short(legacy);
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const modern = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: big, params: { _meta: meta } }, { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': big });
+    assert.equal(modern.json.error.code, -32601);
+    assert.match(modern.json.error.message, new RegExp(`^Method not found: ${plain.source}$`));
+    short(modern);
+    const tool = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: big, arguments: {} } });
+    assert.equal(tool.json.error.code, -32602);
+    assert.equal(tool.json.error.message, `Unknown tool: ${'n'.repeat(60)}... (10000 characters)`);
+    const label = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'exec-lua', arguments: { computer: big, code: 'return 1' } } });
+    assert.equal(label.json.result.isError, true);
+    assert.match(label.json.result.content[0].text, new RegExp(`^No linked computer has the label ${quoted.source}\\.`));
+    short(label);
+    const origin = new URL(bridge.mcpUrl).origin;
+    // path and query share the ~16 KB header limit: 5,000 characters each
+    const mid = 'n'.repeat(5_000);
+    const rest = await fetch(`${origin}/tools/${mid}?service=${mid}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(rest.status, 404);
+    const body = await rest.json();
+    assert.equal(body.error.message, `Unknown tool "${'n'.repeat(59)}... (5002 characters) on service "${'n'.repeat(59)}... (5002 characters); GET /tools lists them`);
+  }));
