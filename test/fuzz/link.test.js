@@ -1,5 +1,6 @@
 // Fuzz: hostile frames from computers on the link port (real WebSocket clients). Attacker computers
-// send mutated hellos, mutated answers (wrong ids, ids of the victim's requests, which they are
+// send hellos with each kind of key (absent, their own, too short/long, bad characters, not a string;
+// each checked against its answer, CC_LINK_PIN on), mutated hellos, mutated answers (wrong ids, ids of the victim's requests, which they are
 // handed here as if they had guessed them, other attackers' ids, wrong types, huge strings, deep
 // nesting, nan/inf-like text as CC's textutils.serializeJSON writes), cancel and request frames,
 // binary frames and invalid UTF-8, while MCP callers keep calling both the victim and the attackers.
@@ -90,11 +91,34 @@ const fullHello = (computerId) => ({
   omitted: { peripherals: 1, jobs: 0 },
 });
 
+/** Each attacker's own key (mcp.key): 16-128 characters of A-Z a-z 0-9 _ -. */
+const attackerKey = (computerId) => `attacker_${computerId}-key-0123456789`;
+
+/**
+ * The hello key variants (src/link/frames.ts parseKey) and what the bridge answers each, CC_LINK_PIN
+ * on: a bad key is hello-error `invalid`; the attacker's own key links (and pins its id); no key links
+ * until the id is pinned, then it is hello-error `key_mismatch`.
+ */
+const KEY_VARIANTS = [
+  ['absent', () => undefined, (pinned) => (pinned ? 'key_mismatch' : 'ok')],
+  ['good', (id) => attackerKey(id), () => 'ok'],
+  ['too short', () => 'k'.repeat(15), () => 'invalid'],
+  ['too long', () => 'k'.repeat(129), () => 'invalid'],
+  ['bad characters', () => 'k'.repeat(20) + '!', () => 'invalid'],
+  ['space inside', () => 'k'.repeat(10) + ' ' + 'k'.repeat(10), () => 'invalid'],
+  ['non-string', (id, r) => r.pick([12345678901234567, true, { key: 'k'.repeat(20) }, ['k'.repeat(20)]]), () => 'invalid'],
+];
+
+/** A hello and, for an intact one, its key variant (a mutated one has no key and no expectation). */
 function attackerHello(r, computerId) {
   const good = fullHello(computerId);
-  if (r.chance(0.5)) return JSON.stringify(good);
+  if (r.chance(0.5)) {
+    const [name, key, expect] = r.pick(KEY_VARIANTS);
+    const value = key(computerId, r);
+    return { text: JSON.stringify(value === undefined ? good : { ...good, key: value }), variant: name, expect };
+  }
   // never the victim's id (see kind 6 above)
-  return mutateValueText(r, good).replace(new RegExp(`"computerId":${VICTIM}\\b`), '"computerId":1');
+  return { text: mutateValueText(r, good).replace(new RegExp(`"computerId":${VICTIM}\\b`), '"computerId":1') };
 }
 
 test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s requests; bad frames never crash the bridge', { timeout: 120_000 }, async (t) => {
@@ -113,6 +137,10 @@ test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s req
       },
     });
     const attackerSeen = [];
+    // hello key variants: ids pinned by an attacker's good key, outcomes by variant, mismatches
+    const pinned = new Set();
+    const keyOutcomes = {};
+    const keyProblems = [];
     const attackerIds = new Map();
     const closes = {};
     const attacker = async (k) => {
@@ -136,8 +164,20 @@ test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s req
         const closed = once(ws, 'close').then(([code]) => {
           closes[code] = (closes[code] ?? 0) + 1;
         });
+        const answer = once(ws, 'message').then(([data]) => JSON.parse(data.toString()), () => null);
         await once(ws, 'open');
-        ws.send(attackerHello(r, computerId));
+        const hello = attackerHello(r, computerId);
+        ws.send(hello.text);
+        if (hello.expect) {
+          // the hello's answer, before any other frame is sent on this socket
+          const frame = await Promise.race([answer, closed.then(() => null)]);
+          const expected = hello.expect(pinned.has(computerId));
+          const got = frame?.type === 'hello-ok' ? 'ok' : frame?.type === 'hello-error' ? frame.code : JSON.stringify(frame);
+          keyOutcomes[`${hello.variant} -> ${got}`] = (keyOutcomes[`${hello.variant} -> ${got}`] ?? 0) + 1;
+          // busy: a link limit hit under the fuzz's load, whatever the key
+          if (got !== expected && got !== 'busy') keyProblems.push(`${computerId} ${hello.variant} key (pinned: ${pinned.has(computerId)}): expected ${expected}, got ${got}`);
+          if (hello.variant === 'good' && got === 'ok') pinned.add(computerId);
+        }
         while (sent < FRAMES_PER_ATTACKER && ws.readyState === WebSocket.OPEN) {
           for (let i = 0; i < 10 && ws.readyState === WebSocket.OPEN; i++, sent++) {
             const others = [...attackerIds].filter(([id]) => id !== computerId).flatMap(([, list]) => list.slice(-5));
@@ -197,6 +237,12 @@ test('fuzz link frames: attackers cannot answer, see or cancel the victim\'s req
     await attackerCallers;
     t.diagnostic(`victim requests: ${victimIds.length}; attacker calls: ${attackerCalls}; attacker closes by code: ${JSON.stringify(closes)}; frames rejected: ${JSON.stringify(Object.fromEntries(bridge.metrics.framesRejected.values))}`);
 
+    t.diagnostic(`hello key variants -> answers: ${JSON.stringify(keyOutcomes)}`);
+    assert.deepEqual(keyProblems, [], 'each hello key variant got its answer');
+    for (const variant of ['absent', 'good', 'too short', 'too long', 'bad characters', 'non-string']) {
+      assert.ok(Object.keys(keyOutcomes).some((k) => k.startsWith(`${variant} -> `)), `no hello with the ${variant} key was sent`);
+    }
+    assert.ok(keyOutcomes['absent -> key_mismatch'] > 0, 'no keyless hello for a pinned id');
     assert.deepEqual(victimProblems, [], 'every victim call got the victim\'s own answer');
     assert.equal(victimIds.length, VICTIM_CALLS);
     // no attacker saw a victim request (their codes are "return <n>" with the victim's value prefix)
