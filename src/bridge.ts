@@ -14,7 +14,8 @@ import { startHttpServer } from './surfaces/http.js';
 import { AnswerWriter } from './surfaces/respond.js';
 import { EventStreams } from './surfaces/event-streams.js';
 import { TokenSet } from './auth/tokens.js';
-import { KeyPins } from './link/pins.js';
+import { setupPins } from './link/pin-setup.js';
+import type { KeyPins } from './link/pins.js';
 import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
 import type { ConfigHub } from './config/hub.js';
@@ -39,6 +40,8 @@ export interface Bridge {
   hub: ConfigHub | null;
   /** REST aliases (the config file's `endpoints`): check() validates a list, apply() swaps it in. */
   endpoints: EndpointAliases;
+  /** The pin table (CC_LINK_PIN); undefined when it is off. */
+  pins: KeyPins | undefined;
   /** Counters behind GET /metrics; `metrics.upstreamStates` is the hook for upstream servers. */
   metrics: Metrics;
   /** The link listener: listening, or waiting for its port (BridgeOptions.linkRetryMs). */
@@ -73,6 +76,10 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   links.maxPendingPerLink = config.maxRequestsPerComputer;
   const tools = new ToolRegistry(config);
   tools.setSource(builtinSource);
+  // one table for the bridge's lifetime, kept across a port takeover (startLinkServer again);
+  // a bad CC_LINK_PINS_FILE throws PinsFileError here, before anything listens
+  const pinning = setupPins(config, log, metrics);
+  const pins = pinning?.pins;
   // a bad file throws ConfigFileError here, before anything listens
   // the hub and the upstream client code (about a third of the modules) load only with a config file:
   // a bare bridge starts faster without them
@@ -87,12 +94,6 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
         });
   if (hub) hub.apply(hub.read());
   const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
-  // one table for the bridge's lifetime, kept across a port takeover (startLinkServer again)
-  const pins = config.linkPin ? new KeyPins(config.linkMaxPins) : undefined;
-  if (pins) {
-    metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
-    metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
-  }
   let link: LinkPortHolder;
   try {
     link = await holdLinkPort(() => startLinkServer(links, log, {
@@ -187,6 +188,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     dispatcher,
     hub,
     endpoints,
+    pins,
     metrics,
     linkStatus: () => link.status(),
     announceLink: () => link.announce(),
@@ -196,7 +198,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       // event streams never end by themselves: ended first, so the listener can close
       streams.close();
       listenStreams.close();
-      closing ??= Promise.all([mcp?.close(graceMs), link.close(), hub?.close()]).then(() => undefined);
+      // the last pins are written before the process may exit
+      closing ??= Promise.all([mcp?.close(graceMs), link.close(), hub?.close()]).then(() => pinning?.writer?.flush());
       return closing;
     },
   };

@@ -1,7 +1,7 @@
 // Environment -> typed configuration. Every limit is explicit and validated before anything listens.
 import { readFileSync } from 'node:fs';
 import { splitTokens, tokenProblem } from './auth/tokens.js';
-import { ConfigError, bytes, count, duration, host, integer, level, onOff, optionalPath, origins, port, type Parse } from './config/values.js';
+import { ConfigError, bytes, count, duration, host, integer, level, onOff, optionalPath, origins, pinMode, port, type Parse } from './config/values.js';
 import { MiB, VARIABLES, type LogLevel } from './config/variables.js';
 
 export { ConfigError } from './config/values.js';
@@ -29,8 +29,14 @@ export interface Config {
   mcpAuthTokens: string[];
   /** Tokens a computer's hello may carry; empty: no link auth. */
   linkTokens: string[];
-  /** Pin each computer id to the key it first links with (CC_LINK_PIN). */
+  /** Pin each computer id to the key it first links with (CC_LINK_PIN on or strict). */
   linkPin: boolean;
+  /** CC_LINK_PIN=strict: only pinned (or operator-opened) computer ids link. */
+  linkPinStrict: boolean;
+  /** CC_LINK_PINS_FILE: where the pins are kept across restarts; null: in memory only. */
+  linkPinsFile: string | null;
+  /** How long an id reset under CC_LINK_PIN=strict waits for its computer's keyed hello (CC_LINK_ENROLL_MS). */
+  linkEnrollMs: number;
   /** Most computer ids pinned at once (CC_LINK_MAX_PINS). */
   linkMaxPins: number;
   /** Let MCP listen on a non-loopback address without a token. */
@@ -117,6 +123,10 @@ export function loadConfig(
   env: Record<string, string | undefined> = process.env,
   readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
 ): Config {
+  const pin = read(env, 'CC_LINK_PIN', pinMode);
+  const pinsFile = read(env, 'CC_LINK_PINS_FILE', optionalPath);
+  if (pin === 'strict' && pinsFile === null) throw new ConfigError('CC_LINK_PIN', 'strict', 'strict needs CC_LINK_PINS_FILE (the pins it admits must outlive a restart)');
+  if (pin === 'off' && pinsFile !== null) throw new ConfigError('CC_LINK_PINS_FILE', pinsFile, 'CC_LINK_PIN is off, so there are no pins to keep: unset one of them');
   return {
     mcpHost: read(env, 'MCP_HOST', host),
     mcpPort: read(env, 'MCP_PORT', port),
@@ -135,7 +145,10 @@ export function loadConfig(
     logLevel: read(env, 'LOG_LEVEL', level),
     mcpAuthTokens: readTokens(env, 'MCP_AUTH_TOKEN', readFile),
     linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),
-    linkPin: read(env, 'CC_LINK_PIN', onOff),
+    linkPin: pin !== 'off',
+    linkPinStrict: pin === 'strict',
+    linkPinsFile: pinsFile,
+    linkEnrollMs: 600_000,
     linkMaxPins: read(env, 'CC_LINK_MAX_PINS', count),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
     configFile: read(env, 'CC_CONFIG', optionalPath),

@@ -5,6 +5,7 @@ import { startBridge, packageVersion } from './bridge.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { checkExposure } from './exposure.js';
+import { PinsFileError } from './link/pins-file.js';
 
 const EXIT_CONFIG = 2;
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -77,6 +78,11 @@ async function main(argv: string[]): Promise<number | null> {
     // only a config file can be invalid; its module is loaded already when there is one
     if (config.configFile !== null && err instanceof (await import('./config/file.js')).ConfigFileError) {
       process.stderr.write(`cc-mcp-bridge: invalid configuration file:\n${err.message}\n`);
+      return EXIT_CONFIG;
+    }
+    if (err instanceof PinsFileError) {
+      // never run unpinned because the pins could not be read
+      process.stderr.write(`cc-mcp-bridge: invalid pins file: ${err.message}\n`);
       return EXIT_CONFIG;
     }
     const line = listenFailure(err);

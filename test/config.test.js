@@ -43,6 +43,9 @@ test('every variable has its documented default', () => {
     mcpAuthTokens: [],
     linkTokens: [],
     linkPin: true,
+    linkPinStrict: false,
+    linkPinsFile: null,
+    linkEnrollMs: 600000,
     linkMaxPins: 10000,
     allowUnauthenticated: false,
     configFile: null,
@@ -266,6 +269,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_MAX_GET_STREAMS_PER_SESSION: '4',
     CC_LINK_RETRY_MS: '500',
     CC_LINK_PIN: 'on',
+    CC_LINK_PINS_FILE: 'empty',
     CC_LINK_MAX_PINS: '10000',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());

@@ -74,6 +74,9 @@ export const level: Parse<LogLevel> = (raw, name) => {
   return value as LogLevel;
 };
 
+/** CC_LINK_PIN: on or off (strict comes with the operator's enrollment). */
+export const pinMode: Parse<'on' | 'off' | 'strict'> = (raw, name) => (onOff(raw, name) ? 'on' : 'off');
+
 export const optionalPath: Parse<string | null> = (raw) => (raw.trim() === '' ? null : raw);
 
 export const port = integer(0, 65535);

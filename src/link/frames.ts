@@ -269,9 +269,10 @@ export function encodeHelloOk(maxFrame: number): string {
  * Why a hello was refused, for the computer to act on: `unauthorized` (wrong or missing token: stop
  * and ask the player), `busy` (a limit; retry later with backoff), `invalid` (a malformed hello),
  * `key_mismatch` (the computer id is pinned to another key, or to a key this hello lacks: stop; only the
- * bridge's operator can reset it).
+ * bridge's operator can reset it), `not_enrolled` (CC_LINK_PIN=strict and the id is not pinned nor open
+ * for enrollment: stop; the operator enrolls it).
  */
-export type HelloErrorCode = 'unauthorized' | 'busy' | 'invalid' | 'key_mismatch';
+export type HelloErrorCode = 'unauthorized' | 'busy' | 'invalid' | 'key_mismatch' | 'not_enrolled';
 
 export function encodeHelloError(error: string, code: HelloErrorCode = 'invalid'): string {
   return JSON.stringify({ type: 'hello-error', error, code });

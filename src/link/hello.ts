@@ -17,12 +17,15 @@ export const CLOSE_UNAUTHORIZED = 4401;
 const CLOSE_TRY_AGAIN = 1013;
 /** The computer id is pinned to another key (CC_LINK_PIN): retrying cannot help. */
 export const CLOSE_KEY_MISMATCH = 4409;
+/** CC_LINK_PIN=strict and the computer id is not enrolled: the operator must let it in first. */
+export const CLOSE_NOT_ENROLLED = 4403;
 
 const REASONS: Record<HelloErrorCode, string> = {
   invalid: 'invalid hello',
   unauthorized: 'unauthorized',
   busy: 'try again later',
   key_mismatch: 'key_mismatch: this computer id is held by another key; restart the bridge to reset it',
+  not_enrolled: 'not_enrolled: this bridge takes only enrolled computer ids (CC_LINK_PIN=strict)',
 };
 
 export interface HelloOptions {
@@ -107,9 +110,23 @@ export function helloHandshake(options: HelloOptions): Hellos {
         const why = pin === 'missing' ? 'this hello carries no key (mcp.key)' : 'this computer\'s key (mcp.key) is another';
         refuse(
           ws,
-          `computer id ${frame.computerId} is held by another key: the first computer that linked as ${frame.computerId} since the bridge started had a key, and ${why}. If this computer was reinstalled, the bridge's operator resets the pin by restarting the bridge (or runs it with CC_LINK_PIN=off).`,
+          `computer id ${frame.computerId} is held by another key: the first computer that linked as ${frame.computerId} had a key, and ${why}. If this computer was reinstalled, the bridge's operator resets the pin by restarting the bridge (with CC_LINK_PINS_FILE: after deleting the line of ${frame.computerId} from the file), or runs it with CC_LINK_PIN=off.`,
           'key_mismatch',
           CLOSE_KEY_MISMATCH,
+        );
+        return;
+      }
+      if (pin === 'not_enrolled') {
+        metrics.linksRefused.inc('not_enrolled');
+        const open = pins!.isOpen(frame.computerId);
+        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${open ? 'no key to enroll with' : 'not enrolled'} (CC_LINK_PIN=strict)`);
+        refuse(
+          ws,
+          open
+            ? `computer id ${frame.computerId} is open for enrollment, but this hello carries no key (mcp.key): run a mcp-computer that makes one.`
+            : `computer id ${frame.computerId} is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). The bridge's operator lets it in with: cc-mcp pin-reset ${frame.computerId} (or POST /pins/${frame.computerId}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`,
+          'not_enrolled',
+          CLOSE_NOT_ENROLLED,
         );
         return;
       }

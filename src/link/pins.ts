@@ -1,53 +1,157 @@
 // Trust on first use for computer ids (CC_LINK_PIN): the first hello for an id that carries a key
-// (mcp-computer's `mcp.key` setting) pins that id to the key's SHA-256 for the bridge's lifetime. A
-// later hello for the id with another key, or with none, is refused, so a peer that can reach the link
-// port cannot take over a computer that has linked with a key. Pins live in memory only: restarting
-// the bridge forgets them all (the operator's reset for a reinstalled computer, whose key is gone).
-import { createHash } from 'node:crypto';
+// (mcp-computer's `mcp.key` setting) pins that id to the key's SHA-256. A later hello for the id with
+// another key, or with none, is refused, so a peer that can reach the link port cannot take over a
+// computer that has linked with a key. With CC_LINK_PIN=strict only pinned ids link at all, and an
+// id the operator reset (POST /pins/<id>/reset, cc-mcp pin-reset) is open to its next keyed hello for
+// CC_LINK_ENROLL_MS. The table lives in memory; CC_LINK_PINS_FILE keeps it across restarts
+// (pins-file.ts). Only hashes are kept, never a key.
+import { createHash, timingSafeEqual } from 'node:crypto';
 
 /** What a hello's key means for its computer id. */
 export type PinCheck =
-  /** The id is pinned to this key, or it is not pinned and the hello has no key: link as before. */
+  /** The id is pinned to this key, or it is not pinned and the hello has no key (not strict): link as before. */
   | 'ok'
   /** The id is not pinned and the hello has a key: link, then `pin`. */
   | 'new'
   /** The id is pinned to another key: refuse. */
   | 'mismatch'
   /** The id is pinned and the hello has no key: refuse. */
-  | 'missing';
+  | 'missing'
+  /** Strict: the id is not pinned and not open for enrollment (or the hello has no key to pin): refuse. */
+  | 'not_enrolled';
 
-/** The key's SHA-256 (base64, 44 characters): one small string per pinned id; the key itself is never kept. */
-function digest(key: string): string {
-  return createHash('sha256').update(key).digest('base64');
+/** A key's SHA-256 as 64 lowercase hex digits (what `sha256sum` prints): the form kept in memory and in the pins file. */
+export function keyDigest(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** The SHA-256 hex form of a key. */
+export const DIGEST_PATTERN = /^[0-9a-f]{64}$/;
+
+/** Whether `key` hashes to `digest`, compared in constant time. */
+function sameKey(key: string, digest: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(key).digest(), Buffer.from(digest, 'hex'));
+}
+
+export interface PinOptions {
+  /** CC_LINK_PIN=strict: ids that are not pinned (or open for enrollment) never link. */
+  strict?: boolean;
+  /** CC_LINK_ENROLL_MS: how long an id reset in strict mode waits for its computer's keyed hello. */
+  enrollMs?: number;
+  /** The clock (ms); Date.now by default. */
+  now?: () => number;
+}
+
+/** What a reset did. */
+export interface PinReset {
+  /** The id was pinned (its pin is gone now). */
+  wasPinned: boolean;
+  /** Strict: when the id stops waiting for its computer's keyed hello (ms since the epoch); null when not strict. */
+  openUntil: number | null;
 }
 
 export class KeyPins {
-  /** computer id -> digest of the key it first linked with. */
+  /** computer id -> SHA-256 (hex) of the key it first linked with. */
   private readonly pins = new Map<number, string>();
+  /** Strict: ids reset by the operator, open to their next keyed hello until this time (ms). */
+  private readonly open = new Map<number, number>();
   /** Keyed hellos for a new id that found the table full (linked unpinned). */
   full = 0;
+  /** Called after the table changed (a pin added, one reset): the pins file is saved then. */
+  onChange: (() => void) | null = null;
+  readonly strict: boolean;
+  readonly enrollMs: number;
+  private readonly now: () => number;
 
-  /** @param max most ids pinned at once (CC_LINK_MAX_PINS); a new id after that links unpinned. */
-  constructor(readonly max: number) {}
+  /** @param max most ids pinned (and, strict, open for enrollment) at once (CC_LINK_MAX_PINS). */
+  constructor(readonly max: number, options: PinOptions = {}) {
+    this.strict = options.strict === true;
+    this.enrollMs = options.enrollMs ?? 600_000;
+    this.now = options.now ?? Date.now;
+  }
 
   get size(): number {
     return this.pins.size;
   }
 
+  /** Ids open for enrollment now (strict). */
+  get opened(): number {
+    this.expire();
+    return this.open.size;
+  }
+
+  /** Takes pins read from the pins file (ids and hex digests, checked by the reader). */
+  load(entries: Iterable<readonly [number, string]>): void {
+    for (const [id, digest] of entries) this.pins.set(id, digest);
+  }
+
+  /** Every pin, for the pins file: [id, hex digest], ids ascending. */
+  entries(): Array<[number, string]> {
+    return [...this.pins].sort((a, b) => a[0] - b[0]);
+  }
+
+  has(computerId: number): boolean {
+    return this.pins.has(computerId);
+  }
+
   check(computerId: number, key: string | null): PinCheck {
     const pinned = this.pins.get(computerId);
-    if (pinned === undefined) return key === null ? 'ok' : 'new';
+    if (pinned === undefined) {
+      if (this.strict) return key !== null && this.isOpen(computerId) ? 'new' : 'not_enrolled';
+      return key === null ? 'ok' : 'new';
+    }
     if (key === null) return 'missing';
-    return digest(key) === pinned ? 'ok' : 'mismatch';
+    return sameKey(key, pinned) ? 'ok' : 'mismatch';
+  }
+
+  /** Whether a strict bridge waits for this id's keyed hello (reset, not yet linked, not expired). */
+  isOpen(computerId: number): boolean {
+    const until = this.open.get(computerId);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.open.delete(computerId);
+    return false;
   }
 
   /** Pins `computerId` to `key` (after check said 'new'); false when the table is full. */
   pin(computerId: number, key: string): boolean {
-    if (this.pins.size >= this.max) {
+    // an open id holds its place already
+    if (!this.open.delete(computerId) && this.pins.size + this.opened >= this.max) {
       this.full++;
       return false;
     }
-    this.pins.set(computerId, digest(key));
+    this.pins.set(computerId, keyDigest(key));
+    this.onChange?.();
     return true;
+  }
+
+  /**
+   * Forgets the id's pin (the operator's reset, for a reinstalled computer). Not strict: the next keyed
+   * hello pins the id again. Strict: the id is open to its next keyed hello for `enrollMs` (this is also
+   * how an operator lets a new computer in). Null when strict and the table is full (nothing changed).
+   */
+  reset(computerId: number): PinReset | null {
+    const wasPinned = this.pins.has(computerId);
+    if (!this.strict) {
+      if (wasPinned) {
+        this.pins.delete(computerId);
+        this.onChange?.();
+      }
+      return { wasPinned, openUntil: null };
+    }
+    if (!wasPinned && !this.open.has(computerId) && this.pins.size + this.opened >= this.max) return null;
+    const openUntil = this.now() + this.enrollMs;
+    this.open.set(computerId, openUntil);
+    if (wasPinned) {
+      this.pins.delete(computerId);
+      this.onChange?.();
+    }
+    return { wasPinned, openUntil };
+  }
+
+  private expire(): void {
+    if (this.open.size === 0) return;
+    const now = this.now();
+    for (const [id, until] of this.open) if (until <= now) this.open.delete(id);
   }
 }

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeComputer, callTool, rpc, withBridge } from '../helpers.js';
-import { KeyPins } from '../../dist/link/pins.js';
+import { KeyPins, keyDigest } from '../../dist/link/pins.js';
+import { createHash } from 'node:crypto';
 import { parseComputerFrame } from '../../dist/link/frames.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
@@ -35,7 +36,7 @@ test('bug: an impostor with another key replaced a keyed computer (no CC_LINK_TO
     assert.equal(refused.type, 'hello-error');
     assert.equal(refused.code, 'key_mismatch');
     assert.match(refused.error, /computer id 7 is held by another key/);
-    assert.match(refused.error, /restarting the bridge.*CC_LINK_PIN=off/);
+    assert.match(refused.error, /restarting the bridge \(with CC_LINK_PINS_FILE: after deleting the line of 7 from the file\), or runs it with CC_LINK_PIN=off/);
     const closed = await impostor.closed;
     assert.equal(closed.code, 4409);
     assert.match(closed.reason, /^key_mismatch: this computer id is held by another key; restart the bridge/);
@@ -199,4 +200,50 @@ test('KeyPins: check and pin', () => {
   assert.equal(pins.pin(3, OTHER), false);
   assert.equal(pins.size, 2);
   assert.equal(pins.full, 1);
+});
+
+test('KeyPins: hex SHA-256 digests, entries in id order, onChange on a pin and a reset (not strict)', () => {
+  const pins = new KeyPins(10);
+  let changes = 0;
+  pins.onChange = () => changes++;
+  assert.equal(keyDigest(KEY), createHash('sha256').update(KEY).digest('hex'));
+  pins.load([[9, keyDigest(OTHER)]]);
+  assert.equal(pins.check(9, OTHER), 'ok');
+  assert.equal(pins.check(9, KEY), 'mismatch');
+  pins.pin(4, KEY);
+  assert.equal(changes, 1);
+  assert.deepEqual(pins.entries(), [
+    [4, keyDigest(KEY)],
+    [9, keyDigest(OTHER)],
+  ]);
+  assert.deepEqual(pins.reset(9), { wasPinned: true, openUntil: null });
+  assert.equal(changes, 2);
+  assert.deepEqual(pins.reset(9), { wasPinned: false, openUntil: null });
+  assert.equal(changes, 2, 'nothing changed, nothing to write');
+  assert.equal(pins.has(9), false);
+  assert.equal(pins.check(9, KEY), 'new', 'the next keyed hello pins it again');
+});
+
+test('KeyPins strict: only pinned ids, or ids the operator opened (until enrollMs passes), link; an open id holds its place under the cap', () => {
+  let now = 1000;
+  const pins = new KeyPins(2, { strict: true, enrollMs: 500, now: () => now });
+  assert.equal(pins.check(1, KEY), 'not_enrolled');
+  assert.equal(pins.check(1, null), 'not_enrolled');
+  assert.deepEqual(pins.reset(1), { wasPinned: false, openUntil: 1500 });
+  assert.equal(pins.opened, 1);
+  assert.equal(pins.check(1, null), 'not_enrolled', 'enrolling takes a key');
+  assert.equal(pins.check(1, KEY), 'new');
+  assert.equal(pins.pin(1, KEY), true);
+  assert.equal(pins.opened, 0);
+  assert.equal(pins.check(1, KEY), 'ok');
+  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500 });
+  assert.equal(pins.reset(3), null, 'one pin and one open id fill a cap of 2');
+  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500 }, 'reopening an open id takes no new place');
+  now = 1500;
+  assert.equal(pins.isOpen(2), false);
+  assert.equal(pins.check(2, KEY), 'not_enrolled', 'the window passed');
+  assert.deepEqual(pins.reset(1), { wasPinned: true, openUntil: 2000 });
+  assert.equal(pins.check(1, OTHER), 'new', 'a reset id takes the next keyed hello');
+  assert.equal(pins.pin(1, OTHER), true);
+  assert.equal(pins.check(1, KEY), 'mismatch');
 });

@@ -1,0 +1,34 @@
+// The bridge's pin table (CC_LINK_PIN), its pins file (CC_LINK_PINS_FILE) and their metrics, made
+// once at start: a bad pins file throws PinsFileError here, before anything listens.
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { PinsWriter, readPinsFile } from './pins-file.js';
+import { KeyPins } from './pins.js';
+
+export interface PinSetup {
+  pins: KeyPins;
+  /** The pins file's writer; null without CC_LINK_PINS_FILE. */
+  writer: PinsWriter | null;
+}
+
+/** The pin table (loaded from its file, saved to it on each change); null with CC_LINK_PIN=off. */
+export function setupPins(config: Config, log: Logger, metrics: Metrics): PinSetup | null {
+  if (!config.linkPin) return null;
+  const pins = new KeyPins(config.linkMaxPins, { strict: config.linkPinStrict, enrollMs: config.linkEnrollMs });
+  let writer: PinsWriter | null = null;
+  if (config.linkPinsFile !== null) {
+    const path = config.linkPinsFile;
+    const loaded = readPinsFile(path, config.linkMaxPins);
+    pins.load(loaded.pins);
+    if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
+    log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}` : `no pins file at ${path} yet: it is written at the first pin`);
+    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line));
+    pins.onChange = () => w.changed();
+    writer = w;
+    metrics.addGauge({ name: 'cc_link_pins_file_errors_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE that failed (the pins stay in memory; the next change tries again).', read: () => w.failures });
+  }
+  metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
+  metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
+  return { pins, writer };
+}

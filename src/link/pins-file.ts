@@ -1,0 +1,155 @@
+// CC_LINK_PINS_FILE: the pinned computer ids kept across restarts. One line per pin, `<computer id>
+// <SHA-256 of its key, 64 hex digits>` (what `printf %s "$key" | sha256sum` prints), `#` comments and
+// blank lines ignored; never a key. Read once at start (a bad file stops the start, naming the file and
+// the line), written whole after each change: a temporary file beside it (mode 0600), synced, then
+// renamed over it, so a crash leaves the old file or the new one. Changes that come while a write is
+// under way are written together once it is done.
+import { readFileSync, statSync } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
+import { DIGEST_PATTERN } from './pins.js';
+
+export class PinsFileError extends Error {
+  readonly code = 'ERR_PINS_FILE';
+  constructor(readonly path: string, readonly where: string, reason: string) {
+    super(`CC_LINK_PINS_FILE ${path}${where === '' ? '' : ` ${where}`}: ${reason}`);
+    this.name = 'PinsFileError';
+  }
+}
+
+/** The longest line the bridge writes is about 80 bytes; a file this far past `max` lines is refused unread. */
+const BYTES_PER_PIN = 256;
+const HEADER = '# cc-mcp-bridge pins (CC_LINK_PINS_FILE): <computer id> <SHA-256 of its mcp.key, hex>. Written by the bridge; edit it only while the bridge is stopped.\n';
+
+/** The pins in `text`; throws PinsFileError naming the line at fault. */
+export function parsePins(text: string, path: string, max: number): Map<number, string> {
+  const pins = new Map<number, string>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const where = `line ${i + 1}`;
+    const fields = line.split(/\s+/);
+    const [id, digest] = fields;
+    if (fields.length !== 2) throw new PinsFileError(path, where, `expected "<computer id> <SHA-256 hex>", found ${fields.length} field${fields.length === 1 ? '' : 's'}`);
+    if (!/^\d{1,15}$/.test(id as string)) throw new PinsFileError(path, where, 'the computer id (field 1) is not a whole number >= 0');
+    if (!DIGEST_PATTERN.test(digest as string)) throw new PinsFileError(path, where, 'field 2 is not a SHA-256 of 64 lowercase hex digits');
+    const computerId = Number(id);
+    if (pins.has(computerId)) throw new PinsFileError(path, where, `computer id ${computerId} is pinned twice`);
+    if (pins.size >= max) throw new PinsFileError(path, where, `more than CC_LINK_MAX_PINS (${max}) pins`);
+    pins.set(computerId, digest as string);
+  }
+  return pins;
+}
+
+/** The file's text for these pins. */
+export function formatPins(entries: Iterable<readonly [number, string]>): string {
+  let text = HEADER;
+  for (const [id, digest] of entries) text += `${id} ${digest}\n`;
+  return text;
+}
+
+export interface LoadedPins {
+  pins: Map<number, string>;
+  /** False when the file did not exist (it is made at the first pin). */
+  existed: boolean;
+  /** Group or others may read or write it (the bridge writes 0600). */
+  loose: boolean;
+}
+
+/** Reads the pins file at start; a missing file is an empty table, anything unreadable a PinsFileError. */
+export function readPinsFile(path: string, max: number): LoadedPins {
+  let size: number;
+  let mode: number;
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) throw new PinsFileError(path, '', 'is not a file');
+    size = stat.size;
+    mode = stat.mode;
+  } catch (err) {
+    if (err instanceof PinsFileError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      // the directory must exist: the first pin is written there
+      try {
+        if (!statSync(dirOf(path)).isDirectory()) throw new Error('not a directory');
+      } catch {
+        throw new PinsFileError(path, '', `neither the file nor its directory ${dirOf(path)} exists`);
+      }
+      return { pins: new Map(), existed: false, loose: false };
+    }
+    throw new PinsFileError(path, '', `cannot read the file (${code ?? (err as Error).message})`);
+  }
+  if (size > max * BYTES_PER_PIN + HEADER.length) throw new PinsFileError(path, '', `${size} bytes is more than CC_LINK_MAX_PINS (${max}) pins take`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new PinsFileError(path, '', `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return { pins: parsePins(text, path, max), existed: true, loose: (mode & 0o077) !== 0 };
+}
+
+function dirOf(path: string): string {
+  const cut = path.lastIndexOf('/');
+  return cut < 0 ? '.' : cut === 0 ? '/' : path.slice(0, cut);
+}
+
+/** Writes the pins file after each change (`changed()`), one write at a time, the latest table each time. */
+export class PinsWriter {
+  private writing: Promise<void> | null = null;
+  private dirty = false;
+  /** Writes that failed (logged); the pins stay in memory and the next change tries again. */
+  failures = 0;
+  /** Writes done. */
+  writes = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly snapshot: () => Iterable<readonly [number, string]>,
+    private readonly onError: (message: string) => void,
+  ) {}
+
+  /** The table changed: write it (now, or after the write under way). */
+  changed(): void {
+    this.dirty = true;
+    if (this.writing === null) this.writing = this.drain();
+  }
+
+  /** Resolves when every change so far is written (or its write failed). */
+  async flush(): Promise<void> {
+    while (this.writing !== null) await this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.dirty) {
+      this.dirty = false;
+      try {
+        await this.write(formatPins(this.snapshot()));
+        this.writes++;
+      } catch (err) {
+        this.failures++;
+        this.onError(`cannot write the pins file ${this.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the pins are kept in memory and written at the next change`);
+      }
+    }
+    this.writing = null;
+  }
+
+  private async write(text: string): Promise<void> {
+    const temp = `${this.path}.${process.pid}.tmp`;
+    // a temporary file left by a crash may have other permissions: start afresh
+    await unlink(temp).catch(() => {});
+    const file = await open(temp, 'wx', 0o600);
+    try {
+      await file.writeFile(text);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    try {
+      await rename(temp, this.path);
+    } catch (err) {
+      await unlink(temp).catch(() => {});
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,231 @@
+// CC_LINK_PINS_FILE: pins kept across restarts, with real files in a temp directory and the bridge
+// process really restarted. The bug: pins lived in memory only, so after a restart any process that
+// reached the link port could take a computer's id with its own key before the real computer relinked.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FakeComputer, startTestBridge, until } from '../helpers.js';
+import { VARIABLES } from '../../dist/config.js';
+import { PinsFileError, formatPins, parsePins, readPinsFile } from '../../dist/link/pins-file.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const KEY = 'realKey_0123456789abcdefABCDEF-x';
+const OTHER = 'impostorKey_0123456789abcdefABCD';
+const sha = (key) => createHash('sha256').update(key).digest('hex');
+const hello = (computerId, key) => ({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
+
+function tempDir(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'pins-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Spawns `node dist/index.js`; our variables come only from `env`. */
+function spawnBridge(env) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARIABLES.some((v) => v.name === k)));
+  const child = spawn(process.execPath, ['dist/index.js'], {
+    cwd: ROOT,
+    env: { ...base, MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (c) => (out.stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (out.stderr += c));
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal, ...out }));
+  return Object.assign(child, { out, exited });
+}
+
+async function startProcess(t, env) {
+  const child = spawnBridge(env);
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+  const early = child.exited.then((r) => {
+    throw new Error(`bridge exited early: ${JSON.stringify(r)}`);
+  });
+  early.catch(() => {});
+  await Promise.race([until(() => child.out.stdout.includes('Computer link:')), early]);
+  const mcpUrl = /^MCP endpoint: (http:\/\/\S+)$/m.exec(child.out.stdout)[1];
+  const linkUrl = /^Computer link: (ws:\/\/\S+) /m.exec(child.out.stdout)[1];
+  return Object.assign(child, { mcpUrl, linkUrl });
+}
+
+async function stop(child) {
+  child.kill('SIGTERM');
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  return r;
+}
+
+async function attempt(linkUrl, computerId, key) {
+  const c = new FakeComputer(linkUrl, { computerId });
+  const first = await c.link(hello(computerId, key));
+  return { c, first };
+}
+
+test('bug: after a restart an impostor took a pinned id first; with CC_LINK_PINS_FILE the pin survives the restart (real process, real file)', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  const env = { CC_LINK_PINS_FILE: file };
+  const first = await startProcess(t, env);
+  assert.match(first.out.stdout + first.out.stderr, /no pins file at .*pins yet: it is written at the first pin/);
+  const real = await attempt(first.linkUrl, 5, KEY);
+  assert.equal(real.first.type, 'hello-ok');
+  const text = await until(() => {
+    try {
+      const t = readFileSync(file, 'utf8');
+      return t.includes(`5 ${sha(KEY)}\n`) && t;
+    } catch {
+      return false;
+    }
+  });
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  assert.ok(!text.includes(KEY), 'the key itself is never written');
+  assert.deepEqual(readdirSync(dir), ['pins'], 'no temporary file is left');
+  await real.c.close();
+  await stop(first);
+
+  const second = await startProcess(t, env);
+  assert.match(second.out.stdout + second.out.stderr, /1 pin read from .*pins/);
+  // the impostor comes first after the restart: refused, as before the restart
+  const impostor = await attempt(second.linkUrl, 5, OTHER);
+  assert.equal(impostor.first.type, 'hello-error');
+  assert.equal(impostor.first.code, 'key_mismatch');
+  assert.equal((await impostor.c.closed).code, 4409);
+  const keyless = await attempt(second.linkUrl, 5, undefined);
+  assert.equal(keyless.first.code, 'key_mismatch');
+  const again = await attempt(second.linkUrl, 5, KEY);
+  assert.equal(again.first.type, 'hello-ok', 'the real computer relinks');
+  await again.c.close();
+  const r = await stop(second);
+  assert.ok(!r.stdout.includes(KEY) && !r.stderr.includes(KEY) && !r.stderr.includes(OTHER));
+  assert.equal(readFileSync(file, 'utf8'), text, 'nothing changed, so nothing was rewritten');
+});
+
+test('a bad pins file stops the start (exit 2) naming the file, the line and the field; the bridge never runs unpinned', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  const cases = [
+    [`# mine\n1 ${sha(KEY)}\n2 ${sha(KEY).toUpperCase()}\n`, /line 3: field 2 is not a SHA-256 of 64 lowercase hex digits/],
+    [`x ${sha(KEY)}\n`, /line 1: the computer id \(field 1\) is not a whole number >= 0/],
+    [`1 ${sha(KEY)} extra\n`, /line 1: expected "<computer id> <SHA-256 hex>", found 3 fields/],
+    [`1 ${sha(KEY)}\n\n1 ${sha(OTHER)}\n`, /line 3: computer id 1 is pinned twice/],
+    [`1 ${KEY}\n`, /line 1: field 2 is not a SHA-256/],
+  ];
+  for (const [text, reason] of cases) {
+    writeFileSync(file, text);
+    const r = await spawnBridge({ CC_LINK_PINS_FILE: file }).exited;
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^cc-mcp-bridge: invalid pins file: CC_LINK_PINS_FILE \S+pins line \d+: /);
+    assert.match(r.stderr, reason);
+    assert.doesNotMatch(r.stdout, /MCP endpoint/);
+    assert.ok(!r.stderr.includes(KEY), 'a key written there by mistake is not echoed');
+  }
+  writeFileSync(file, `1 ${sha(KEY)}\n2 ${sha(OTHER)}\n3 ${sha('c'.repeat(20))}\n`);
+  const over = await spawnBridge({ CC_LINK_PINS_FILE: file, CC_LINK_MAX_PINS: '2' }).exited;
+  assert.equal(over.code, 2);
+  assert.match(over.stderr, /line 3: more than CC_LINK_MAX_PINS \(2\) pins/);
+  const missingDir = await spawnBridge({ CC_LINK_PINS_FILE: join(dir, 'nowhere', 'pins') }).exited;
+  assert.equal(missingDir.code, 2);
+  assert.match(missingDir.stderr, /nowhere\/pins: neither the file nor its directory \S+nowhere exists/);
+  const isDir = await spawnBridge({ CC_LINK_PINS_FILE: dir }).exited;
+  assert.equal(isDir.code, 2);
+  assert.match(isDir.stderr, /: is not a file/);
+});
+
+test('config: a pins file with CC_LINK_PIN=off is refused (exit 2)', async (t) => {
+  const dir = tempDir(t);
+  const off = await spawnBridge({ CC_LINK_PIN: 'off', CC_LINK_PINS_FILE: join(dir, 'pins') }).exited;
+  assert.equal(off.code, 2);
+  assert.match(off.stderr, /CC_LINK_PINS_FILE="\S+": CC_LINK_PIN is off/);
+  const bad = await spawnBridge({ CC_LINK_PIN: 'sometimes' }).exited;
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /CC_LINK_PIN="sometimes": expected on or off/);
+});
+
+test('pins file: many new ids in a burst are all written (changes during a write are written after it), the file reads back whole', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
+  t.after(() => bridge.close());
+  const keyOf = (id) => `key_${String(id).padStart(12, '0')}_abcdefghij`;
+  const computers = await Promise.all(
+    Array.from({ length: 40 }, async (_, id) => {
+      const { c, first } = await attempt(bridge.linkUrl, id, keyOf(id));
+      assert.equal(first.type, 'hello-ok');
+      return c;
+    }),
+  );
+  await until(() => {
+    try {
+      return parsePins(readFileSync(file, 'utf8'), file, 100).size === 40;
+    } catch {
+      return false;
+    }
+  });
+  const pins = parsePins(readFileSync(file, 'utf8'), file, 100);
+  for (let id = 0; id < 40; id++) assert.equal(pins.get(id), sha(keyOf(id)));
+  assert.equal(readFileSync(file, 'utf8').split('\n')[1], `0 ${sha(keyOf(0))}`, 'ids in order');
+  await Promise.all(computers.map((c) => c.close()));
+});
+
+test('pins file: a write that fails is logged and counted, the pin is kept in memory, and the next change writes everything', async (t) => {
+  const dir = tempDir(t);
+  const sub = join(dir, 'sub');
+  mkdirSync(sub);
+  const file = join(sub, 'pins');
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
+  t.after(() => bridge.close());
+  rmSync(sub, { recursive: true });
+  const a = await attempt(bridge.linkUrl, 1, KEY);
+  assert.equal(a.first.type, 'hello-ok');
+  const line = await until(() => bridge.logs.find((l) => l.includes('cannot write the pins file')));
+  assert.match(line, /cannot write the pins file \S+sub\/pins \(ENOENT\); the pins are kept in memory and written at the next change/);
+  const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+  assert.match(metrics, /cc_link_pins_file_errors_total 1/);
+  // still pinned in memory
+  const impostor = await attempt(bridge.linkUrl, 1, OTHER);
+  assert.equal(impostor.first.code, 'key_mismatch');
+  mkdirSync(sub);
+  const b = await attempt(bridge.linkUrl, 2, OTHER);
+  assert.equal(b.first.type, 'hello-ok');
+  await until(() => {
+    try {
+      return readFileSync(file, 'utf8').includes(`2 ${sha(OTHER)}`);
+    } catch {
+      return false;
+    }
+  });
+  assert.deepEqual([...parsePins(readFileSync(file, 'utf8'), file, 10)], [
+    [1, sha(KEY)],
+    [2, sha(OTHER)],
+  ]);
+  await a.c.close();
+  await b.c.close();
+});
+
+test('pins file reader: a file with looser permissions is read with a warning, comments and blank lines are skipped, formatPins reads back', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  writeFileSync(file, `${formatPins([[3, sha(KEY)], [12, sha(OTHER)]])}\n  # a note\n\n`, { mode: 0o644 });
+  const loaded = readPinsFile(file, 10);
+  assert.equal(loaded.existed, true);
+  assert.equal(loaded.loose, true);
+  assert.deepEqual([...loaded.pins], [
+    [3, sha(KEY)],
+    [12, sha(OTHER)],
+  ]);
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
+  t.after(() => bridge.close());
+  assert.ok(bridge.logs.some((l) => /the pins file \S+ may be read or written by others than its owner/.test(l)), bridge.logs.join('\n'));
+  assert.ok(bridge.logs.some((l) => /2 pins read from/.test(l)));
+  const refused = await attempt(bridge.linkUrl, 12, KEY);
+  assert.equal(refused.first.code, 'key_mismatch');
+  assert.throws(() => readPinsFile(file, 1), PinsFileError);
+  writeFileSync(file, 'x'.repeat(2000));
+  assert.throws(() => readPinsFile(file, 1), /2000 bytes is more than CC_LINK_MAX_PINS \(1\) pins take/);
+});
