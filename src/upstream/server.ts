@@ -2,17 +2,17 @@
 // `<id>__<name>`, re-list on list_changed, restart with backoff (1, 2, 4 ... 30 s) when it ends.
 // While it is not up its tools leave the list and a call to one answers isError saying why.
 import { isStdio, type ServerConfig } from '../config/file.js';
-import { RpcClientError, type Transport } from '../jsonrpc/client.js';
+import { RpcClientError } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { Schema } from '../tools/schema.js';
 import { failedResult, type Tool, type ToolResult } from '../tools/tool.js';
-import { HttpTransport } from './http.js';
+import { callFailure } from './call-failure.js';
 import { McpClient, toolResult, type UpstreamTool } from './mcp-client.js';
 import { SEPARATOR, bridgeToolName } from './names.js';
-import { StdioTransport } from './stdio.js';
+import { transportFor } from './transport-for.js';
 
 export const MAX_BACKOFF_MS = 30_000;
 
@@ -128,28 +128,11 @@ export class UpstreamServer {
     if (before.length > 0 && this.offered !== before) this.deps.onChange();
   }
 
-  private transport(): Transport {
-    const { config, deps } = this;
-    if (isStdio(config)) {
-      const options: ConstructorParameters<typeof StdioTransport>[0] = {
-        command: config.command,
-        args: config.args,
-        env: config.env,
-        maxLineBytes: deps.maxMessageBytes,
-        log: deps.log,
-        name: this.name,
-      };
-      if (config.cwd !== undefined) options.cwd = config.cwd;
-      return new StdioTransport(options);
-    }
-    return new HttpTransport({ url: config.url, headers: config.headers, maxMessageBytes: deps.maxMessageBytes, log: deps.log, name: this.name });
-  }
-
   private async run(): Promise<void> {
     const { log } = this.deps;
     while (!this.stopped()) {
       this.setState('starting');
-      const client = new McpClient(this.transport(), {
+      const client = new McpClient(transportFor(this.config, this.deps, this.name), {
         timeoutMs: this.timeoutMs,
         log,
         name: this.name,
@@ -289,21 +272,7 @@ export class UpstreamServer {
       }
     }
     if (!(err instanceof RpcClientError)) throw err;
-    switch (err.code) {
-      case 'ERR_RPC_CANCELLED':
-        return failedResult(`${name} was cancelled; upstream server "${this.id}" was told to stop`, 'cancelled');
-      case 'ERR_RPC_TIMEOUT':
-        return failedResult(`upstream server "${this.id}" did not answer ${name} within ${this.timeoutMs} ms; the call was cancelled upstream`, 'timeout');
-      case 'ERR_RPC_REMOTE':
-        return failedResult(`upstream server "${this.id}" refused the call: ${err.message}`, 'tool_error');
-      case 'ERR_RPC_MALFORMED':
-        return failedResult(`upstream server "${this.id}" sent a malformed answer: ${err.message}`, 'tool_error');
-      case 'ERR_RPC_SEND':
-        // the call or its answer was lost on the way (a pipe, a cut connection, an answer that is not JSON)
-        return failedResult(`upstream server "${this.id}" failed on ${name}: ${err.message}`, 'unavailable');
-      default:
-        return failedResult(`upstream server "${this.id}" went down during the call: ${err.message}`, 'unavailable');
-    }
+    return callFailure(err, this.id, name, this.timeoutMs);
   }
 }
 
