@@ -19,6 +19,8 @@ export interface Config {
   linkRetryMs: number;
   maxFrameBytes: number;
   maxBodyBytes: number;
+  /** --stdio: more than this waiting unread in stdout stops the reading of stdin until it drains (MCP_STDIO_HIGH_WATER_BYTES). */
+  stdioHighWaterBytes: number;
   allowedOrigins: string[];
   execLua: boolean;
   /** Largest exec-lua code argument, in bytes (CC_EXEC_MAX_CODE_BYTES). */
@@ -138,6 +140,7 @@ export function loadConfig(
     linkRetryMs: read(env, 'CC_LINK_RETRY_MS', integer(0, 3_600_000)),
     maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
     maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
+    stdioHighWaterBytes: read(env, 'MCP_STDIO_HIGH_WATER_BYTES', bytes),
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
     execLua: read(env, 'CC_EXEC_LUA', onOff),
     execMaxCodeBytes: read(env, 'CC_EXEC_MAX_CODE_BYTES', integer(1024, MiB)),

@@ -104,7 +104,12 @@ async function main(argv: string[]): Promise<number | null> {
       process.exit(0);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
-    bridge.close(SHUTDOWN_DEADLINE_MS - 1000).then(() => process.exit(0));
+    // --stdio: what stdout still holds (answers due at EOF, the subscriptions' final answers) is
+    // handed to the host before exiting, within the same deadline
+    bridge
+      .close(SHUTDOWN_DEADLINE_MS - 1000)
+      .then(() => (stdio ? stdoutFlushed() : undefined))
+      .then(() => process.exit(0));
   };
   process.on('SIGINT', () => stop('SIGINT received'));
   process.on('SIGTERM', () => stop('SIGTERM received'));
@@ -132,7 +137,13 @@ async function main(argv: string[]): Promise<number | null> {
       log,
       maxLineBytes: config.maxBodyBytes,
       onToolsChanged: (listener) => bridge.tools.watch(listener),
+      highWaterBytes: config.stdioHighWaterBytes,
     });
+    const { metrics } = bridge;
+    metrics.addGauge({ name: 'cc_stdio_output_queued_bytes', help: 'Bytes written to stdout that the host has not read yet (--stdio; stdin is not read while over MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.queuedBytes() });
+    metrics.addGauge({ name: 'cc_stdio_input_waiting', help: 'Whether stdin is not being read now, waiting for the host to read stdout (--stdio).', read: () => (surface.waiting ? 1 : 0) });
+    metrics.addGauge({ name: 'cc_stdio_input_waits_total', type: 'counter', help: 'Times stdin reading stopped until the host read stdout (MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.waits });
+    metrics.addGauge({ name: 'cc_stdio_notices_coalesced_total', type: 'counter', help: 'Tool list change notices folded into one already owed while stdout was stuck (--stdio).', read: () => surface.coalesced });
     void surface.ended.then(() => stop('end of input on stdin'));
   }
 
@@ -140,6 +151,13 @@ async function main(argv: string[]): Promise<number | null> {
   for (const warning of exposure.warnings) process.stderr.write(`cc-mcp-bridge: ${warning}\n`);
 
   return null;
+}
+
+/** Resolves once everything written to stdout has been taken by its reader (or cannot be any more). */
+function stdoutFlushed(): Promise<void> {
+  if (process.stdout.destroyed || process.stdout.writableLength === 0) return Promise.resolve();
+  // an empty write's callback runs after every earlier write has gone out (or failed)
+  return new Promise((resolve) => process.stdout.write('', () => resolve()));
 }
 
 main(process.argv.slice(2)).then(

@@ -3,6 +3,12 @@
 // `output` (logs go to the logger, on stderr). Both eras: a message that names a protocol version in
 // `_meta` is 2026-07-28 (an unserved one gets -32022), anything else is the 2025 revisions, so a
 // server/discover without `_meta` is -32601 as it is over HTTP without MCP-Protocol-Version.
+// Backpressure: once more than MCP_STDIO_HIGH_WATER_BYTES wait in stdout for the host to read them,
+// stdin is not read (lines already read wait, in order) until stdout has drained, so a host that does
+// not read makes the bridge hold that much plus the answers of work already under way, never more;
+// calls in flight, computers and HTTP go on meanwhile. A tool list change while stdout is stuck is
+// owed, not written: at most one notice per target (the plain one, each subscription) waits, and goes
+// out when stdout drains, before any further line is read.
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
@@ -23,16 +29,39 @@ export interface StdioOptions {
   maxLineBytes: number;
   /** Tool set changes, once per burst (ToolRegistry.watch); returns the unwatch function. */
   onToolsChanged(listener: () => void): () => void;
+  /**
+   * MCP_STDIO_HIGH_WATER_BYTES: with more than this waiting in `output` (and at least its own
+   * writableHighWaterMark), no input is read until `output` drains.
+   */
+  highWaterBytes: number;
 }
 
 export interface StdioSurface {
   /** Resolves once input has ended (EOF) and every answer still due has been written. */
   readonly ended: Promise<void>;
+  /** Bytes written to stdout that the host has not taken yet. */
+  queuedBytes(): number;
+  /** Whether stdin is not being read now, waiting for stdout to drain. */
+  readonly waiting: boolean;
+  /** Times stdin reading stopped for stdout (each wait counted once). */
+  readonly waits: number;
+  /** Tool list notices not written because one for the same target was already owed. */
+  readonly coalesced: number;
 }
 
 export const LIST_CHANGED = 'notifications/tools/list_changed';
 
 const isModern = (body: unknown): boolean => isRecord(body) && declaredVersion(body) !== undefined;
+
+/**
+ * Lines handled in one turn before the answers already due are let out (a setImmediate): lines read
+ * in one chunk (up to 64 KiB of them) are otherwise all started before any answer is written, and
+ * the high-water mark is looked at only between them.
+ */
+export const LINES_PER_TURN = 64;
+
+/** A line read and not handled yet, or the byte count of one skipped for its size. */
+type Pending = string | number;
 
 export function serveStdio(options: StdioOptions): StdioSurface {
   const { input, output, dispatcher, log } = options;
@@ -47,15 +76,20 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     key: (id) => callKey(caller, id),
     // the one client on this pipe (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT)
     client: () => caller.scope,
-    open: (_key, id) => ({
-      send: write,
-      end(final, reason) {
-        // the server ends it (shutdown, or room for a newer one): the listen request's answer, then
-        // the cancel notice that closes a stdio subscription (stdio has no stream of its own to close)
-        write(final);
-        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
-      },
-    }),
+    open: (_key, id) => {
+      const target = {};
+      return {
+        send: (message) => notice(target, message),
+        end(final, reason) {
+          // the server ends it (shutdown, or room for a newer one): a notice still owed to it, the
+          // listen request's answer, then the cancel notice that closes a stdio subscription (stdio
+          // has no stream of its own to close)
+          payOwed(target);
+          write(final);
+          write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+        },
+      };
+    },
   };
   /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
   let negotiated: string | null = null;
@@ -65,12 +99,61 @@ export function serveStdio(options: StdioOptions): StdioSurface {
    */
   let ready = false;
   const handling = new Set<Promise<void>>();
+  /** Lines read and not handled yet, from `head` on: stdin is paused while any wait. */
+  let pending: Pending[] = [];
+  let head = 0;
+  /** Waiting for stdout to drain (stdin paused). */
+  let waiting = false;
+  /** A setImmediate is due to go on with `pending` (LINES_PER_TURN reached). */
+  let turnDue = false;
+  /** stdin ended (or failed): finish once `pending` is done. */
+  let inputOver = false;
+  let finished = false;
+  let waits = 0;
+  let coalesced = 0;
+  /** Tool list notices owed while stdout is stuck, one per target (the plain one, each subscription). */
+  const owed = new Map<object, unknown>();
+  const PLAIN = {};
+
+  const stuck = () => !output.destroyed && output.writableNeedDrain && output.writableLength > options.highWaterBytes;
 
   const write = (message: unknown) => {
     if (output.destroyed || output.writableEnded) return;
     output.write(encodeLine(message));
+    if (!waiting && stuck()) waitForDrain();
   };
   output.on('error', (err: Error) => log.warn(`stdout: ${err.message}; answers are no longer delivered`));
+
+  /** Stops reading stdin until stdout drains (or closes: nothing more can be delivered then). */
+  const waitForDrain = () => {
+    waiting = true;
+    waits++;
+    input.pause();
+    log.debug(`stdout: ${output.writableLength} bytes not yet taken by the host (over MCP_STDIO_HIGH_WATER_BYTES=${options.highWaterBytes}); stdin is not read until it drains`);
+    output.once('drain', drained);
+    output.once('close', drained);
+  };
+  const drained = () => {
+    output.off('drain', drained);
+    output.off('close', drained);
+    waiting = false;
+    for (const target of [...owed.keys()]) payOwed(target);
+    pump();
+  };
+
+  /** A tool list change notice: written now, or owed (one per target) while stdout is stuck. */
+  const notice = (target: object, message: unknown) => {
+    if (!isRecord(message) || message.method !== LIST_CHANGED || !(waiting || stuck())) return write(message);
+    if (owed.has(target)) coalesced++;
+    owed.set(target, message);
+    if (!waiting) waitForDrain();
+  };
+  const payOwed = (target: object) => {
+    const message = owed.get(target);
+    if (message === undefined) return;
+    owed.delete(target);
+    write(message);
+  };
 
   const afterReply = (body: unknown, reply: Reply) => {
     if (!isRecord(body) || reply.status >= 300 || reply.body === null || Array.isArray(reply.body)) return;
@@ -96,40 +179,73 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     afterReply(body, reply);
   };
 
-  const reader = new LineReader({
-    maxLineBytes: options.maxLineBytes,
-    onLine(line) {
-      let body: unknown;
-      try {
-        body = JSON.parse(line);
-      } catch {
-        write(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON'));
+  const handleLine = (line: Pending) => {
+    if (typeof line === 'number') {
+      write(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${line} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`));
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(line);
+    } catch {
+      write(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON'));
+      return;
+    }
+    const done: Promise<void> = handle(body).catch((err: Error) => {
+      // Dispatcher answers its own failures; this is a last guard so the stream goes on
+      log.error(`stdio message failed: ${err.stack ?? err.message}`);
+    });
+    handling.add(done);
+    void done.finally(() => handling.delete(done));
+  };
+
+  /** Handles the lines read, in order, while stdout takes its answers; reads stdin again once all are. */
+  const pump = () => {
+    let turn = 0;
+    while (head < pending.length) {
+      if (waiting) return;
+      if (turn === LINES_PER_TURN) {
+        // let the answers of the lines just handled out first, so the mark sees them
+        input.pause();
+        if (!turnDue) {
+          turnDue = true;
+          setImmediate(() => {
+            turnDue = false;
+            pump();
+          });
+        }
         return;
       }
-      const done: Promise<void> = handle(body).catch((err: Error) => {
-        // Dispatcher answers its own failures; this is a last guard so the stream goes on
-        log.error(`stdio message failed: ${err.stack ?? err.message}`);
-      });
-      handling.add(done);
-      void done.finally(() => handling.delete(done));
-    },
-    onOversize(bytes) {
-      write(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${bytes} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`));
-    },
+      handleLine(pending[head++] as Pending);
+      turn++;
+    }
+    if (waiting) return;
+    pending = [];
+    head = 0;
+    if (inputOver) finish();
+    else input.resume();
+  };
+
+  const reader = new LineReader({
+    maxLineBytes: options.maxLineBytes,
+    onLine: (line) => pending.push(line),
+    onOversize: (bytes) => pending.push(bytes),
   });
 
   // one notice per burst of changes (a reload may swap several sources at once): the registry's watch
   const unsubscribe = options.onToolsChanged(() => {
-    if (ready && !gone.aborted) write({ jsonrpc: '2.0', method: LIST_CHANGED });
+    if (ready && !gone.aborted) notice(PLAIN, { jsonrpc: '2.0', method: LIST_CHANGED });
   });
 
-  input.on('data', (chunk: Buffer | string) => reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+  input.on('data', (chunk: Buffer | string) => {
+    reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    if (!waiting && !turnDue) pump();
+  });
+  let finish = () => {};
   const ended = new Promise<void>((resolve) => {
-    const finish = () => {
-      input.off('end', finish);
-      input.off('close', finish);
-      input.off('error', onError);
-      reader.end();
+    finish = () => {
+      if (finished) return;
+      finished = true;
       unsubscribe();
       // the transport closed: its subscriptions end without an answer
       dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
@@ -137,13 +253,33 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       // answers already due (a quick request on the last line, calls just cancelled) still go out
       void Promise.allSettled([...handling]).then(() => resolve());
     };
-    const onError = (err: Error) => {
-      log.warn(`stdin: ${err.message}; treated as the end of input`);
-      finish();
-    };
-    input.once('end', finish);
-    input.once('close', finish);
-    input.once('error', onError);
   });
-  return { ended };
+  // the end of input: a last line without a newline counts, and every line read is handled first
+  const inputEnds = () => {
+    if (inputOver) return;
+    inputOver = true;
+    input.off('end', inputEnds);
+    input.off('close', inputEnds);
+    reader.end();
+    if (!waiting && !turnDue) pump();
+  };
+  input.once('end', inputEnds);
+  input.once('close', inputEnds);
+  input.once('error', (err: Error) => {
+    log.warn(`stdin: ${err.message}; treated as the end of input`);
+    inputEnds();
+  });
+  return {
+    ended,
+    queuedBytes: () => output.writableLength,
+    get waiting() {
+      return waiting;
+    },
+    get waits() {
+      return waits;
+    },
+    get coalesced() {
+      return coalesced;
+    },
+  };
 }
