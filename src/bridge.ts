@@ -160,6 +160,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       version: packageVersion(),
       metrics,
       hub,
+      pins,
       // MCP_MAX_GET_STREAMS=0: no GET stream (405) and initialize does not declare listChanged over HTTP
       ...(config.maxGetStreams > 0 ? { streams } : {}),
       listenStreams,

@@ -8,6 +8,8 @@ export type Command =
   | { kind: 'tools' }
   | { kind: 'probe' }
   | { kind: 'health' }
+  | { kind: 'pins' }
+  | { kind: 'pin-reset'; computerId: number }
   | { kind: 'call'; tool: string; args: CallArgs }
   | { kind: 'exec'; target: { computerId: number } | { computer: string }; source: { file: string } | { stdin: true } | { code: string } };
 
@@ -33,6 +35,9 @@ Commands:
   exec <id-or-label> <file.lua | - | -e CODE>
                                           run Lua on one computer (exec-lua); - reads stdin
   health                                  is the bridge up, and how many computers are linked
+  pins                                    the computer ids pinned to their computer's key (CC_LINK_PIN)
+  pin-reset <id>                          forget one computer id's pin (a reinstalled computer); with
+                                          CC_LINK_PIN=strict also let that id in (CC_LINK_ENROLL_MS)
 
 Options:
   --url URL     MCP endpoint (default: CC_MCP_URL, else ${DEFAULT_URL})
@@ -122,6 +127,13 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       return { url, json, command: none({ kind: 'probe' }) };
     case 'health':
       return { url, json, command: none({ kind: 'health' }) };
+    case 'pins':
+      return { url, json, command: none({ kind: 'pins' }) };
+    case 'pin-reset': {
+      const [id, ...more] = rest;
+      if (id === undefined || more.length > 0 || !/^\d{1,15}$/.test(id)) throw new UsageError('pin-reset needs one computer id (a whole number >= 0)');
+      return { url, json, command: { kind: 'pin-reset', computerId: Number(id) } };
+    }
     case 'call': {
       const [tool, ...args] = rest;
       if (!tool) throw new UsageError('call needs a tool name; cc-mcp tools lists them');

@@ -47,3 +47,11 @@ export function renderHealth(body: Record<string, unknown>): string {
   const waiting = link?.state === 'waiting' && typeof link.reason === 'string' ? `; no computer can link: ${link.reason}` : '';
   return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked${waiting}`;
 }
+
+/** GET /pins (the pinned ids) or a reset's answer (its message). */
+export function renderPins(body: Record<string, unknown>): string {
+  if (typeof body.message === 'string') return body.message;
+  const ids = Array.isArray(body.pinned) ? body.pinned : [];
+  const mode = body.strict === true ? ' (CC_LINK_PIN=strict: only these link)' : '';
+  return ids.length === 0 ? `no computer id is pinned${mode}` : `${plural(ids.length, 'computer id')} pinned${mode}: ${ids.join(' ')}`;
+}

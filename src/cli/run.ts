@@ -5,7 +5,7 @@ import { isRecord } from '../jsonrpc/message.js';
 import { HttpTransport } from '../upstream/http.js';
 import { McpClient } from '../upstream/mcp-client.js';
 import { USAGE, UsageError, pairsToArgs, parseArgs, type Command, type Invocation } from './args.js';
-import { renderHealth, renderResult, renderTools } from './render.js';
+import { renderHealth, renderPins, renderResult, renderTools } from './render.js';
 
 export const EXIT = { ok: 0, toolError: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
 /** Longer than the longest exec-lua timeout (300 s), so the bridge always answers first. */
@@ -60,6 +60,33 @@ async function health(inv: Invocation, io: CliIo): Promise<number> {
     throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status}; is this a cc-mcp-bridge?`);
   }
   io.out(inv.json ? `${JSON.stringify(body, null, 2)}\n` : `${renderHealth(body)}\n`);
+  return EXIT.ok;
+}
+
+/** GET /pins or POST /pins/<id>/reset: the operator's pins, over plain HTTP with the bearer token. */
+async function pinsCommand(inv: Invocation, io: CliIo, command: Extract<Command, { kind: 'pins' | 'pin-reset' }>): Promise<number> {
+  const url = new URL(command.kind === 'pins' ? '/pins' : `/pins/${command.computerId}/reset`, inv.url);
+  let res: Response;
+  try {
+    res = await fetch(url, { method: command.kind === 'pins' ? 'GET' : 'POST', headers: headers(io.env), signal: AbortSignal.any([io.signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
+  } catch (err) {
+    throw new Exit(EXIT.unreachable, `cannot reach the bridge at ${url.origin}: ${causeOf(err)}`);
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // reported below
+  }
+  if (!isRecord(body)) throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status} without JSON; is this a cc-mcp-bridge?`);
+  if (res.status !== 200 || body.ok !== true) {
+    const why = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
+    const more = typeof body.message === 'string' ? `: ${body.message}` : '';
+    // a refused token is exit 3, as for every other command
+    throw new Exit(res.status === 401 ? EXIT.unreachable : EXIT.toolError, `the bridge refused (HTTP ${res.status}): ${why}${more}`);
+  }
+  io.out(inv.json ? `${JSON.stringify(body, null, 2)}\n` : `${renderPins(body)}\n`);
   return EXIT.ok;
 }
 
@@ -160,6 +187,9 @@ export async function runCli(argv: readonly string[], io: CliIo, version: string
         return EXIT.ok;
       case 'health':
         return await health(inv, io);
+      case 'pins':
+      case 'pin-reset':
+        return await pinsCommand(inv, io, inv.command);
       default:
         return await overMcp(inv, io, version);
     }

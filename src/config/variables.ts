@@ -33,7 +33,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'MCP_AUTH_TOKEN_FILE', default: '', meaning: 'file holding the MCP token(s), one per line (keeps them out of the process list)' },
   { name: 'CC_LINK_TOKEN', default: '', meaning: 'token(s) a computer must send in its hello (comma-separated for rotation)' },
   { name: 'CC_LINK_TOKEN_FILE', default: '', meaning: 'file holding the link token(s), one per line' },
-  { name: 'CC_LINK_PIN', default: 'on', meaning: 'on|off: the first hello for a computer id that carries a key (mcp-computer\'s mcp.key) pins the id to that key; a later hello for it with another key or none gets hello-error key_mismatch (restart the bridge to forget every pin not kept in CC_LINK_PINS_FILE)' },
+  { name: 'CC_LINK_PIN', default: 'on', meaning: 'on|off: the first hello for a computer id that carries a key (mcp-computer\'s mcp.key) pins the id to that key; a later hello for it with another key or none gets hello-error key_mismatch (cc-mcp pin-reset <id>, or POST /pins/<id>/reset, forgets one pin)' },
   { name: 'CC_LINK_PINS_FILE', default: '', meaning: 'file keeping the pins across restarts (one "<id> <SHA-256 of the key>" line each, never a key; written 0600, atomically, after each change); read at start, a bad file stops the start. Empty: pins live in memory until the bridge stops' },
   { name: 'CC_LINK_MAX_PINS', default: '10000', meaning: 'most computer ids pinned at once (about 100 bytes each); a keyed hello for a new id after that links unpinned, with a warning' },
   { name: 'CC_MAX_LINKS', default: '1000', meaning: 'most computers linked at once; more get hello-error busy' },

@@ -24,7 +24,7 @@ const REASONS: Record<HelloErrorCode, string> = {
   invalid: 'invalid hello',
   unauthorized: 'unauthorized',
   busy: 'try again later',
-  key_mismatch: 'key_mismatch: this computer id is held by another key; restart the bridge to reset it',
+  key_mismatch: 'key_mismatch: this computer id is held by another key; the operator resets it with cc-mcp pin-reset <id>',
   not_enrolled: 'not_enrolled: this bridge takes only enrolled computer ids (CC_LINK_PIN=strict)',
 };
 
@@ -110,7 +110,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
         const why = pin === 'missing' ? 'this hello carries no key (mcp.key)' : 'this computer\'s key (mcp.key) is another';
         refuse(
           ws,
-          `computer id ${frame.computerId} is held by another key: the first computer that linked as ${frame.computerId} had a key, and ${why}. If this computer was reinstalled, the bridge's operator resets the pin by restarting the bridge (with CC_LINK_PINS_FILE: after deleting the line of ${frame.computerId} from the file), or runs it with CC_LINK_PIN=off.`,
+          `computer id ${frame.computerId} is held by another key: the first computer that linked as ${frame.computerId} had a key, and ${why}. If this computer was reinstalled, the bridge's operator resets the pin with: cc-mcp pin-reset ${frame.computerId} (or POST /pins/${frame.computerId}/reset).`,
           'key_mismatch',
           CLOSE_KEY_MISMATCH,
         );

@@ -13,6 +13,8 @@ import { getStream } from './get-stream.js';
 import { sendJson } from './respond.js';
 import { callHandler, notAllowed, restRoutes } from './rest.js';
 import { reloadRoute } from './reload-route.js';
+import { pinsRoutes } from './pins-route.js';
+import type { KeyPins } from '../link/pins.js';
 import { Router } from './router.js';
 import { PUBLIC_METRICS, type Metrics } from '../metrics.js';
 
@@ -32,6 +34,8 @@ export interface RouteDeps {
   hub?: ConfigHub | null;
   /** The open GET /mcp event streams (MCP_MAX_GET_STREAMS); without them GET /mcp is 405. */
   streams?: EventStreams;
+  /** The pin table (GET /pins, POST /pins/<id>/reset); undefined with CC_LINK_PIN=off. */
+  pins?: KeyPins | undefined;
   /** The SSE answers of 2026-07-28 subscriptions/listen (MCP_MAX_SUBSCRIPTIONS is checked before). */
   listenStreams?: EventStreams;
 }
@@ -72,6 +76,7 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
     })
     .add('/reload', reloadRoute(deps.hub ?? null));
   for (const [path, methods] of Object.entries(restRoutes(deps))) router.add(path, methods);
+  for (const [path, methods] of Object.entries(pinsRoutes({ pins: deps.pins, links: deps.links, log: deps.log }))) router.add(path, methods);
   const endpoints = new EndpointAliases(router, (tool) => ({ POST: callHandler(deps, tool), '*': notAllowed('POST') }));
   router.add('/openapi.json', {
     // the document is built per request, and its module loaded at the first one

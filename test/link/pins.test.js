@@ -36,10 +36,10 @@ test('bug: an impostor with another key replaced a keyed computer (no CC_LINK_TO
     assert.equal(refused.type, 'hello-error');
     assert.equal(refused.code, 'key_mismatch');
     assert.match(refused.error, /computer id 7 is held by another key/);
-    assert.match(refused.error, /restarting the bridge \(with CC_LINK_PINS_FILE: after deleting the line of 7 from the file\), or runs it with CC_LINK_PIN=off/);
+    assert.match(refused.error, /resets the pin with: cc-mcp pin-reset 7 \(or POST \/pins\/7\/reset\)/);
     const closed = await impostor.closed;
     assert.equal(closed.code, 4409);
-    assert.match(closed.reason, /^key_mismatch: this computer id is held by another key; restart the bridge/);
+    assert.match(closed.reason, /^key_mismatch: this computer id is held by another key; the operator resets it with cc-mcp pin-reset <id>$/);
     assert.equal(real.ws.readyState, 1, 'the real link is left alone');
     assert.equal(await execOutput(bridge, 7), 'real\n');
     assert.deepEqual(impostor.received.map((f) => f.type), ['hello-error']);

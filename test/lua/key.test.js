@@ -98,7 +98,7 @@ describeLua('computer key (mcp.key)', () => {
     assert.equal(code, 1);
     const red = reinstalled.linesIn(COLOURS.red).join(' ');
     assert.match(red, /The bridge refused this computer: computer id 9 is held by another key/);
-    assert.match(red, /restarting the bridge/);
+    assert.match(red, /cc-mcp pin-reset 9/);
     assert.doesNotMatch(reinstalled.output, /retrying|reconnecting/);
     assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 1, 'one attempt, no hammering');
   });

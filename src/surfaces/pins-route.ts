@@ -1,0 +1,74 @@
+// The operator's pins (CC_LINK_PIN): GET /pins lists the pinned computer ids (never a key or its hash),
+// POST /pins/<id>/reset forgets one pin without a restart (a reinstalled computer; with
+// CC_LINK_PIN=strict it also lets the id in for CC_LINK_ENROLL_MS). Behind the same Origin/Host guards
+// and bearer token as /mcp and /reload (http.ts); a POST with a form or text body changes nothing.
+import type { IncomingMessage } from 'node:http';
+import type { LinkRegistry } from '../link/registry.js';
+import type { KeyPins } from '../link/pins.js';
+import type { Logger } from '../log.js';
+import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
+import { sendJson } from './respond.js';
+import type { Methods } from './router.js';
+
+export interface PinsRouteDeps {
+  /** Undefined with CC_LINK_PIN=off. */
+  pins: KeyPins | undefined;
+  links: LinkRegistry;
+  log: Logger;
+}
+
+const PIN_OFF = 'CC_LINK_PIN is off: the bridge pins no computer id, so there is nothing to list or reset.';
+/** Computer ids are whole numbers; more digits than this is not an id (and is not echoed). */
+const ID = /^\d{1,15}$/;
+
+function from(req: IncomingMessage): string {
+  return `${req.socket.remoteAddress ?? 'unknown'}:${req.socket.remotePort ?? 0}`;
+}
+
+export function pinsRoutes(deps: PinsRouteDeps): Record<string, Methods> {
+  const { pins, links, log } = deps;
+  return {
+    '/pins': {
+      GET: (_req, res) => {
+        if (!pins) return sendJson(res, 409, { ok: false, error: PIN_OFF });
+        sendJson(res, 200, { ok: true, strict: pins.strict, pinned: pins.entries().map(([id]) => id), max: pins.max });
+      },
+      '*': (req, res) => sendJson(res, 405, { error: 'method not allowed', message: `${req.method} is not allowed on /pins; use GET, or POST /pins/<id>/reset` }, { allow: 'GET, HEAD' }),
+    },
+    '/pins/*': {
+      POST: (req, res, ctx) => {
+        // no body is read, but a form or text/plain POST (a browser's, cross-site) resets nothing
+        const mediaProblem = contentTypeProblem(req.headers['content-type']);
+        if (mediaProblem !== null) return sendJson(res, 415, { error: 'unsupported media type', message: mediaProblem }, UNSUPPORTED_MEDIA_HEADERS);
+        req.resume();
+        const m = /^([^/]*)\/reset$/.exec(ctx.rest);
+        if (!m) return sendJson(res, 404, { ok: false, error: 'not found', message: 'POST /pins/<computer id>/reset resets one pin' });
+        const raw = m[1] as string;
+        if (!ID.test(raw)) return sendJson(res, 400, { ok: false, error: 'bad computer id', message: `the computer id in POST /pins/<id>/reset must be a whole number >= 0 (${raw.length} characters given)` });
+        if (!pins) return sendJson(res, 409, { ok: false, error: PIN_OFF });
+        const computerId = Number(raw);
+        const result = pins.reset(computerId);
+        if (result === null) {
+          return sendJson(res, 409, { ok: false, error: `CC_LINK_MAX_PINS (${pins.max}) ids are pinned or open for enrollment already: computer ${computerId} cannot be let in` });
+        }
+        const link = links.get(computerId);
+        const kept = link ? `; its link from ${link.remoteAddress} is kept` : '';
+        const next =
+          result.openUntil === null
+            ? 'the next hello with a key pins it'
+            : `the next hello with a key until ${new Date(result.openUntil).toISOString()} pins it (CC_LINK_PIN=strict)`;
+        const message = `computer ${computerId}: ${result.wasPinned ? 'pin reset' : 'was not pinned'}; ${next}${kept}`;
+        log.info(`${message} (POST /pins/${computerId}/reset from ${from(req)})`);
+        sendJson(res, 200, {
+          ok: true,
+          computerId,
+          wasPinned: result.wasPinned,
+          linked: link !== undefined,
+          ...(result.openUntil === null ? {} : { openUntil: new Date(result.openUntil).toISOString() }),
+          message,
+        });
+      },
+      '*': (req, res) => sendJson(res, 405, { error: 'method not allowed', message: `${req.method} is not allowed here; use POST /pins/<id>/reset` }, { allow: 'POST' }),
+    },
+  };
+}
