@@ -6,8 +6,8 @@ import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
-import { SseParser } from './sse.js';
-import { OversizeError, cutShort, isAnswer, networkError, readBounded } from './http-body.js';
+import { OversizeError, isAnswer, networkError, readBounded } from './http-body.js';
+import { readEvents, type EventSink, type StreamEnd } from './sse-read.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -26,17 +26,6 @@ const ACCEPT = 'application/json, text/event-stream';
 const DELETE_TIMEOUT_MS = 2000;
 const MAX_LISTEN_BACKOFF_MS = 30_000;
 
-/** How an event stream ended: whether it carried the awaited answer, and how to resume it. */
-interface StreamEnd {
-  answered: boolean;
-  /** Messages it delivered. */
-  events: number;
-  /** Events dropped for their size (CC_UPSTREAM_MAX_MESSAGE_BYTES). */
-  dropped: number;
-  lastEventId?: string;
-  retryMs?: number;
-}
-
 export class HttpError extends Error {
   readonly code = 'ERR_UPSTREAM_HTTP';
   constructor(readonly status: number, detail: string) {
@@ -52,8 +41,12 @@ export class HttpTransport implements Transport {
   private readonly inFlight = new Set<AbortController>();
   private closed = false;
   private listening = false;
+  /** Where the event streams' messages go (readEvents). */
+  private readonly events: EventSink;
 
-  constructor(private readonly options: HttpTransportOptions) {}
+  constructor(private readonly options: HttpTransportOptions) {
+    this.events = { maxMessageBytes: options.maxMessageBytes, log: options.log, label: this.label(), deliver: (value) => this.deliver(value) };
+  }
 
   /** The session the server issued, if any. */
   get session(): string | null {
@@ -105,7 +98,7 @@ export class HttpTransport implements Transport {
       if (type === 'text/event-stream' && res.ok) {
         // a request's answer comes on this stream, or on the ones it is resumed with
         const waiting = isRecord(message) && typeof message.method === 'string' && isId(message.id) ? message.id : undefined;
-        const stream = await this.readEvents(res, waiting);
+        const stream = await readEvents(res, this.events, waiting);
         if (waiting !== undefined && !stream.answered) await this.resume(waiting, stream, controller.signal);
         return;
       }
@@ -221,7 +214,7 @@ export class HttpTransport implements Transport {
         await res.body?.cancel();
         throw new Error(`the server ended its event stream without answering and resuming it failed (HTTP ${res.status})`);
       }
-      const next = await this.readEvents(res, id);
+      const next = await readEvents(res, this.events, id);
       if (next.answered) return;
       idle = next.events > 0 ? 0 : idle + 1;
       stream = { ...next, lastEventId: next.lastEventId ?? stream.lastEventId, retryMs: next.retryMs ?? stream.retryMs };
@@ -230,48 +223,6 @@ export class HttpTransport implements Transport {
 
   private oversize(): string {
     return `is over ${this.options.maxMessageBytes} bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped`;
-  }
-
-  /** Delivers every message event of an SSE body until the server ends it; says whether `waiting` was answered. */
-  private async readEvents(res: Response, waiting?: string | number): Promise<StreamEnd> {
-    let answered = false;
-    let events = 0;
-    let dropped = 0;
-    const parser = new SseParser(
-      this.options.maxMessageBytes,
-      (event) => {
-        // events without data prime reconnection (an id and nothing else): no message in them
-        if (event.event !== 'message' || event.data.trim() === '') return;
-        let value: unknown;
-        try {
-          value = JSON.parse(event.data);
-        } catch {
-          this.options.log?.warn(`${this.label()} sent an SSE event that is not JSON; ignored`);
-          return;
-        }
-        events++;
-        if (waiting !== undefined && isRecord(value) && value.id === waiting && !('method' in value)) answered = true;
-        this.deliver(value);
-      },
-      (bytes) => {
-        dropped++;
-        this.options.log?.warn(`${this.label()} sent an SSE event of ${bytes} bytes, over the ${this.options.maxMessageBytes}-byte limit; dropped`);
-      },
-    );
-    const decoder = new TextDecoder();
-    if (res.body) {
-      try {
-        for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
-      } catch (err) {
-        throw cutShort(err);
-      }
-    }
-    parser.push(decoder.decode());
-    parser.end();
-    const end: StreamEnd = { answered, events, dropped };
-    if (parser.lastEventId !== undefined && parser.lastEventId !== '') end.lastEventId = parser.lastEventId;
-    if (parser.retryMs !== undefined) end.retryMs = parser.retryMs;
-    return end;
   }
 
   /** The GET stream: server notifications outside requests. A 405 means the server has none. */
@@ -287,7 +238,7 @@ export class HttpTransport implements Transport {
           return;
         }
         failures = 0;
-        await this.readEvents(res);
+        await readEvents(res, this.events);
       } catch (err) {
         if (this.closed) return;
         failures++;
