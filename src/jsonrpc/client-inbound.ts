@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import { METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse, type JsonRpcId } from './message.js';
 import { boundsProblem } from './bounds.js';
 import { RpcClientError, type Pending } from './client-request.js';
-import { cutText } from './quote.js';
+import { cutText, quoteValue } from './quote.js';
 
 /** The client as its inbound side sees it; one object per client, not per message. */
 export interface InboundPeer {
@@ -73,7 +73,7 @@ export function receive(peer: InboundPeer, value: unknown, inBatch = false, char
       const response = value as { id: JsonRpcId | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
       const pending = response.id === null ? undefined : peer.pending.get(response.id);
       if (!pending) {
-        log?.debug(`${peer.label} answered an unknown or finished request ${JSON.stringify(response.id)}; ignored`);
+        log?.debug(`${peer.label} answered an unknown or finished request ${quoteValue(response.id)}; ignored`);
         return;
       }
       if (isRecord(response.error)) {

@@ -8,7 +8,7 @@ import type { ComputerSocket } from './computer-socket.js';
 import { encodeHelloError, encodeHelloOk, type HelloErrorCode, type HelloFrame } from './frames.js';
 import { omittedText } from './identity.js';
 import type { KeyPins } from './pins.js';
-import { describe, type LinkRegistry } from './registry.js';
+import { logName, type LinkRegistry } from './registry.js';
 
 export const CLOSE_POLICY = 1008;
 /** A wrong or missing link token: the computer should stop and ask for the right one. */
@@ -81,7 +81,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
     hello(ws, frame) {
       if (ws.link) {
         metrics.framesRejected.inc('second_hello');
-        warn(`link ${describe(ws.link.computerId, ws.link.label)} sent a second hello; ignored`);
+        warn(`link ${logName(ws.link.computerId, ws.link.label)} sent a second hello; ignored`);
         return;
       }
       if (ws.stage !== 'pending') return; // already refused; the socket is closing
@@ -140,8 +140,8 @@ export function helloHandshake(options: HelloOptions): Hellos {
       metrics.linksLinked++;
       ws.send(helloOk);
       if (replaced) metrics.linksReplaced++;
-      if (replaced) log.info(`replaced ${describe(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
-      log.info(`linked ${describe(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);
+      if (replaced) log.info(`replaced ${logName(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
+      log.info(`linked ${logName(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);
     },
     reject(ws, error) {
       metrics.linksRefused.inc('invalid');

@@ -1,5 +1,6 @@
 // What a computer says it is (hello fields) and what it says when that changes (info frame): pure
 // validation. A program older than these fields sends none of them: each is then null.
+import { quoteValue } from '../jsonrpc/quote.js';
 import { plural } from '../plural.js';
 
 export const KINDS = ['computer', 'turtle', 'pocket', 'command'] as const;
@@ -151,11 +152,11 @@ export function jobChanges(before: readonly JobInfo[] | null, after: readonly Jo
   const changes: string[] = [];
   for (const j of after) {
     const was = old.get(j.job);
-    if (was === undefined) changes.push(`job ${JSON.stringify(j.job)} ${j.state === 'running' ? 'started' : j.state}`);
-    else if (was !== j.state) changes.push(`job ${JSON.stringify(j.job)} ${was} -> ${j.state}`);
+    if (was === undefined) changes.push(`job ${quoteValue(j.job)} ${j.state === 'running' ? 'started' : j.state}`);
+    else if (was !== j.state) changes.push(`job ${quoteValue(j.job)} ${was} -> ${j.state}`);
     old.delete(j.job);
   }
-  for (const id of old.keys()) changes.push(`job ${JSON.stringify(id)} gone`);
+  for (const id of old.keys()) changes.push(`job ${quoteValue(id)} gone`);
   return changes;
 }
 

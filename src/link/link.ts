@@ -1,10 +1,22 @@
 // One linked computer and its requests in flight. Knows nothing about sockets beyond send/close.
+import { QUOTE_MAX, quoteValue } from '../jsonrpc/quote.js';
 import { encodeCancel } from './frames.js';
 import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
 
 /** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
 export function describe(computerId: number, label: string | null): string {
   return `${computerId} (Label: ${label ?? 'null'})`;
+}
+
+/** A label printed as it is in a log line: printable ASCII, at most QUOTE_MAX characters. */
+const PLAIN_LABEL = new RegExp(`^[\\x20-\\x7e]{1,${QUOTE_MAX}}$`);
+
+/**
+ * `describe` for a log line: a label that is not short printable text is quoted and cut (quoteValue),
+ * so a computer's label can neither break a log line in two nor fill it with a megabyte.
+ */
+export function logName(computerId: number, label: string | null): string {
+  return label === null || PLAIN_LABEL.test(label) ? describe(computerId, label) : `${computerId} (Label: ${quoteValue(label)})`;
 }
 
 export interface LinkSocket {

@@ -4,10 +4,11 @@ import type { CancelSignal } from '../cancel.js';
 import { nextId, requestAll, requestEach, type FanoutHost, type FanoutObserver, type FanoutOptions } from './fanout.js';
 import { REQUEST_HEAD, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
 import { jobChanges, type Identity } from './identity.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
 import { startTimeout, stopTimeout, type DeadlineList, type Timed } from './deadlines.js';
 
-export { Link, describe, type LinkSocket, type Outcome } from './link.js';
+export { Link, describe, logName, type LinkSocket, type Outcome } from './link.js';
 
 export interface RequestOptions {
   timeoutMs: number;
@@ -89,14 +90,14 @@ export class LinkRegistry implements FanoutHost {
   updateInfo(link: Link, info: InfoFrame): string[] {
     const changes: string[] = [];
     if (info.computerLabel !== link.label) {
-      changes.push(`label ${JSON.stringify(link.label)} -> ${JSON.stringify(info.computerLabel)}`);
+      changes.push(`label ${quoteValue(link.label)} -> ${quoteValue(info.computerLabel)}`);
       link.label = info.computerLabel;
     }
     // names are quoted like labels: a computer chooses them, and a raw line break would forge a log line
     const before = new Set((link.identity.peripherals ?? []).map((p) => p.name));
     const after = new Set(info.peripherals.map((p) => p.name));
-    for (const name of after) if (!before.has(name)) changes.push(`peripheral ${JSON.stringify(name)} attached`);
-    for (const name of before) if (!after.has(name)) changes.push(`peripheral ${JSON.stringify(name)} detached`);
+    for (const name of after) if (!before.has(name)) changes.push(`peripheral ${quoteValue(name)} attached`);
+    for (const name of before) if (!after.has(name)) changes.push(`peripheral ${quoteValue(name)} detached`);
     if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, info.jobs));
     const identity: Identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
     // the marker only on the few links that have one: no slot for it on every other link's identity

@@ -10,7 +10,8 @@ import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admis
 import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
 import { chargeFrame, disposeThrottle } from './throttle.js';
-import { describe, type LinkRegistry } from './registry.js';
+import { quoteValue } from '../jsonrpc/quote.js';
+import { logName, type LinkRegistry } from './registry.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
 import { CLOSE_POLICY, helloHandshake } from './hello.js';
@@ -194,7 +195,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     const link = ws.link;
     if (!link) return;
     const why = `closed ${code}${reason.length ? ` ${reason.toString()}` : ''}`;
-    if (registry.unregister(link, why)) log.info(`unlinked ${describe(link.computerId, link.label)}: ${why}`);
+    if (registry.unregister(link, why)) log.info(`unlinked ${logName(link.computerId, link.label)}: ${why}`);
   }
 
   /** A socket's first frame is not a valid hello: logged (budget), then hello-error and close 1008. */
@@ -251,12 +252,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
     if (frame.type === 'info') {
       const changes = registry.updateInfo(ws.link, frame);
-      if (changes.length > 0) log.info(`computer ${describe(ws.link.computerId, ws.link.label)}: ${changes.join(', ')}`);
+      if (changes.length > 0) log.info(`computer ${logName(ws.link.computerId, ws.link.label)}: ${changes.join(', ')}`);
       return;
     }
     if (!registry.resolve(ws.link, frame)) {
       metrics.framesRejected.inc('unknown_id');
-      log.debug(`link ${describe(ws.link.computerId, ws.link.label)}: response ${frame.id} matches no request in flight on this link; dropped`);
+      log.debug(`link ${logName(ws.link.computerId, ws.link.label)}: response ${quoteValue(frame.id)} matches no request in flight on this link; dropped`);
     }
   }
 

@@ -49,13 +49,9 @@ function describe(value: unknown): string {
     return 'an array' + (odd === undefined ? '' : ` holding ${describe(odd)}`);
   }
   if (typeof value === 'object') return 'an object';
-  // a value is echoed only so far: a 1 MiB string is not sent back whole
-  const text = JSON.stringify(value);
-  return `${typeof value} ${text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX)}... (${text.length} characters)` : text}`;
+  // a value is echoed only so far (QUOTE_MAX, as every client value): a 1 MiB string is not sent back whole
+  return `${typeof value} ${quoteValue(value)}`;
 }
-
-/** Longest JSON text of a wrong value quoted in an error message. */
-const ECHO_MAX = 40;
 
 /** Where one subscription's messages go: a stdio line each, or an event on its SSE response. */
 export interface SubscriptionStream {

@@ -34,7 +34,7 @@ export function findComputer(links: LinkRegistry, args: Record<string, unknown>)
     const matches = links.list().filter((l) => l.label === args.computer);
     if (matches.length === 1) return matches[0] as Link;
     if (matches.length === 0) return `No linked computer has the label ${quoteValue(args.computer)}.`;
-    return `The label ${JSON.stringify(args.computer)} matches ${matches.length} computers (ids ${matches
+    return `The label ${quoteValue(args.computer)} matches ${matches.length} computers (ids ${matches
       .map((l) => l.computerId)
       .join(', ')}); use "computerId".`;
   }

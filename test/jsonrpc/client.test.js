@@ -240,3 +240,15 @@ test('a transport that gives the text length of a message (stdio) still has ever
   transport.handlers.message(JSON.parse(short), short.length);
   assert.equal(lines.filter((l) => /nests deeper than 8 levels; dropped/.test(l)).length, 2);
 });
+
+test('bug: an upstream answer to an unknown request was logged with its whole id (a 10 KB id, a line break); now quoted and cut at 60 characters', async () => {
+  const { client, transport, lines } = await started();
+  transport.deliver({ jsonrpc: '2.0', id: 'i'.repeat(10_000), result: 1 });
+  transport.deliver({ jsonrpc: '2.0', id: 'x\n2026-01-01T00:00:00.000Z warn forged', result: 1 });
+  const text = lines.join('\n');
+  assert.match(text, /answered an unknown or finished request "i{59}\.\.\. \(10002 characters\); ignored/);
+  assert.match(text, /answered an unknown or finished request "x\\n2026-01-01T00:00:00\.000Z warn forged"; ignored/);
+  assert.ok(!text.includes('i'.repeat(61)));
+  assert.ok(!text.split('\n').some((l) => l.startsWith('2026-01-01T00:00:00.000Z warn forged')));
+  await client.close();
+});

@@ -57,7 +57,7 @@ test("a fan-out's ids are 128 random bits each (22 base64url characters), distin
     assert.equal(outcomes[1].result, 'own');
     for (const id of [id1, id2]) assert.match(id, /^[A-Za-z0-9_-]{22}$/);
     assert.notEqual(id1, id2);
-    assert.ok(bridge.logs.some((l) => l.includes(`response ${id1} matches no request in flight on this link`)));
+    assert.ok(bridge.logs.some((l) => l.includes(`response "${id1}" matches no request in flight on this link`)));
     await c1.close();
     await c2.close();
   }));

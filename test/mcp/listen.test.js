@@ -140,7 +140,7 @@ test('listen: a malformed filter gets 400 -32602 saying what is wrong, nothing i
       [{ _meta: META, notifications: { resourceSubscriptions: 'file:///x' } }, /resourceSubscriptions must be an array of strings, not string/],
       [{ _meta: META, notifications: { resourceSubscriptions: ['a', 2] } }, /resourceSubscriptions must be an array of strings, not an array holding number 2/],
       [{ _meta: META, notifications: { toolsListChanged: null } }, /toolsListChanged must be a boolean, not null/],
-      [{ _meta: META, notifications: { toolsListChanged: 'x'.repeat(5000) } }, /toolsListChanged must be a boolean, not string "x{39}\.\.\. \(5002 characters\)$/],
+      [{ _meta: META, notifications: { toolsListChanged: 'x'.repeat(5000) } }, /toolsListChanged must be a boolean, not string "x{59}\.\.\. \(5002 characters\)$/],
     ];
     for (const [params, message] of cases) {
       const s = await listen(bridge.mcpUrl, 'bad', undefined, { params });
