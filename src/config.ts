@@ -151,7 +151,7 @@ export function loadConfig(
     linkPin: pin !== 'off',
     linkPinStrict: pin === 'strict',
     linkPinsFile: pinsFile,
-    linkEnrollMs: 600_000,
+    linkEnrollMs: read(env, 'CC_LINK_ENROLL_MS', integer(1000, 86_400_000)),
     linkMaxPins: read(env, 'CC_LINK_MAX_PINS', count),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
     configFile: read(env, 'CC_CONFIG', optionalPath),

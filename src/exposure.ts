@@ -26,7 +26,11 @@ export function checkExposure(config: Config, listening: Listening = { http: tru
   }
   if (config.linkTokens.length === 0) {
     // CC_LINK_PIN narrows "any computer id" to the ids no computer has linked with its key yet
-    const which = config.linkPin ? 'any computer id not yet pinned by its computer\'s key (CC_LINK_PIN)' : 'any computer id';
+    const which = config.linkPinStrict
+      ? 'a computer id the operator let in (cc-mcp pin-reset) before its computer does (CC_LINK_PIN=strict)'
+      : config.linkPin
+        ? 'any computer id not yet pinned by its computer\'s key (CC_LINK_PIN)'
+        : 'any computer id';
     if (!isLoopbackHost(config.linkHost)) {
       warnings.push(
         `WARNING: CC_LINK_HOST=${config.linkHost} is not a loopback address and CC_LINK_TOKEN is not set: anyone who can reach the link port can link as ${which}, replace the real one and be handed the code meant for it. Set CC_LINK_TOKEN (and mcp.token on each computer).`,

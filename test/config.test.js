@@ -272,6 +272,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_RETRY_MS: '500',
     CC_LINK_PIN: 'on',
     CC_LINK_PINS_FILE: 'empty',
+    CC_LINK_ENROLL_MS: '600000',
     CC_LINK_MAX_PINS: '10000',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());

@@ -45,6 +45,8 @@ test('the link warnings say which ids are open: those not pinned by a key, or ev
     const off = check({ CC_LINK_HOST: host, CC_LINK_PIN: 'off' }).warnings[0];
     assert.match(off, /link as any computer id(,| and)/);
     assert.doesNotMatch(off, /pinned/);
+    const strict = check({ CC_LINK_HOST: host, CC_LINK_PIN: 'strict', CC_LINK_PINS_FILE: '/var/lib/pins' }).warnings[0];
+    assert.match(strict, /link as a computer id the operator let in \(cc-mcp pin-reset\) before its computer does \(CC_LINK_PIN=strict\)/);
   }
 });
 

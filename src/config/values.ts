@@ -74,8 +74,15 @@ export const level: Parse<LogLevel> = (raw, name) => {
   return value as LogLevel;
 };
 
-/** CC_LINK_PIN: on or off (strict comes with the operator's enrollment). */
-export const pinMode: Parse<'on' | 'off' | 'strict'> = (raw, name) => (onOff(raw, name) ? 'on' : 'off');
+/** CC_LINK_PIN: on, off, or strict (only pinned ids, and those the operator opened, link). */
+export const pinMode: Parse<'on' | 'off' | 'strict'> = (raw, name) => {
+  if (raw.trim().toLowerCase() === 'strict') return 'strict';
+  try {
+    return onOff(raw, name) ? 'on' : 'off';
+  } catch {
+    throw new ConfigError(name, raw, 'expected on, off or strict');
+  }
+};
 
 export const optionalPath: Parse<string | null> = (raw) => (raw.trim() === '' ? null : raw);
 

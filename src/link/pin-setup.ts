@@ -28,6 +28,10 @@ export function setupPins(config: Config, log: Logger, metrics: Metrics): PinSet
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_errors_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE that failed (the pins stay in memory; the next change tries again).', read: () => w.failures });
   }
+  if (pins.strict) {
+    log.info(`CC_LINK_PIN=strict: only the ${pins.size} pinned computer id${pins.size === 1 ? '' : 's'} link; cc-mcp pin-reset <id> lets another in for ${config.linkEnrollMs / 1000} s`);
+    metrics.addGauge({ name: 'cc_link_pins_open', help: 'Computer ids let in by the operator (CC_LINK_PIN=strict) that no computer has linked as yet.', read: () => pins.opened });
+  }
   metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
   metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
   return { pins, writer };

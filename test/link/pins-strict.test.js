@@ -1,0 +1,115 @@
+// CC_LINK_PIN=strict: only computer ids in the pins file link; the operator lets one in deliberately
+// (cc-mcp pin-reset <id>, POST /pins/<id>/reset) for CC_LINK_ENROLL_MS. The gap: with trust on first
+// use, whoever linked first with a key held an id (squatting), including ids no computer had used yet.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeComputer, startTestBridge, until } from '../helpers.js';
+
+const KEY = 'realKey_0123456789abcdefABCDEF-x';
+const NEW = 'newComputerKey_0123456789abcdefA';
+const SQUAT = 'squatterKey_0123456789abcdefABCD';
+const sha = (key) => createHash('sha256').update(key).digest('hex');
+
+async function attempt(bridge, computerId, key) {
+  const c = new FakeComputer(bridge.linkUrl, { computerId });
+  const first = await c.link({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
+  return { c, first };
+}
+
+async function strictBridge(t, env = {}, pins = `1 ${sha(KEY)}\n`) {
+  const dir = mkdtempSync(join(tmpdir(), 'pins-strict-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'pins');
+  writeFileSync(file, pins, { mode: 0o600 });
+  const bridge = await startTestBridge({ CC_LINK_PIN: 'strict', CC_LINK_PINS_FILE: file, ...env });
+  t.after(() => bridge.close());
+  return Object.assign(bridge, { file });
+}
+
+const reset = (bridge, id) => fetch(bridge.mcpUrl.replace(/\/mcp$/, `/pins/${id}/reset`), { method: 'POST' }).then(async (r) => ({ status: r.status, body: await r.json() }));
+
+test('bug: a squatter with its own key took an id no computer had linked as yet; CC_LINK_PIN=strict refuses it not_enrolled (4403), keyed or not', async (t) => {
+  const bridge = await strictBridge(t);
+  assert.ok(bridge.logs.some((l) => /CC_LINK_PIN=strict: only the 1 pinned computer id link; cc-mcp pin-reset <id> lets another in for 600 s/.test(l)), bridge.logs.join('\n'));
+  const squatter = await attempt(bridge, 2, SQUAT);
+  assert.equal(squatter.first.type, 'hello-error');
+  assert.equal(squatter.first.code, 'not_enrolled');
+  assert.equal(
+    squatter.first.error,
+    'computer id 2 is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). The bridge\'s operator lets it in with: cc-mcp pin-reset 2 (or POST /pins/2/reset); then start mcp-computer again within 600 s.',
+  );
+  const closed = await squatter.c.closed;
+  assert.equal(closed.code, 4403);
+  assert.equal(closed.reason, 'not_enrolled: this bridge takes only enrolled computer ids (CC_LINK_PIN=strict)');
+  const keyless = await attempt(bridge, 2, undefined);
+  assert.equal(keyless.first.code, 'not_enrolled');
+  assert.equal(bridge.links.get(2), undefined);
+  assert.equal(bridge.pins.has(2), false);
+  assert.equal(bridge.metrics.linksRefused.get('not_enrolled'), 2);
+  assert.ok(bridge.logs.some((l) => /link from 127\.0\.0\.1:\d+ \(computer 2\) refused: not enrolled \(CC_LINK_PIN=strict\)/.test(l)));
+  assert.ok(!bridge.logs.some((l) => l.includes(SQUAT)), 'keys are never logged');
+  // the pinned id links with its key, and only with it
+  const real = await attempt(bridge, 1, KEY);
+  assert.equal(real.first.type, 'hello-ok');
+  assert.equal((await attempt(bridge, 1, SQUAT)).first.code, 'key_mismatch');
+  const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+  assert.match(metrics, /cc_links_refused_total\{reason="not_enrolled"\} 2/);
+  assert.match(metrics, /cc_link_pins_open 0/);
+  await real.c.close();
+});
+
+test('strict: the operator lets a new id in (pin-reset); its first keyed hello pins it and is written to the file; a keyless hello cannot take the opening', async (t) => {
+  const bridge = await strictBridge(t);
+  const opened = await reset(bridge, 3);
+  assert.equal(opened.status, 200);
+  assert.equal(opened.body.wasPinned, false);
+  assert.match(opened.body.openUntil, /^\d{4}-\d\d-\d\dT/);
+  assert.match(opened.body.message, /^computer 3: was not pinned; the next hello with a key until \S+Z pins it \(CC_LINK_PIN=strict\)$/);
+  const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+  assert.match(metrics, /cc_link_pins_open 1/);
+  const keyless = await attempt(bridge, 3, undefined);
+  assert.equal(keyless.first.code, 'not_enrolled');
+  assert.match(keyless.first.error, /^computer id 3 is open for enrollment, but this hello carries no key \(mcp\.key\)/);
+  assert.ok(bridge.logs.some((l) => /\(computer 3\) refused: no key to enroll with/.test(l)));
+  const enrolled = await attempt(bridge, 3, NEW);
+  assert.equal(enrolled.first.type, 'hello-ok');
+  await until(() => readFileSync(bridge.file, 'utf8').includes(`3 ${sha(NEW)}\n`));
+  // the opening is used up: another key is refused as for any pinned id
+  assert.equal((await attempt(bridge, 3, SQUAT)).first.code, 'key_mismatch');
+  // a reinstalled pinned computer: the reset forgets the old key and opens the id for the new one
+  const again = await reset(bridge, 1);
+  assert.equal(again.body.wasPinned, true);
+  assert.equal((await attempt(bridge, 1, NEW)).first.type, 'hello-ok');
+  assert.equal((await attempt(bridge, 1, KEY)).first.code, 'key_mismatch', 'the old key no longer links');
+  const listed = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/pins'))).json();
+  assert.deepEqual(listed, { ok: true, strict: true, pinned: [1, 3], max: 10000 });
+  await enrolled.c.close();
+});
+
+test('strict: openings count toward CC_LINK_MAX_PINS; past it the reset is refused 409 and nothing changes', async (t) => {
+  const bridge = await strictBridge(t, { CC_LINK_MAX_PINS: '2' });
+  assert.equal((await reset(bridge, 5)).status, 200);
+  const full = await reset(bridge, 6);
+  assert.equal(full.status, 409);
+  assert.match(full.body.error, /^CC_LINK_MAX_PINS \(2\) ids are pinned or open for enrollment already: computer 6 cannot be let in$/);
+  assert.equal((await attempt(bridge, 6, NEW)).first.code, 'not_enrolled');
+  assert.equal((await reset(bridge, 5)).status, 200, 'reopening an open id takes no new place');
+  const five = await attempt(bridge, 5, NEW);
+  assert.equal(five.first.type, 'hello-ok');
+  await five.c.close();
+});
+
+test('strict config: needs CC_LINK_PINS_FILE; CC_LINK_ENROLL_MS is checked', async () => {
+  const { loadConfig } = await import('../../dist/config.js');
+  assert.throws(() => loadConfig({ CC_LINK_PIN: 'strict' }), /CC_LINK_PIN="strict": strict needs CC_LINK_PINS_FILE/);
+  assert.throws(() => loadConfig({ CC_LINK_PIN: 'sometimes' }), /CC_LINK_PIN="sometimes": expected on, off or strict/);
+  const config = loadConfig({ CC_LINK_PIN: ' Strict ', CC_LINK_PINS_FILE: '/var/lib/pins', CC_LINK_ENROLL_MS: '1000' });
+  assert.equal(config.linkPin, true);
+  assert.equal(config.linkPinStrict, true);
+  assert.equal(config.linkEnrollMs, 1000);
+  assert.throws(() => loadConfig({ CC_LINK_ENROLL_MS: '999' }), /CC_LINK_ENROLL_MS="999": expected a whole number from 1000 to 86400000/);
+});
