@@ -187,12 +187,28 @@ function objectProblem(record: Record<string, unknown>, schema: Schema, path: st
   return null;
 }
 
+/** Printable ASCII only: where the regex dialects upstreams use agree with ECMA-262 on \w, \d, \s, \b, `.` and `$`. */
+const PLAIN_TEXT = /^[\x20-\x7e]*$/;
+
+/**
+ * An upstream tool's `pattern` on a string argument: run when pattern-safety.ts accepts it (a refused
+ * one is warned about once at listing) on a string of at most maxChars characters of printable ASCII;
+ * anything else is passed on, the upstream checks it: a longer string, a pattern that is not valid
+ * ECMA-262, and other characters, where dialects disagree (\w takes "é" in Python's re and Rust's regex).
+ */
+function upstreamPattern(value: string, pattern: string, path: string, maxChars: number): string | null {
+  if (value.length > maxChars || !PLAIN_TEXT.test(value)) return null;
+  const regexp = runnablePattern(pattern);
+  return regexp instanceof RegExp && !regexp.test(value) ? `${path} must match the pattern ${JSON.stringify(pattern)}` : null;
+}
+
 /**
  * Returns null when valid, else a sentence naming the argument and what is wrong. `full` enforces
- * every ENFORCED keyword (the bridge's own and config Lua tools' schemas); without it only the first
- * eleven, for an upstream tool's schema: the upstream checks its own arguments, maybe with another
- * regex dialect (`pattern`) or number rounding (`multipleOf`) than ours, so the bridge adds nothing
- * that could refuse arguments it accepts. A malformed keyword value (an upstream's) is skipped.
+ * every ENFORCED keyword (the bridge's own and config Lua tools' schemas); without it the first
+ * eleven and `pattern` where dialects agree (upstreamPattern), for an upstream tool's schema: the
+ * upstream checks its own arguments, maybe with another regex dialect or number rounding
+ * (`multipleOf`) than ours, so the bridge adds nothing that could refuse arguments it accepts. A
+ * malformed keyword value (an upstream's) is skipped.
  * `patternMaxChars` (MCP_PATTERN_MAX_CHARS) bounds the strings a `pattern` is run on.
  */
 export function validate(value: unknown, schema: Schema, path = 'arguments', full = true, patternMaxChars = PATTERN_MAX_CHARS): string | null {
@@ -225,7 +241,10 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
     if (typeof maxLength === 'number' && value.length > maxLength && codePoints(value) > maxLength) {
       return `${path} must be at most ${plural(maxLength, 'character')}`;
     }
-    if (full && typeof schema.pattern === 'string') {
+    if (!full && typeof schema.pattern === 'string') {
+      const problem = upstreamPattern(value, schema.pattern, path, patternMaxChars);
+      if (problem) return problem;
+    } else if (full && typeof schema.pattern === 'string') {
       // a regex can backtrack for seconds on a long string; nothing longer than the cap is run
       if (longerThan(value, patternMaxChars)) {
         return `${path} is ${plural(codePoints(value), 'character')} long; a "pattern" is checked on at most ${patternMaxChars} (MCP_PATTERN_MAX_CHARS)`;

@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions, type Transport } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
 import { toolDefinitionProblem, unrunPatterns, type UnrunPattern } from './tool-check.js';
 
@@ -113,16 +114,17 @@ export class McpClient {
     return tools;
   }
 
-  /** Said once per tool and pattern (a re-listing repeats none): tool name + NUL + pattern. */
+  /** Said once per tool, keyword and pattern (a re-listing repeats none): tool name + NUL + keyword + NUL + pattern. */
   private readonly unrunSaid = new Set<string>();
 
   private warnUnrun(tool: string, unrun: UnrunPattern): void {
-    const key = `${tool}\u0000${unrun.pattern}`;
+    const key = `${tool}\u0000${unrun.keyword}\u0000${unrun.pattern}`;
     if (this.unrunSaid.has(key) || this.unrunSaid.size >= 1000) return;
     this.unrunSaid.add(key);
+    const [what, passed] = unrun.keyword === 'pattern' ? ['pattern', 'values it would check'] : ['patternProperties key', 'argument keys only it could match'];
     this.options.log?.warn(
-      `${this.options.name ?? 'upstream'} tool ${JSON.stringify(tool)}: the bridge does not run the patternProperties key ${JSON.stringify(unrun.pattern)} at ${unrun.at} (${unrun.problem}); ` +
-        'argument keys only it could match are passed on unchecked (the upstream checks its own arguments)',
+      `${this.options.name ?? 'upstream'} tool ${quoteValue(tool)}: the bridge does not run the ${what} ${quoteValue(unrun.pattern)} at ${unrun.at} (${unrun.problem}); ` +
+        `${passed} are passed on unchecked (the upstream checks its own arguments)`,
     );
   }
 

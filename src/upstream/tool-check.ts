@@ -100,28 +100,34 @@ export function mcpHeaderProblem(schema: Record<string, unknown>): string | null
   return walk(schema, 'inputSchema', false, 0);
 }
 
-/** A `patternProperties` key of an upstream schema that the bridge does not run (pattern-safety.ts). */
+/** A `patternProperties` key or `pattern` of an upstream schema that the bridge does not run (pattern-safety.ts). */
 export interface UnrunPattern {
-  /** Where: `inputSchema.properties.opts.patternProperties`. */
+  keyword: 'patternProperties' | 'pattern';
+  /** Where: `inputSchema.properties.opts.patternProperties`, `inputSchema.properties.name.pattern`. */
   at: string;
   pattern: string;
   problem: string;
 }
 
 /**
- * The `patternProperties` keys in `schema` that the bridge's argument check would run but does not,
- * because they could backtrack badly (at most `max`): a key only such a pattern could match is passed
- * on unchecked. Walks what validate() walks: properties, patternProperties, additionalProperties, items.
+ * The `patternProperties` keys and `pattern` values in `schema` that the bridge's argument check would
+ * run but does not, because they could backtrack badly (at most `max`): a key only such a pattern could
+ * match, or a value it would check, is passed on unchecked. Walks what validate() walks: properties,
+ * patternProperties, additionalProperties, items.
  */
 export function unrunPatterns(schema: Record<string, unknown>, max = 8): UnrunPattern[] {
   const found: UnrunPattern[] = [];
   const walk = (node: unknown, path: string, depth: number): void => {
     if (depth > MAX_DEPTH || found.length >= max || !isRecord(node)) return;
+    if (typeof node.pattern === 'string') {
+      const regexp = runnablePattern(node.pattern);
+      if (typeof regexp === 'string') found.push({ keyword: 'pattern', at: `${path}.pattern`, pattern: node.pattern, problem: regexp });
+    }
     const patterns = node.patternProperties;
     if (isRecord(patterns)) {
       for (const pattern of Object.keys(patterns)) {
         const regexp = runnablePattern(pattern);
-        if (typeof regexp === 'string' && found.length < max) found.push({ at: `${path}.patternProperties`, pattern, problem: regexp });
+        if (typeof regexp === 'string' && found.length < max) found.push({ keyword: 'patternProperties', at: `${path}.patternProperties`, pattern, problem: regexp });
         walk(patterns[pattern], `${path}.patternProperties[${JSON.stringify(pattern)}]`, depth + 1);
       }
     }

@@ -111,5 +111,7 @@ test('a refused value gets validate()\'s message; keys of Object.prototype are n
   const p = { type: 'string', pattern: '^a' };
   assert.equal(compile(p, 0), null);
   assert.equal(validateArgs('b', p, 'arguments', true), 'arguments must match the pattern "^a"');
-  assert.equal(validateArgs('b', p, 'arguments', false), null);
+  // an upstream tool's pattern is run too, on printable ASCII only (dialects differ elsewhere)
+  assert.equal(validateArgs('b', p, 'arguments', false), 'arguments must match the pattern "^a"');
+  assert.equal(validateArgs('é', p, 'arguments', false), null);
 });

@@ -75,5 +75,59 @@ test('unrunPatterns finds refused patternProperties keys at every depth validate
     ['inputSchema.items.patternProperties', '\\w+\\w+!'],
   ]);
   assert.equal(unrunPatterns(deep, 2).length, 2);
-  assert.deepEqual(unrunPatterns({ type: 'object', patternProperties: { '^x-': {} }, properties: { a: { pattern: '^(a+)+$' } } }), []);
+  assert.deepEqual(unrunPatterns({ type: 'object', patternProperties: { '^x-': {} }, properties: { a: { pattern: '^[a-z]+$' } } }), []);
+  // a refused `pattern` (the keyword) is found too, at the same depths
+  assert.deepEqual(
+    unrunPatterns({ type: 'object', properties: { a: { pattern: '^(a+)+$' }, l: { items: { pattern: '(x*)*' } } }, additionalProperties: { pattern: '(\\1)' } }).map((u) => [u.keyword, u.at, u.pattern]),
+    [
+      ['pattern', 'inputSchema.properties.a.pattern', '^(a+)+$'],
+      ['pattern', 'inputSchema.properties.l.items.pattern', '(x*)*'],
+      ['pattern', 'inputSchema.additionalProperties.pattern', '(\\1)'],
+    ],
+  );
+});
+
+// Before: an upstream tool's `pattern` was never run on its arguments (only patternProperties keys were).
+test('bug: an upstream tool\'s "pattern" was never run on arguments; now it is when pattern-safety accepts it (printable ASCII up to MCP_PATTERN_MAX_CHARS), a refused one is skipped with one warning, and the rest is the upstream\'s', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      file: { type: 'string', pattern: '^[a-z0-9_-]+\\.lua$' },
+      word: { type: 'string', pattern: '^\\w+$' },
+      tags: { type: 'array', items: { type: 'string', pattern: '^#' } },
+      nested: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]{3}$' } } },
+      risky: { type: 'string', pattern: '^(a+)+$' },
+      python: { type: 'string', pattern: '(?P<x>a)' },
+    },
+  };
+  return withBridge({ MCP_PATTERN_MAX_CHARS: '50', CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--schema', JSON.stringify(schema))] }) }, async (bridge) => {
+    await until(async () => (await health(bridge)).servers.find((s) => s.id === 'fx' && s.state === 'up'));
+    const passes = async (args) => {
+      const result = await callTool(bridge, 'fx__composed', args);
+      assert.equal(result.isError, undefined, `${JSON.stringify(args)}: ${JSON.stringify(result)}`);
+      assert.deepEqual(result.structuredContent, { args });
+    };
+    const refused = async (args, message) => {
+      const result = await callTool(bridge, 'fx__composed', args);
+      assert.equal(result.isError, true, JSON.stringify(args));
+      assert.equal(result.content[0].text, `Invalid arguments for fx__composed: ${message}.`);
+    };
+    await passes({ file: 'start.lua', word: 'abc_1', tags: ['#a'], nested: { id: '123' } });
+    const quoted = (name) => JSON.stringify(schema.properties[name].pattern); // as the message quotes it
+    await refused({ file: 'start.txt' }, `argument "file" must match the pattern ${quoted('file')}`);
+    await refused({ tags: ['#a', 'b'] }, 'argument "tags"[1] must match the pattern "^#"');
+    await refused({ nested: { id: '12' } }, 'argument "nested".id must match the pattern "^[0-9]{3}$"');
+    await refused({ word: 'a b' }, `argument "word" must match the pattern ${quoted('word')}`);
+    // the upstream's: characters outside printable ASCII (Python's and Rust's \w take "é"), a line
+    // break (Python's $ matches before a final one), a string over MCP_PATTERN_MAX_CHARS (refused for
+    // a config tool), a pattern pattern-safety refuses, one that is not ECMA-262
+    await passes({ word: 'é' });
+    await passes({ word: 'abc\n' });
+    await passes({ file: 'x'.repeat(51) });
+    await passes({ risky: `${'a'.repeat(30)}!` });
+    await passes({ python: 'b' });
+    const warned = bridge.logs.filter((l) => l.includes('the bridge does not run the pattern'));
+    assert.equal(warned.length, 1, bridge.logs.join('\n'));
+    assert.match(warned[0], /warn upstream fx tool "composed": the bridge does not run the pattern "\^\(a\+\)\+\$" at inputSchema\.properties\.risky\.pattern \(.+\); values it would check are passed on unchecked \(the upstream checks its own arguments\)$/);
+  });
 });
