@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import type { LinkRegistry } from '../link/registry.js';
 import type { Logger } from '../log.js';
-import { Cancellation, type CancelSignal } from '../cancel.js';
+import { Cancellation } from '../cancel.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { callTool } from '../tools/call.js';
 import type { ToolResult } from '../tools/tool.js';
@@ -26,7 +26,8 @@ import { boundsProblem } from '../jsonrpc/bounds.js';
 import { cutText, quoteValue } from '../jsonrpc/quote.js';
 import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
-import { Subscriptions, type SubscriptionStream } from './subscriptions.js';
+import { Subscriptions } from './subscriptions.js';
+import { CANCELLED_BY_CLIENT, SERVER_BUSY, callKey, cancelledByClient, type Caller, type Reply } from './exchange.js';
 
 export interface DispatcherOptions {
   links: LinkRegistry;
@@ -37,67 +38,7 @@ export interface DispatcherOptions {
   metrics?: Metrics;
 }
 
-/** JSON-RPC code of a call refused by MCP_MAX_CONCURRENT_CALLS (answered 503 with Retry-After when alone). */
-export const SERVER_BUSY = -32003;
-
-/**
- * Who sent a message, as far as cancellation goes: notifications/cancelled reaches only calls with the
- * same scope (HTTP: the TCP connection; stdio: the one pipe). `signal` aborts every call of the message
- * (the HTTP request was closed before its answer).
- */
-export interface Caller {
-  scope: string;
-  signal?: CancelSignal;
-  /** The transport can deliver notifications/tools/list_changed (stdio; HTTP's GET stream), so initialize declares it. */
-  listChanged?: boolean;
-  /** How this transport carries a 2026-07-28 subscriptions/listen stream; absent: it cannot. */
-  listen?: ListenTransport;
-}
-
-/** A transport's side of subscriptions/listen (see modern-dispatch.ts). */
-export interface ListenTransport {
-  /** Why this request cannot become a stream (HTTP: Accept lacks text/event-stream); null when it can. */
-  problem: string | null;
-  /** The key the subscription is kept under while open (stdio: the channel and request id). */
-  key(id: JsonRpcId): string;
-  /**
-   * Who is asking, for MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: stdio its connection, HTTP its auth token
-   * when MCP_AUTH_TOKEN is set; null when the bridge cannot name the client (HTTP without tokens).
-   */
-  client(): string | null;
-  /** Starts the stream (HTTP: the SSE head) and returns where its messages go; null: shutting down. */
-  open(key: string, id: JsonRpcId): SubscriptionStream | null;
-}
-
 const LOCAL: Caller = { scope: 'local' };
-
-/** What the transport should send: a status and a JSON body, or nothing (202). */
-export interface Reply {
-  status: number;
-  body: Response | Response[] | null;
-  headers?: Record<string, string>;
-  /** The transport took the request over as a long-lived stream (subscriptions/listen): write nothing. */
-  streaming?: boolean;
-  /**
-   * The client cancelled this request with notifications/cancelled: the cancellation utility says the
-   * receiver SHOULD NOT answer it (an answer makes the TypeScript SDK, hence Claude Code and opencode,
-   * report "Received a response for an unknown message ID" as a connection error). stdio writes
-   * nothing; HTTP, which must close the request's exchange, ends an event stream without an event
-   * when the client takes one, else sends `body` as usual.
-   */
-  cancelled?: boolean;
-}
-
-/**
- * On the result of a tools/call whose call the client cancelled with notifications/cancelled. A
- * symbol, so no JSON answer ever shows it; `complete()` (2026-07-28) keeps it by spreading.
- */
-export const CANCELLED_BY_CLIENT: unique symbol = Symbol('cancelled by notifications/cancelled');
-
-/** Whether a single answer is for a call its client cancelled with notifications/cancelled. */
-export function cancelledByClient(response: Response | null): boolean {
-  return response !== null && 'result' in response && isRecord(response.result) && CANCELLED_BY_CLIENT in response.result;
-}
 
 const SERVER_NAME = 'cc-mcp-bridge';
 
@@ -114,12 +55,6 @@ function instructions(config: Config): string {
   }
   return parts.join(' ');
 }
-
-/**
- * Calls (and stdio subscriptions) are tracked per caller scope, so one client's
- * notifications/cancelled never reaches another's call.
- */
-export const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeof id}:${id}`;
 
 export class Dispatcher {
   /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them (a Set only when ids repeat). */

@@ -1,7 +1,7 @@
 // Streamable HTTP: which revision a POST speaks, and the 2026-07-28 request headers (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name) checked against the body. Pure: header values and the parsed body in.
 import { isRecord, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
-import type { Reply } from './dispatch.js';
+import type { Reply } from './exchange.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { declaredVersion, headerMismatch, unsupportedVersion } from './modern.js';
 import { ASSUMED_PROTOCOL_VERSION, isModern, isServed } from './protocol.js';

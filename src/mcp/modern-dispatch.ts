@@ -2,7 +2,8 @@
 // capabilities in every request's `_meta`, results marked complete. Tool work goes to the same
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
 import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
-import { SERVER_BUSY, cancelledByClient, type Caller, type Dispatcher, type Reply } from './dispatch.js';
+import type { Dispatcher } from './dispatch.js';
+import { SERVER_BUSY, cancelledByClient, type Caller, type Reply } from './exchange.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { SUBSCRIPTIONS_FULL, readFilter } from './subscriptions.js';
 import { paramHeadersProblem } from './param-headers.js';

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { INVALID_REQUEST, errorResponse } from '../jsonrpc/message.js';
 import { selectHttpEra } from '../mcp/http-era.js';
-import { SERVER_BUSY } from '../mcp/dispatch.js';
+import { SERVER_BUSY } from '../mcp/exchange.js';
 import { acceptsEventStream } from './accept.js';
 import { callerScope } from './caller-scope.js';
 import type { EventStream, EventStreams } from './event-streams.js';

@@ -4,7 +4,8 @@
 // picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
-import type { Caller, Dispatcher } from '../mcp/dispatch.js';
+import type { Dispatcher } from '../mcp/dispatch.js';
+import type { Caller } from '../mcp/exchange.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, type Response } from '../jsonrpc/message.js';
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';

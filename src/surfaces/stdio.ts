@@ -15,7 +15,8 @@ import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrp
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { Cancellation } from '../cancel.js';
-import { callKey, type Caller, type Dispatcher, type Reply } from '../mcp/dispatch.js';
+import type { Dispatcher } from '../mcp/dispatch.js';
+import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
