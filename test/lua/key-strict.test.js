@@ -23,7 +23,7 @@ describeLua('CC_LINK_PIN=strict (mcp-computer)', () => {
     writeFileSync(file, '');
     const bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'silent', CC_LINK_PIN: 'strict', CC_LINK_PINS_FILE: file }));
     t.after(() => bridge.close(100));
-    const refused = useComputer(t, { id: 21, url: bridge.linkUrl, timeScale: 0.001 });
+    const refused = useComputer(t, { id: 21, url: bridge.linkUrl, timeScale: 1 }); // real seconds: the 5 s hello timeout must not beat the refusal on a loaded machine
     const { code } = await refused.waitForExit();
     assert.equal(code, 1);
     const red = refused.linesIn(COLOURS.red).join(' ');

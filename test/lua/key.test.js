@@ -93,7 +93,7 @@ describeLua('computer key (mcp.key)', () => {
     await before.waitForOutput('waiting for requests');
     before.kill();
     await before.exited;
-    const reinstalled = useComputer(t, { id: 9, url: bridge.linkUrl, timeScale: 0.001 });
+    const reinstalled = useComputer(t, { id: 9, url: bridge.linkUrl, timeScale: 1 }); // real seconds: the 5 s hello timeout must not beat the refusal on a loaded machine
     const { code } = await reinstalled.waitForExit();
     assert.equal(code, 1);
     const red = reinstalled.linesIn(COLOURS.red).join(' ');
@@ -105,7 +105,7 @@ describeLua('computer key (mcp.key)', () => {
 
   test('a close 4409 during hello (no hello-error seen) also stops', T, async (t) => {
     const bridge = await fakeBridge(t, { hello: (link) => link.close(4409, 'key_mismatch: this computer id is held by another key') });
-    const c = useComputer(t, { id: 10, url: bridge.url, timeScale: 0.001 });
+    const c = useComputer(t, { id: 10, url: bridge.url, timeScale: 1 }); // real seconds: the 5 s hello timeout must not beat the refusal on a loaded machine
     const { code } = await c.waitForExit();
     assert.equal(code, 1);
     assert.match(c.linesIn(COLOURS.red).join(' '), /The bridge refused this computer: key_mismatch: this computer id is held by another key \(code 4409\)/);
