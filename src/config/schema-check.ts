@@ -2,7 +2,8 @@
 // src/tools/schema.ts) and annotations: any other keyword (oneOf, $ref, if, format ...) would be
 // shown to clients but not checked, so the file is refused, naming each keyword's JSON path.
 import { isRecord } from '../jsonrpc/message.js';
-import { ENFORCED, compilePattern } from '../tools/schema.js';
+import { ENFORCED } from '../tools/schema.js';
+import { compilePattern } from '../tools/schema-pattern.js';
 import { patternProblem } from '../tools/pattern-safety.js';
 import { key, kind, type Check } from './checks.js';
 import { isHeaderToken } from '../mcp/param-headers.js';

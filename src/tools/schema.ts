@@ -4,7 +4,7 @@
 // config file parser refuses any other (src/config/schema-check.ts), so none is declared unenforced.
 import { canonical } from '../jsonrpc/canonical.js';
 import { plural } from '../plural.js';
-import { patternProblem } from './pattern-safety.js';
+import { PATTERN_MAX_CHARS, runnablePattern, upstreamPattern } from './schema-pattern.js';
 
 export interface Schema {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null' | Array<string>;
@@ -51,49 +51,6 @@ function sameJson(a: unknown, b: unknown): boolean {
   const kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k) => k in b && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
-
-const regexps = new Map<string, RegExp | null>();
-
-/** `pattern` compiled as JSON Schema reads it (ECMA-262, Unicode); null when it is not a valid one. Cached. */
-export function compilePattern(pattern: string): RegExp | null {
-  let compiled = regexps.get(pattern);
-  if (compiled === undefined) {
-    try {
-      compiled = new RegExp(pattern, 'u');
-    } catch {
-      compiled = null;
-    }
-    // patterns come from the config file and upstream listings; a bound keeps re-listings from growing it
-    if (regexps.size >= 1000) regexps.clear();
-    regexps.set(pattern, compiled);
-  }
-  return compiled;
-}
-
-const runnable = new Map<string, RegExp | string | null>();
-
-/**
- * `pattern` as the validator runs it: the compiled RegExp; or why the bridge does not run it (a
- * string: it could backtrack exponentially, see pattern-safety.ts); or null when it is not valid.
- * Cached, so a call costs one lookup.
- */
-export function runnablePattern(pattern: string): RegExp | string | null {
-  let entry = runnable.get(pattern);
-  if (entry === undefined) {
-    const compiled = compilePattern(pattern);
-    entry = compiled === null ? null : patternProblem(pattern) ?? compiled;
-    if (runnable.size >= 1000) runnable.clear();
-    runnable.set(pattern, entry);
-  }
-  return entry;
-}
-
-/**
- * Default of MCP_PATTERN_MAX_CHARS: the longest string a `pattern` is run on. JSON Schema patterns are
- * unanchored, and a plausible one such as `[a-z0-9]+\.lua$` backtracks quadratically: measured on
- * this machine, 1,000 characters take ~1 ms, 10,000 ~90 ms, 100,000 ~8.7 s of a blocked event loop.
- */
-export const PATTERN_MAX_CHARS = 1000;
 
 /** Whether `text` is longer than `max` characters (code points), without counting when it need not. */
 const longerThan = (text: string, max: number) => text.length > max && codePoints(text) > max;
@@ -185,21 +142,6 @@ function objectProblem(record: Record<string, unknown>, schema: Schema, path: st
   if (isCount(min) && count < min) return `${path} must have at least ${what(min)}, got ${count}`;
   if (isCount(max) && count > max) return `${path} must have at most ${what(max)}, got ${count}`;
   return null;
-}
-
-/** Printable ASCII only: where the regex dialects upstreams use agree with ECMA-262 on \w, \d, \s, \b, `.` and `$`. */
-const PLAIN_TEXT = /^[\x20-\x7e]*$/;
-
-/**
- * An upstream tool's `pattern` on a string argument: run when pattern-safety.ts accepts it (a refused
- * one is warned about once at listing) on a string of at most maxChars characters of printable ASCII;
- * anything else is passed on, the upstream checks it: a longer string, a pattern that is not valid
- * ECMA-262, and other characters, where dialects disagree (\w takes "é" in Python's re and Rust's regex).
- */
-function upstreamPattern(value: string, pattern: string, path: string, maxChars: number): string | null {
-  if (value.length > maxChars || !PLAIN_TEXT.test(value)) return null;
-  const regexp = runnablePattern(pattern);
-  return regexp instanceof RegExp && !regexp.test(value) ? `${path} must match the pattern ${JSON.stringify(pattern)}` : null;
 }
 
 /**

@@ -10,7 +10,7 @@
 // the bridge's own HTTP clients are. So such a tool is left out here, with a warning naming it and why.
 import { isRecord } from '../jsonrpc/message.js';
 import { isHeaderToken } from '../mcp/param-headers.js';
-import { runnablePattern } from '../tools/schema.js';
+import { runnablePattern } from '../tools/schema-pattern.js';
 
 const HEADER_TYPES: ReadonlySet<string> = new Set(['string', 'integer', 'boolean']);
 /** Keywords whose values are data, not schemas: an `x-mcp-header` key in them annotates nothing. */

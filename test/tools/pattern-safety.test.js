@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { patternProblem } from '../../dist/tools/pattern-safety.js';
-import { runnablePattern, validate } from '../../dist/tools/schema.js';
+import { runnablePattern } from '../../dist/tools/schema-pattern.js';
+import { validate } from '../../dist/tools/schema.js';
 import { validateArgs } from '../../dist/tools/schema-fast.js';
 
 // exponential: nested or overlapping repetition; polynomial: 3+ overlapping repetitions in a row

@@ -1,0 +1,62 @@
+// A schema `pattern` as the validator (schema.ts) runs it: compiled once (ECMA-262, u flag) and cached,
+// not run when pattern-safety.ts refuses it, and for an upstream tool's schema run only where regex
+// dialects agree.
+import { patternProblem } from './pattern-safety.js';
+
+const regexps = new Map<string, RegExp | null>();
+
+/** `pattern` compiled as JSON Schema reads it (ECMA-262, Unicode); null when it is not a valid one. Cached. */
+export function compilePattern(pattern: string): RegExp | null {
+  let compiled = regexps.get(pattern);
+  if (compiled === undefined) {
+    try {
+      compiled = new RegExp(pattern, 'u');
+    } catch {
+      compiled = null;
+    }
+    // patterns come from the config file and upstream listings; a bound keeps re-listings from growing it
+    if (regexps.size >= 1000) regexps.clear();
+    regexps.set(pattern, compiled);
+  }
+  return compiled;
+}
+
+const runnable = new Map<string, RegExp | string | null>();
+
+/**
+ * `pattern` as the validator runs it: the compiled RegExp; or why the bridge does not run it (a
+ * string: it could backtrack exponentially, see pattern-safety.ts); or null when it is not valid.
+ * Cached, so a call costs one lookup.
+ */
+export function runnablePattern(pattern: string): RegExp | string | null {
+  let entry = runnable.get(pattern);
+  if (entry === undefined) {
+    const compiled = compilePattern(pattern);
+    entry = compiled === null ? null : patternProblem(pattern) ?? compiled;
+    if (runnable.size >= 1000) runnable.clear();
+    runnable.set(pattern, entry);
+  }
+  return entry;
+}
+
+/**
+ * Default of MCP_PATTERN_MAX_CHARS: the longest string a `pattern` is run on. JSON Schema patterns are
+ * unanchored, and a plausible one such as `[a-z0-9]+\.lua$` backtracks quadratically: measured on
+ * this machine, 1,000 characters take ~1 ms, 10,000 ~90 ms, 100,000 ~8.7 s of a blocked event loop.
+ */
+export const PATTERN_MAX_CHARS = 1000;
+
+/** Printable ASCII only: where the regex dialects upstreams use agree with ECMA-262 on \w, \d, \s, \b, `.` and `$`. */
+const PLAIN_TEXT = /^[\x20-\x7e]*$/;
+
+/**
+ * An upstream tool's `pattern` on a string argument: run when pattern-safety.ts accepts it (a refused
+ * one is warned about once at listing) on a string of at most maxChars characters of printable ASCII;
+ * anything else is passed on, the upstream checks it: a longer string, a pattern that is not valid
+ * ECMA-262, and other characters, where dialects disagree (\w takes "é" in Python's re and Rust's regex).
+ */
+export function upstreamPattern(value: string, pattern: string, path: string, maxChars: number): string | null {
+  if (value.length > maxChars || !PLAIN_TEXT.test(value)) return null;
+  const regexp = runnablePattern(pattern);
+  return regexp instanceof RegExp && !regexp.test(value) ? `${path} must match the pattern ${JSON.stringify(pattern)}` : null;
+}
