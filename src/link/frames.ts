@@ -99,6 +99,9 @@ export const MIN_KEY_LENGTH = 16;
 export const MAX_KEY_LENGTH = 128;
 const KEY_CHARS = /^[A-Za-z0-9_-]*$/;
 
+/** Longest computer label a hello or info frame may carry. */
+const MAX_LABEL = 1024;
+
 /** A hello's `key`: absent or null (no key), or 16-128 characters of A-Z a-z 0-9 _ -. Errors never echo it. */
 export function parseKey(value: unknown): { ok: true; key: string | null } | { ok: false; error: string } {
   if (value === undefined || value === null) return { ok: true, key: null };
@@ -116,6 +119,8 @@ function parseHello(value: Record<string, unknown>): FrameParse {
     return { ok: false, error: 'hello.computerId must be an integer >= 0' };
   }
   const label = typeof value.computerLabel === 'string' && value.computerLabel !== '' ? value.computerLabel : null;
+  // as long as an info frame's may be (CC itself keeps labels to 32 characters)
+  if (label !== null && label.length > MAX_LABEL) return { ok: false, error: `hello.computerLabel must be at most ${MAX_LABEL} characters (got ${label.length})` };
   const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
   const token = typeof value.token === 'string' ? value.token : null;
   const key = parseKey(value.key);
@@ -135,7 +140,7 @@ function parseHello(value: Record<string, unknown>): FrameParse {
 
 function parseInfo(value: Record<string, unknown>): FrameParse {
   const label = value.computerLabel;
-  if (label !== null && (typeof label !== 'string' || label.length > 1024)) return { ok: false, error: 'info.computerLabel must be a string or null' };
+  if (label !== null && (typeof label !== 'string' || label.length > MAX_LABEL)) return { ok: false, error: 'info.computerLabel must be a string or null' };
   const peripherals = parsePeripherals(value.peripherals, 'info.peripherals');
   if (!peripherals.ok) return { ok: false, error: peripherals.error };
   const frame: InfoFrame = { type: 'info', computerLabel: label === '' ? null : label, peripherals: peripherals.value };

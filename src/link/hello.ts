@@ -8,7 +8,7 @@ import type { ComputerSocket } from './computer-socket.js';
 import { encodeHelloError, encodeHelloOk, type HelloErrorCode, type HelloFrame } from './frames.js';
 import { omittedText } from './identity.js';
 import type { KeyPins } from './pins.js';
-import { logName, type LinkRegistry } from './registry.js';
+import { logName, logText, type LinkRegistry } from './registry.js';
 
 export const CLOSE_POLICY = 1008;
 /** A wrong or missing link token: the computer should stop and ask for the right one. */
@@ -141,7 +141,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
       ws.send(helloOk);
       if (replaced) metrics.linksReplaced++;
       if (replaced) log.info(`replaced ${logName(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
-      log.info(`linked ${logName(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${link.version})` : ''}${omittedText(link.identity.omitted)}`);
+      log.info(`linked ${logName(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${logText(link.version)})` : ''}${omittedText(link.identity.omitted)}`);
     },
     reject(ws, error) {
       metrics.linksRefused.inc('invalid');

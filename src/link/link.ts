@@ -8,15 +8,21 @@ export function describe(computerId: number, label: string | null): string {
   return `${computerId} (Label: ${label ?? 'null'})`;
 }
 
-/** A label printed as it is in a log line: printable ASCII, at most QUOTE_MAX characters. */
-const PLAIN_LABEL = new RegExp(`^[\\x20-\\x7e]{1,${QUOTE_MAX}}$`);
+/** Text printed as it is in a log line: printable ASCII, at most QUOTE_MAX characters. */
+const PLAIN = new RegExp(`^[\\x20-\\x7e]{1,${QUOTE_MAX}}$`);
 
 /**
- * `describe` for a log line: a label that is not short printable text is quoted and cut (quoteValue),
- * so a computer's label can neither break a log line in two nor fill it with a megabyte.
+ * A computer's string (its label, its program's version) for a log line: as it is when it is short
+ * printable text, else quoted and cut (quoteValue), so it can neither break a log line in two nor
+ * fill it with a megabyte.
  */
+export function logText(text: string): string {
+  return PLAIN.test(text) ? text : quoteValue(text);
+}
+
+/** `describe` for a log line (logText's label). */
 export function logName(computerId: number, label: string | null): string {
-  return label === null || PLAIN_LABEL.test(label) ? describe(computerId, label) : `${computerId} (Label: ${quoteValue(label)})`;
+  return `${computerId} (Label: ${label === null ? 'null' : logText(label)})`;
 }
 
 export interface LinkSocket {

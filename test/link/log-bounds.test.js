@@ -3,17 +3,18 @@
 // names and response ids in the log, and the label a tool call names in "matches N computers".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callTool, linkComputer, until, withBridge } from '../helpers.js';
+import { FakeComputer, callTool, linkComputer, until, withBridge } from '../helpers.js';
 
-// a hello may carry a label this long (an info frame one of up to 1,024 characters)
-const LONG = 'L'.repeat(4990) + '\n2026-01-01T00:00:00.000Z warn forged'; // 5,027 characters
-const CUT = /"L{59}\.\.\. \(5030 characters\)/; // its JSON text: 5,027 + the two quotes + the \n escaped as two
+// hello and info frames may carry labels of up to 1,024 characters
+const LONG = 'L'.repeat(980) + '\n2026-01-01T00:00:00.000Z warn forged'; // 1,017 characters
+const CUT = /"L{59}\.\.\. \(1020 characters\)/; // its JSON text: 1,017 + the two quotes + the \n escaped as two
 const MID = 'M'.repeat(900) + '\n2026-01-01T00:00:00.000Z warn forged';
 const MID_CUT = /"M{59}\.\.\. \(940 characters\)/;
 
-test('bug: a computer label was printed whole and raw in log lines (linked, label changes, unlinked: a 5 KB label with a line break forged a line); now quoted and cut at 60 characters', () =>
+test('bug: a computer label was printed whole and raw in log lines (linked, label changes, unlinked: a 1 KB label with a line break forged a line); now quoted and cut at 60 characters', () =>
   withBridge({ LOG_LEVEL: 'debug' }, async (bridge) => {
-    const computer = await linkComputer(bridge, { computerId: 8, computerLabel: LONG });
+    const computer = new FakeComputer(bridge.linkUrl, { computerId: 8 });
+    assert.equal((await computer.link({ type: 'hello', computerId: 8, computerLabel: LONG, version: '0.1.0\n2026-01-01T00:00:00.000Z warn forged' })).type, 'hello-ok');
     computer.send({ type: 'info', computerLabel: 'short', peripherals: [] });
     await until(() => bridge.links.get(8)?.label === 'short');
     computer.send({ type: 'info', computerLabel: MID, peripherals: [] });
@@ -28,7 +29,7 @@ test('bug: a computer label was printed whole and raw in log lines (linked, labe
     assert.ok(!lines.some((l) => l.startsWith('2026-01-01T00:00:00.000Z warn forged')), 'no forged line');
     assert.ok(lines.every((l) => l.length < 1000), `longest log line: ${Math.max(...lines.map((l) => l.length))} characters`);
     const linked = lines.find((l) => / linked 8 /.test(l));
-    assert.match(linked, new RegExp(`linked 8 \\(Label: ${CUT.source}\\) from `));
+    assert.match(linked, new RegExp(`linked 8 \\(Label: ${CUT.source}\\) from \\S+ \\(mcp-computer "0\\.1\\.0\\\\n2026-01-01T00:00:00\\.000Z warn forged"\\)$`));
     assert.ok(lines.some((l) => new RegExp(`computer 8 \\(Label: short\\): label ${CUT.source} -> "short"`).test(l)));
     assert.ok(lines.some((l) => new RegExp(`computer 8 \\(Label: ${MID_CUT.source}\\): label "short" -> ${MID_CUT.source}`).test(l)));
     assert.ok(lines.some((l) => / response "r\\n2026-01-01T00:00:00\.000Z warn forged" matches no request in flight/.test(l)));
@@ -36,6 +37,12 @@ test('bug: a computer label was printed whole and raw in log lines (linked, labe
     // a plain label reads as before
     const plain = await linkComputer(bridge, { computerId: 9, computerLabel: 'miner' });
     await until(() => bridge.logs.some((l) => /info linked 9 \(Label: miner\) from /.test(l)));
+    // a label longer than an info frame may carry is refused at hello, saying so
+    const huge = new FakeComputer(bridge.linkUrl, { computerId: 10 });
+    const refused = await huge.link({ type: 'hello', computerId: 10, computerLabel: 'h'.repeat(5000) });
+    assert.equal(refused.type, 'hello-error');
+    assert.match(refused.error, /hello\.computerLabel must be at most 1024 characters \(got 5000\)/);
+    await huge.closed;
     await plain.close();
   }));
 
@@ -60,14 +67,14 @@ test('bug: job ids and peripheral names were logged whole in a computer\'s chang
 
 test('bug: "The label ... matches N computers" echoed the whole label a call named; now cut at 60 characters', () =>
   withBridge({}, async (bridge) => {
-    const label = 'twin-'.repeat(1000);
+    const label = 'twin-'.repeat(200);
     const a = await linkComputer(bridge, { computerId: 1, computerLabel: label });
     const b = await linkComputer(bridge, { computerId: 2, computerLabel: label });
     const result = await callTool(bridge, 'list-peripherals', { computer: label });
     assert.equal(result.isError, true);
     // the first sentence quotes the label the call named; the list of linked computers that follows
     // names them as they are (a computer's own label)
-    const first = `The label "${label.slice(0, 59)}... (5002 characters) matches 2 computers (ids 1, 2); use "computerId".`;
+    const first = `The label "${label.slice(0, 59)}... (1002 characters) matches 2 computers (ids 1, 2); use "computerId".`;
     assert.equal(result.content[0].text.slice(0, first.length + 1), `${first} `);
     // short labels read as before
     const c = await linkComputer(bridge, { computerId: 3, computerLabel: 'dup' });
