@@ -182,3 +182,18 @@ test('bug: --stdio tool list notices piled up in stdout while the host did not r
     assert.equal(await bridge.exited, 0);
   });
 });
+
+test('bug: --stdio exited at EOF with answers still in stdout\'s buffer (a host piping many requests then closing stdin lost the last ones); now every answer is written before exit', () =>
+  withBridge({}, async (bridge) => {
+    const LISTS = 1000;
+    const PINGS = 20_000;
+    let text = '';
+    for (let i = 0; i < PINGS; i++) text += `${JSON.stringify({ jsonrpc: '2.0', id: `p${i}`, method: 'ping' })}\n`;
+    for (let i = 0; i < LISTS; i++) text += `${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' })}\n`;
+    bridge.stdin.end(text);
+    assert.equal(await bridge.exited, 0);
+    // every line was answered, each once
+    assert.equal(bridge.messages.length, LISTS + PINGS);
+    assert.equal(new Set(bridge.messages.map((m) => m.id)).size, LISTS + PINGS);
+    assert.match(bridge.stderr(), /end of input on stdin; shutting down/);
+  }));
