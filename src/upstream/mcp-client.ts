@@ -101,7 +101,7 @@ export class McpClient {
         // a definition our clients would refuse (or, for x-mcp-header, must drop) is not passed on
         const problem = toolDefinitionProblem(tool);
         if (problem) {
-          this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${JSON.stringify(tool.name)} with a malformed definition (${problem}); skipped`);
+          this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${quoteValue(tool.name)} with a malformed definition (${problem}); skipped`);
           continue;
         }
         tools.push(tool as UpstreamTool);

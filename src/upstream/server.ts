@@ -4,6 +4,7 @@
 import { isStdio, type ServerConfig } from '../config/file.js';
 import { RpcClientError } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import type { ToolSource } from '../tools/registry.js';
@@ -200,7 +201,7 @@ export class UpstreamServer {
     for (const tool of tools) {
       const name = bridgeToolName(this.id, tool.name);
       if (names.has(name)) {
-        this.deps.log.warn(`${this.name}: tool ${JSON.stringify(tool.name)} maps to ${name} like another of its tools; left out`);
+        this.deps.log.warn(`${this.name}: tool ${quoteValue(tool.name)} maps to ${name} like another of its tools; left out`);
         continue;
       }
       names.add(name);

@@ -9,6 +9,7 @@
 // tools/list by every Streamable HTTP client, which the bridge is for an HTTP upstream and which
 // the bridge's own HTTP clients are. So such a tool is left out here, with a warning naming it and why.
 import { isRecord } from '../jsonrpc/message.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { isHeaderToken } from '../mcp/param-headers.js';
 import { runnablePattern } from '../tools/schema-pattern.js';
 
@@ -47,7 +48,7 @@ export function toolDefinitionProblem(tool: Record<string, unknown>): string | n
  * arguments" exist, and the bridge has always passed them on).
  */
 function objectSchemaProblem(field: string, schema: Record<string, unknown>): string | null {
-  if (schema.type !== undefined && schema.type !== 'object') return `${field}.type must be "object", got ${JSON.stringify(schema.type)}`;
+  if (schema.type !== undefined && schema.type !== 'object') return `${field}.type must be "object", got ${quoteValue(schema.type)}`;
   if (schema.properties !== undefined && !isRecord(schema.properties)) return `${field}.properties is ${kind(schema.properties)}, not an object`;
   if (schema.required !== undefined && !(Array.isArray(schema.required) && schema.required.every((r) => typeof r === 'string'))) {
     return `${field}.required must be an array of strings`;
@@ -79,7 +80,7 @@ export function mcpHeaderProblem(schema: Record<string, unknown>): string | null
       if (typeof name !== 'string' || !isHeaderToken(name)) return `${at} is not an HTTP header name token`;
       if (typeof node.type !== 'string' || !HEADER_TYPES.has(node.type)) return `${at} annotates a property whose type is not "string", "integer" or "boolean"`;
       const first = seen.get(name.toLowerCase());
-      if (first !== undefined) return `${at} repeats the name ${JSON.stringify(name)} of the one at ${first} (compared without case)`;
+      if (first !== undefined) return `${at} repeats the name ${quoteValue(name)} of the one at ${first} (compared without case)`;
       seen.set(name.toLowerCase(), path);
     }
     for (const key of Object.keys(node)) {

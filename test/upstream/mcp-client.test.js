@@ -107,3 +107,22 @@ test('callTool: a result whose content, blocks, isError or structuredContent are
     await assert.rejects(client.callTool(name, {}), (e) => e.code === 'ERR_RPC_MALFORMED' && e.message === `tools/call of ${name}: the result's ${why}`);
   }
 });
+
+test('bug: a malformed upstream tool was logged with its whole name and its whole inputSchema.type; now each is quoted and cut at 60 characters', async () => {
+  const name = 'n'.repeat(10_000);
+  const { client, lines } = withServer((m) =>
+    m.method === 'initialize'
+      ? init()
+      : m.method === 'tools/list'
+        ? { tools: [{ name, title: 5, inputSchema: { type: 'object' } }, { name: 'typed', inputSchema: { type: 't'.repeat(5000) } }, { name: 'obj', inputSchema: { type: { deep: 'x'.repeat(5000) } } }] }
+        : {},
+  );
+  await client.connect();
+  assert.deepEqual(await client.listTools(), []);
+  const text = lines.join('\n');
+  assert.match(text, /warn upstream t listed tool "n{59}\.\.\. \(10002 characters\) with a malformed definition \("title" is a number, not a string\); skipped/);
+  assert.match(text, /listed tool "typed" with a malformed definition \(inputSchema\.type must be "object", got "t{59}\.\.\. \(5002 characters\)\); skipped/);
+  assert.match(text, /listed tool "obj" with a malformed definition \(inputSchema\.type must be "object", got an object\); skipped/);
+  assert.ok(lines.every((l) => l.length < 400), 'no line holds a whole value');
+  await client.close();
+});
