@@ -80,6 +80,8 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   // a bad CC_LINK_PINS_FILE throws PinsFileError here, before anything listens
   const pinning = setupPins(config, log, metrics);
   const pins = pinning?.pins;
+  // list-computers and GET /computers say whether each id is pinned (never the key or its hash)
+  if (pins) links.pinned = (computerId) => pins.has(computerId);
   // a bad file throws ConfigFileError here, before anything listens
   // the hub and the upstream client code (about a third of the modules) load only with a config file:
   // a bare bridge starts faster without them

@@ -31,6 +31,8 @@ export class LinkRegistry implements FanoutHost {
   maxPendingPerLink = Infinity;
   /** Why no computer can link now (the link listener is not up: see port-holder.ts); null while it listens. */
   unreachable: string | null = null;
+  /** Whether a computer id is pinned to its key (CC_LINK_PIN, set by the bridge); null with pinning off. */
+  pinned: ((computerId: number) => boolean) | null = null;
 
   constructor(readonly now: () => number = Date.now) {}
 

@@ -151,7 +151,7 @@ export function restRoutes(deps: RestDeps): Record<string, Methods> {
       res,
       200,
       // what list-computers shows, plus where the computer dialled from
-      deps.links.list().map((link) => ({ ...computerEntry(link), remoteAddress: link.remoteAddress })),
+      deps.links.list().map((link) => ({ ...computerEntry(link, deps.links.pinned), remoteAddress: link.remoteAddress })),
       // why none can link (a --stdio bridge waiting for its taken link port): list-computers' note, as
       // a header so the body stays the array it always is
       deps.links.unreachable === null ? undefined : { [LINK_NOTE_HEADER]: deps.links.none('No computers are linked.') },

@@ -42,12 +42,16 @@ export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; req
     },
     connectedAt: { type: 'string', format: 'date-time' },
     lastSeenAt: { type: 'string', format: 'date-time' },
+    pinned: {
+      type: ['boolean', 'null'],
+      description: 'whether the bridge holds this computer id for the key it linked with (CC_LINK_PIN), so no other computer can link as it; null when the bridge does not pin (CC_LINK_PIN=off)',
+    },
   },
-  required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'jobs', 'connectedAt', 'lastSeenAt'],
+  required: ['computerId', 'label', 'kind', 'advanced', 'host', 'ccVersion', 'version', 'peripherals', 'jobs', 'connectedAt', 'lastSeenAt', 'pinned'],
 };
 
 /** One computer as list-computers' structuredContent and REST GET /computers show it. */
-export function computerEntry(link: Link): Record<string, unknown> {
+export function computerEntry(link: Link, pinned: ((computerId: number) => boolean) | null): Record<string, unknown> {
   const { kind, advanced, host, ccVersion, peripherals, jobs, omitted } = link.identity;
   const entry: Record<string, unknown> = {
     computerId: link.computerId,
@@ -61,15 +65,17 @@ export function computerEntry(link: Link): Record<string, unknown> {
     jobs: jobs === null ? null : jobs.map((j) => ({ ...j })),
     connectedAt: new Date(link.connectedAt).toISOString(),
     lastSeenAt: new Date(link.lastSeenAt).toISOString(),
+    pinned: pinned === null ? null : pinned(link.computerId),
   };
   if (omitted !== undefined) entry.omitted = { ...omitted };
   return entry;
 }
 
-function line(link: Link): string {
+function line(link: Link, pinned: ((computerId: number) => boolean) | null): string {
+  const pin = pinned === null ? '' : pinned(link.computerId) ? '; id pinned to its key' : '; id not pinned';
   return (
     `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}${jobsLine(link.identity.jobs)}${omittedText(link.identity.omitted)}; ` +
-    `connected ${new Date(link.connectedAt).toISOString()}, last seen ${new Date(link.lastSeenAt).toISOString()}`
+    `connected ${new Date(link.connectedAt).toISOString()}, last seen ${new Date(link.lastSeenAt).toISOString()}${pin}`
   );
 }
 
@@ -79,7 +85,7 @@ export const listComputers: Tool = {
   description:
     'List every ComputerCraft computer linked to the bridge, one line each: id and label, kind (computer, turtle, pocket, command), ' +
     'advanced or basic, CC version and _HOST, mcp-computer version, attached peripherals (name and types), its detached jobs (id, state), ' +
-    'when it linked and was last heard from. ' +
+    'when it linked and was last heard from, and whether its id is pinned to its key (no other computer can link as it). ' +
     'Answers from what the computers reported (no request is sent). Takes no arguments.',
   inputSchema: { type: 'object', additionalProperties: false },
   outputSchema: {
@@ -95,6 +101,7 @@ export const listComputers: Tool = {
   async call(_args, { links }) {
     const linked = links.list();
     if (linked.length === 0) return noComputers(links, 'No computers are linked.');
-    return { ...textResult(linked.map(line).join('\n')), structuredContent: { computers: linked.map(computerEntry) } };
+    const { pinned } = links;
+    return { ...textResult(linked.map((l) => line(l, pinned)).join('\n')), structuredContent: { computers: linked.map((l) => computerEntry(l, pinned)) } };
   },
 };

@@ -168,3 +168,37 @@ test('cc-mcp pins and pin-reset: the same operator path over HTTP with CC_MCP_TO
   assert.equal(gone.code, 3);
   assert.match(gone.stderr, /cannot reach the bridge at http:\/\/127\.0\.0\.1:1/);
 });
+
+test('list-computers and GET /computers say whether each id is pinned (true / false, null with CC_LINK_PIN=off) and never show a key or its hash', async () => {
+  const { callTool } = await import('../helpers.js');
+  await withBridge({}, async (bridge) => {
+    const keyed = await attempt(bridge, 6, KEY);
+    const keyless = await attempt(bridge, 8, undefined);
+    const result = await callTool(bridge, 'list-computers');
+    assert.deepEqual(result.structuredContent.computers.map((c) => [c.computerId, c.pinned]), [
+      [6, true],
+      [8, false],
+    ]);
+    const lines = result.content[0].text.split('\n');
+    assert.match(lines[0], /^6 \(Label: null\): .*; id pinned to its key$/);
+    assert.match(lines[1], /^8 \(Label: null\): .*; id not pinned$/);
+    const rest = await (await fetch(base(bridge) + '/computers')).json();
+    assert.deepEqual(rest.map((c) => [c.computerId, c.pinned]), [
+      [6, true],
+      [8, false],
+    ]);
+    const everything = JSON.stringify(result) + JSON.stringify(rest);
+    assert.ok(!everything.includes(KEY) && !everything.includes(sha(KEY)) && !everything.includes(createHash('sha256').update(KEY).digest('base64')));
+    // a reset shows at once; the live link stays
+    await request(bridge, '/pins/6/reset');
+    assert.equal((await callTool(bridge, 'list-computers')).structuredContent.computers[0].pinned, false);
+    await Promise.all([keyed.c.close(), keyless.c.close()]);
+  });
+  await withBridge({ CC_LINK_PIN: 'off' }, async (bridge) => {
+    const keyed = await attempt(bridge, 6, KEY);
+    const result = await callTool(bridge, 'list-computers');
+    assert.equal(result.structuredContent.computers[0].pinned, null);
+    assert.doesNotMatch(result.content[0].text, /pinned/);
+    await keyed.c.close();
+  });
+});

@@ -30,6 +30,7 @@ describeLua('identity', () => {
       jobs: [],
       connectedAt: 'x',
       lastSeenAt: 'y',
+      pinned: true,
     });
     assert.equal(new Date(four.connectedAt).toISOString(), four.connectedAt);
     assert.ok(Date.parse(four.lastSeenAt) >= Date.parse(four.connectedAt));
@@ -37,7 +38,7 @@ describeLua('identity', () => {
     assert.deepEqual(two.peripherals, []);
     const lines = textOf(result).split('\n');
     assert.equal(lines.length, 2);
-    assert.match(lines[0], /^2 \(Label: null\): basic computer, CC 1\.109\.0, _HOST "ComputerCraft 1\.109\.0 \(cc-emu\)", mcp-computer 0\.1\.0; no peripherals; connected \S+, last seen \S+$/);
+    assert.match(lines[0], /^2 \(Label: null\): basic computer, CC 1\.109\.0, _HOST "ComputerCraft 1\.109\.0 \(cc-emu\)", mcp-computer 0\.1\.0; no peripherals; connected \S+, last seen \S+; id pinned to its key$/);
     assert.match(lines[1], /^4 \(Label: base\): advanced computer, .*; peripherals: left \(modem\), right \(minecraft:chest, inventory\); connected /);
   });
 

@@ -51,7 +51,8 @@ test('GET /tools lists every offered tool with its schemas; GET /computers the l
     assert.equal(status, 200);
     assert.deepEqual(json.map((c) => [c.computerId, c.label]), [[2, null], [4, 'miner']]);
     for (const c of json) {
-      assert.deepEqual(Object.keys(c).sort(), ['advanced', 'ccVersion', 'computerId', 'connectedAt', 'host', 'jobs', 'kind', 'label', 'lastSeenAt', 'peripherals', 'remoteAddress', 'version']);
+      assert.deepEqual(Object.keys(c).sort(), ['advanced', 'ccVersion', 'computerId', 'connectedAt', 'host', 'jobs', 'kind', 'label', 'lastSeenAt', 'peripherals', 'pinned', 'remoteAddress', 'version']);
+      assert.equal(c.pinned, false, 'these fakes linked without a key');
       assert.equal(new Date(c.connectedAt).toISOString(), c.connectedAt);
       assert.equal(new Date(c.lastSeenAt).toISOString(), c.lastSeenAt);
       assert.match(c.remoteAddress, /127\.0\.0\.1/);
