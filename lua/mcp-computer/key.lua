@@ -52,6 +52,11 @@ function M.computerKey()
     if key ~= nil then warn("mcp.key was not a key (16-128 of A-Z a-z 0-9 _ -); made a new one") end
     key = newKey()
     settings.set(KEY_SETTING, key)
-    if not settings.save(".settings") then warn("could not save mcp.key: this computer gets a new key at every start") end
+    -- Not saved (CC could not open /.settings: a full disk, a folder in the way): this run still links
+    -- with the key, which the bridge pins; after a reboot the computer makes another key, which that
+    -- bridge refuses (key_mismatch) until its operator resets the pin. Said in red, as an error.
+    if not settings.save(".settings") then
+        printError("could not save mcp.key to /.settings (full disk?): this run links with a new key, but after a reboot this computer makes another, which the bridge refuses until its operator runs cc-mcp pin-reset " .. os.getComputerID())
+    end
     return key
 end

@@ -20,11 +20,19 @@ const OTHER = 'impostorKey_0123456789abcdefABCD';
 const sha = (key) => createHash('sha256').update(key).digest('hex');
 const hello = (computerId, key) => ({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
 
+const closers = new WeakMap();
+/** A temp dir removed after the test, once what `closeFirst` registered (bridges writing there) is closed. */
 function tempDir(t) {
   const dir = mkdtempSync(join(tmpdir(), 'pins-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const list = [];
+  closers.set(t, list);
+  t.after(async () => {
+    for (const close of list) await close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return dir;
 }
+const closeFirst = (t, close) => closers.get(t).push(close);
 
 /** Spawns `node dist/index.js`; our variables come only from `env`. */
 function spawnBridge(env) {
@@ -43,7 +51,11 @@ function spawnBridge(env) {
 
 async function startProcess(t, env) {
   const child = spawnBridge(env);
-  t.after(() => child.exitCode === null && child.kill('SIGKILL'));
+  closeFirst(t, async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGKILL');
+    await child.exited;
+  });
   const early = child.exited.then((r) => {
     throw new Error(`bridge exited early: ${JSON.stringify(r)}`);
   });
@@ -151,7 +163,7 @@ test('pins file: many new ids in a burst are all written (changes during a write
   const dir = tempDir(t);
   const file = join(dir, 'pins');
   const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
-  t.after(() => bridge.close());
+  closeFirst(t, () => bridge.close());
   const keyOf = (id) => `key_${String(id).padStart(12, '0')}_abcdefghij`;
   const computers = await Promise.all(
     Array.from({ length: 40 }, async (_, id) => {
@@ -179,7 +191,7 @@ test('pins file: a write that fails is logged and counted, the pin is kept in me
   mkdirSync(sub);
   const file = join(sub, 'pins');
   const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
-  t.after(() => bridge.close());
+  closeFirst(t, () => bridge.close());
   rmSync(sub, { recursive: true });
   const a = await attempt(bridge.linkUrl, 1, KEY);
   assert.equal(a.first.type, 'hello-ok');
@@ -220,7 +232,7 @@ test('pins file reader: a file with looser permissions is read with a warning, c
     [12, sha(OTHER)],
   ]);
   const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
-  t.after(() => bridge.close());
+  closeFirst(t, () => bridge.close());
   assert.ok(bridge.logs.some((l) => /the pins file \S+ may be read or written by others than its owner/.test(l)), bridge.logs.join('\n'));
   assert.ok(bridge.logs.some((l) => /2 pins read from/.test(l)));
   const refused = await attempt(bridge.linkUrl, 12, KEY);

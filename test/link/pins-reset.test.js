@@ -44,10 +44,13 @@ async function cli(args, env = {}) {
 
 test('bug: a reinstalled computer stayed refused until a restart; POST /pins/<id>/reset (with the MCP token) lets its new key pin the id, other pins stay, the pins file is rewritten', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'pins-reset-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'pins');
   const bridge = await startTestBridge({ MCP_AUTH_TOKEN: TOKEN, CC_LINK_PINS_FILE: file });
-  t.after(() => bridge.close());
+  // closed (its last pins written) before its directory is removed
+  t.after(async () => {
+    await bridge.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const auth = { authorization: `Bearer ${TOKEN}` };
   const old = await attempt(bridge, 4, KEY);
   const other = await attempt(bridge, 5, KEY);

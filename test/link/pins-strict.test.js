@@ -22,11 +22,14 @@ async function attempt(bridge, computerId, key) {
 
 async function strictBridge(t, env = {}, pins = `1 ${sha(KEY)}\n`) {
   const dir = mkdtempSync(join(tmpdir(), 'pins-strict-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'pins');
   writeFileSync(file, pins, { mode: 0o600 });
   const bridge = await startTestBridge({ CC_LINK_PIN: 'strict', CC_LINK_PINS_FILE: file, ...env });
-  t.after(() => bridge.close());
+  // closed (its last pins written) before its directory is removed
+  t.after(async () => {
+    await bridge.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   return Object.assign(bridge, { file });
 }
 

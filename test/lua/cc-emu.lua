@@ -102,6 +102,7 @@ do
         elseif a == "--websockets-in-use" then cfg.websocketsInUse = tonumber(value())
         elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
         elseif a == "--hard-abort" then cfg.hardAbort = tonumber(value())
+        elseif a == "--settings-save-fails" then cfg.settingsSaveFails = true
         elseif a == "--peripheral" then cfg.peripherals[#cfg.peripherals + 1] = value()
         else error("cc-emu: unknown option " .. a, 0) end
         i = i + 1
@@ -1291,6 +1292,8 @@ do
         return true
     end
     function settings.save(path)
+        -- --settings-save-fails: as when CC cannot open the file (a full disk, a folder in the way)
+        if cfg.settingsSaveFails then return false end
         local f = fs.open(path or ".settings", "w")
         if not f then return false end
         f.write(textutils.serialize(values))

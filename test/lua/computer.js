@@ -111,6 +111,7 @@ class Computer {
     if (o.maxMessage) flags.push('--max-message', String(o.maxMessage));
     if (o.watchdog !== undefined) flags.push('--watchdog', String(o.watchdog));
     if (o.hardAbort !== undefined) flags.push('--hard-abort', String(o.hardAbort));
+    if (o.settingsSaveFails) flags.push('--settings-save-fails');
     for (const [name, kind] of Object.entries(o.peripherals ?? {})) flags.push('--peripheral', `${name}=${kind}`);
     const command = o.command ?? 'mcp-computer';
     const args = [...(o.args ?? [])];
@@ -374,7 +375,8 @@ class Computer {
  * failure message, e.g. "Domain not permitted"), syncFailure, oldJson,
  * maxMessage, watchdog and hardAbort (seconds, CC: 7 and 1.5), size [w, h] (default 200x40),
  * colour (false for a basic computer), timeScale (emulated seconds -> real, default 0.01),
- * holdConnect (keep connects pending until releaseConnects()), peripherals ({ name: "monitor" | "chest" | "barrel" | "modem" }).
+ * holdConnect (keep connects pending until releaseConnects()), peripherals ({ name: "monitor" | "chest" | "barrel" | "modem" }),
+ * settingsSaveFails (settings.save returns false and writes nothing, as CC does when it cannot open the file).
  */
 export function startComputer(opts = {}) {
   return new Computer(opts).start();

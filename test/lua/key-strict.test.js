@@ -18,11 +18,14 @@ const T = { timeout: 60000 };
 describeLua('CC_LINK_PIN=strict (mcp-computer)', () => {
   test('not enrolled: the program prints why and stops after one hello; after the operator lets the id in, it links and is pinned', T, async (t) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pins-lua-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'pins');
     writeFileSync(file, '');
     const bridge = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'silent', CC_LINK_PIN: 'strict', CC_LINK_PINS_FILE: file }));
-    t.after(() => bridge.close(100));
+    // closed (its last pins written) before its directory is removed
+    t.after(async () => {
+      await bridge.close(100);
+      rmSync(dir, { recursive: true, force: true });
+    });
     const refused = useComputer(t, { id: 21, url: bridge.linkUrl, timeScale: 1 }); // real seconds: the 5 s hello timeout must not beat the refusal on a loaded machine
     const { code } = await refused.waitForExit();
     assert.equal(code, 1);
