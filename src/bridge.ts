@@ -78,7 +78,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   tools.setSource(builtinSource);
   // one table for the bridge's lifetime, kept across a port takeover (startLinkServer again);
   // a bad CC_LINK_PINS_FILE throws PinsFileError here, before anything listens
-  const pinning = setupPins(config, log, metrics);
+  const pinning = await setupPins(config, log, metrics);
   const pins = pinning?.pins;
   // list-computers and GET /computers say whether each id is pinned (never the key or its hash)
   if (pins) links.pinned = (computerId) => pins.has(computerId);

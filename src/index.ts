@@ -5,7 +5,6 @@ import { startBridge, packageVersion } from './bridge.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { checkExposure } from './exposure.js';
-import { PinsFileError } from './link/pins-file.js';
 
 const EXIT_CONFIG = 2;
 const SHUTDOWN_DEADLINE_MS = 5000;
@@ -80,9 +79,10 @@ async function main(argv: string[]): Promise<number | null> {
       process.stderr.write(`cc-mcp-bridge: invalid configuration file:\n${err.message}\n`);
       return EXIT_CONFIG;
     }
-    if (err instanceof PinsFileError) {
+    // PinsFileError (its module is loaded only with CC_LINK_PINS_FILE)
+    if ((err as { code?: unknown }).code === 'ERR_PINS_FILE') {
       // never run unpinned because the pins could not be read
-      process.stderr.write(`cc-mcp-bridge: invalid pins file: ${err.message}\n`);
+      process.stderr.write(`cc-mcp-bridge: invalid pins file: ${(err as Error).message}\n`);
       return EXIT_CONFIG;
     }
     const line = listenFailure(err);

@@ -3,7 +3,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { PinsWriter, readPinsFile } from './pins-file.js';
+import type { PinsWriter } from './pins-file.js';
 import { KeyPins } from './pins.js';
 
 export interface PinSetup {
@@ -12,13 +12,17 @@ export interface PinSetup {
   writer: PinsWriter | null;
 }
 
-/** The pin table (loaded from its file, saved to it on each change); null with CC_LINK_PIN=off. */
-export function setupPins(config: Config, log: Logger, metrics: Metrics): PinSetup | null {
+/**
+ * The pin table (loaded from its file, saved to it on each change); null with CC_LINK_PIN=off. The
+ * file's module is loaded only with CC_LINK_PINS_FILE (a bare start does without it).
+ */
+export async function setupPins(config: Config, log: Logger, metrics: Metrics): Promise<PinSetup | null> {
   if (!config.linkPin) return null;
   const pins = new KeyPins(config.linkMaxPins, { strict: config.linkPinStrict, enrollMs: config.linkEnrollMs });
   let writer: PinsWriter | null = null;
   if (config.linkPinsFile !== null) {
     const path = config.linkPinsFile;
+    const { PinsWriter, readPinsFile } = await import('./pins-file.js');
     const loaded = readPinsFile(path, config.linkMaxPins);
     pins.load(loaded.pins);
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
