@@ -138,7 +138,7 @@ for (const mode of MODES) {
           link.close(1008, 'bad hello');
         },
       });
-      const c = useComputer(t, { ...mode.opts, url: bridge.url, timeScale: 0.001 });
+      const c = useComputer(t, { ...mode.opts, url: bridge.url, timeScale: 1 });
       const { code } = await c.waitForExit();
       assert.equal(code, 1);
       assert.deepEqual(c.linesIn(COLOURS.red), ['The bridge refused this computer: computerId must be a number']);

@@ -41,7 +41,7 @@ describeLua('link token', () => {
   ]) {
     test(`${what}: the program stops with the fix and does not reconnect`, T, async (t) => {
       const bridge = await bridgeFor(t);
-      const c = useComputer(t, { id: 7, url: bridge.linkUrl, timeScale: 0.001, ...opts });
+      const c = useComputer(t, { id: 7, url: bridge.linkUrl, timeScale: 1, ...opts });
       const { code } = await c.waitForExit();
       assert.equal(code, 1);
       assert.deepEqual(c.linesIn(COLOURS.red), ['the bridge refused the token: set it with', 'set mcp.token <token>  (or --token <token>)']);
@@ -78,7 +78,7 @@ describeLua('link token', () => {
   test('a close 4401 during hello (no hello-error seen) also stops with the fix', T, async (t) => {
     const bridge = await startFakeBridge({ hello: (link) => link.close(4401, 'unauthorized') });
     t.after(() => bridge.close());
-    const c = useComputer(t, { id: 9, url: bridge.url, timeScale: 0.001 });
+    const c = useComputer(t, { id: 9, url: bridge.url, timeScale: 1 });
     const { code } = await c.waitForExit();
     assert.equal(code, 1);
     assert.deepEqual(c.linesIn(COLOURS.red), ['the bridge refused the token: set it with', 'set mcp.token <token>  (or --token <token>)']);
