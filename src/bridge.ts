@@ -15,6 +15,7 @@ import { AnswerWriter } from './surfaces/respond.js';
 import { EventStreams } from './surfaces/event-streams.js';
 import { TokenSet } from './auth/tokens.js';
 import { setupPins } from './link/pin-setup.js';
+import { useSessionKey } from './surfaces/caller-scope.js';
 import type { KeyPins } from './link/pins.js';
 import { Metrics } from './metrics.js';
 import { bridgeRoutes } from './surfaces/routes.js';
@@ -80,6 +81,13 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   // a bad CC_LINK_PINS_FILE throws PinsFileError here, before anything listens
   const pinning = await setupPins(config, log, metrics);
   const pins = pinning?.pins;
+  // a bad MCP_SESSION_KEY_FILE throws SessionKeyFileError here, before anything listens; its module
+  // loads only when the variable is set
+  if (config.sessionKeyFile !== null) {
+    const loaded = (await import('./surfaces/session-key.js')).loadSessionKey(config.sessionKeyFile);
+    useSessionKey(loaded.key);
+    log.info(`session ids signed with the key ${loaded.made ? 'made now in' : 'read from'} ${config.sessionKeyFile} (MCP_SESSION_KEY_FILE): they stay valid across restarts`);
+  }
   // list-computers and GET /computers say whether each id is pinned (never the key or its hash)
   if (pins) links.pinned = (computerId) => pins.has(computerId);
   // a bad file throws ConfigFileError here, before anything listens

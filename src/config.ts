@@ -37,6 +37,8 @@ export interface Config {
   linkPinStrict: boolean;
   /** CC_LINK_PINS_FILE: where the pins are kept across restarts; null: in memory only. */
   linkPinsFile: string | null;
+  /** MCP_SESSION_KEY_FILE: where the session-id signing key is kept across restarts; null: a new key each start. */
+  sessionKeyFile: string | null;
   /** How long an id reset under CC_LINK_PIN=strict waits for its computer's keyed hello (CC_LINK_ENROLL_MS). */
   linkEnrollMs: number;
   /** Most computer ids pinned at once (CC_LINK_MAX_PINS). */
@@ -151,6 +153,7 @@ export function loadConfig(
     linkPin: pin !== 'off',
     linkPinStrict: pin === 'strict',
     linkPinsFile: pinsFile,
+    sessionKeyFile: read(env, 'MCP_SESSION_KEY_FILE', optionalPath),
     linkEnrollMs: read(env, 'CC_LINK_ENROLL_MS', integer(1000, 86_400_000)),
     linkMaxPins: read(env, 'CC_LINK_MAX_PINS', count),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),

@@ -85,6 +85,11 @@ async function main(argv: string[]): Promise<number | null> {
       process.stderr.write(`cc-mcp-bridge: invalid pins file: ${(err as Error).message}\n`);
       return EXIT_CONFIG;
     }
+    // SessionKeyFileError (its module is loaded only with MCP_SESSION_KEY_FILE): never a fresh key instead
+    if ((err as { code?: unknown }).code === 'ERR_SESSION_KEY_FILE') {
+      process.stderr.write(`cc-mcp-bridge: invalid session key file: ${(err as Error).message}\n`);
+      return EXIT_CONFIG;
+    }
     const line = listenFailure(err);
     if (line === null) throw err;
     process.stderr.write(line);

@@ -1,14 +1,23 @@
 // Who "the same client" is over HTTP, for notifications/cancelled: a client that keeps the
 // Mcp-Session-Id this bridge handed out at initialize is one client across connections; any other
-// request belongs to its TCP connection alone. Session ids are signed (HMAC with a per-process key),
-// so only ids this bridge issued count and nothing needs storing; an unknown or forged id falls back
+// request belongs to its TCP connection alone. Session ids are signed (HMAC with a per-process key,
+// or the key kept in MCP_SESSION_KEY_FILE so ids outlive a restart: useSessionKey), so only ids this
+// bridge issued count and nothing needs storing; an unknown or forged id falls back
 // to the connection here (the MCP route then answers a 2025 request carrying one 404, see
 // staleSession in mcp-route.ts). Nobody can name another client's scope without holding its id.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
 
-const key = randomBytes(32);
+let key = randomBytes(32);
 const sign = (nonce: string) => createHmac('sha256', key).update(nonce).digest('hex').slice(0, 32);
+
+/**
+ * Signs and verifies ids with `next` from now on (MCP_SESSION_KEY_FILE, at start, before anything
+ * listens). One key per process: a second bridge in the same process shares it.
+ */
+export function useSessionKey(next: Buffer): void {
+  key = Buffer.from(next);
+}
 
 /** A fresh session id: 32 hex digits of nonce, a dot, 32 of signature. */
 export function issueSessionId(): string {

@@ -1,0 +1,84 @@
+// MCP_SESSION_KEY_FILE: the key that signs the Mcp-Session-Id values of the 2025 revisions, kept across
+// restarts so that ids issued before a restart still verify after it (a client reconnecting its GET
+// /mcp stream with its old id gets the stream, not a 404). The file holds 64 lowercase hex digits (32
+// random bytes) and a newline. Read once at start; when the file does not exist it is made: a temporary
+// file beside it (mode 0600, created exclusively), synced, then renamed over the path. A file that is
+// not exactly that, cannot be read, or that group or others may read or write stops the start: a bad
+// key never becomes a fresh one silently, and the key is never printed.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export class SessionKeyFileError extends Error {
+  readonly code = 'ERR_SESSION_KEY_FILE';
+  constructor(readonly path: string, reason: string) {
+    super(`MCP_SESSION_KEY_FILE ${path}: ${reason}`);
+    this.name = 'SessionKeyFileError';
+  }
+}
+
+const KEY_BYTES = 32;
+const KEY_TEXT = /^[0-9a-f]{64}\n?$/;
+
+export interface LoadedSessionKey {
+  key: Buffer;
+  /** True when the file did not exist and was made now. */
+  made: boolean;
+}
+
+const reasonOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+
+/** The signing key kept in `path`, made there if the file does not exist; throws SessionKeyFileError. */
+export function loadSessionKey(path: string): LoadedSessionKey {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new SessionKeyFileError(path, `cannot read the file (${reasonOf(err)})`);
+    return { key: makeKeyFile(path), made: true };
+  }
+  if (!stat.isFile()) throw new SessionKeyFileError(path, 'is not a file');
+  const loose = stat.mode & 0o077;
+  if (loose !== 0) {
+    const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
+    throw new SessionKeyFileError(path, `its mode ${mode} lets group or others at the key (anyone holding it can make session ids this bridge accepts): chmod 600 it`);
+  }
+  // read only a file of the right size (a wrong path could name a large file)
+  if (stat.size !== 2 * KEY_BYTES && stat.size !== 2 * KEY_BYTES + 1) {
+    throw new SessionKeyFileError(path, `is ${stat.size} bytes; expected ${2 * KEY_BYTES} lowercase hex digits and a newline (delete it to have the bridge make a new one)`);
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'latin1');
+  } catch (err) {
+    throw new SessionKeyFileError(path, `cannot read the file (${reasonOf(err)})`);
+  }
+  // never echo what is in it: it may be a secret put there by mistake
+  if (!KEY_TEXT.test(text)) throw new SessionKeyFileError(path, `does not hold ${2 * KEY_BYTES} lowercase hex digits (delete it to have the bridge make a new one)`);
+  return { key: Buffer.from(text.slice(0, 2 * KEY_BYTES), 'hex'), made: false };
+}
+
+function makeKeyFile(path: string): Buffer {
+  const key = randomBytes(KEY_BYTES);
+  const temp = `${path}.${process.pid}.tmp`;
+  let fd: number | null = null;
+  try {
+    fd = openSync(temp, 'wx', 0o600);
+    writeSync(fd, `${key.toString('hex')}\n`);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(temp, path);
+  } catch (err) {
+    if (fd !== null) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // never made, or already renamed
+    }
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new SessionKeyFileError(path, `cannot make the file: its directory ${dirname(path)} does not exist`);
+    throw new SessionKeyFileError(path, `cannot make the file (${reasonOf(err)})`);
+  }
+  return key;
+}

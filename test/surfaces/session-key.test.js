@@ -1,0 +1,227 @@
+// MCP_SESSION_KEY_FILE over real HTTP with the bridge process really restarted (node dist/index.js,
+// twice). The bug: session ids (2025 revisions) were signed with a key made at each start, so after a
+// restart Claude Code 2.1.197 and opencode 1.18.33 reconnected their GET /mcp stream with the old id,
+// got 404, and opened no stream again: tools/list_changed after the restart never reached them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { request } from 'node:http';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rpc, until } from '../helpers.js';
+import { VARIABLES } from '../../dist/config.js';
+import { SessionKeyFileError, loadSessionKey } from '../../dist/surfaces/session-key.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const VERSION = '2025-06-18';
+const LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+const luaTool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
+
+/** A temp dir; every bridge started in it is killed before the dir is removed (first-registered runs first). */
+function tempDir(t) {
+  const dir = mkdtempSync(join(tmpdir(), 'session-key-'));
+  const children = [];
+  t.after(async () => {
+    for (const child of children) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await child.exited;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+  });
+  return { dir, children };
+}
+
+/** Spawns `node dist/index.js`; our variables come only from `env`. */
+function spawnBridge(env, children = null) {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARIABLES.some((v) => v.name === k)));
+  const child = spawn(process.execPath, ['dist/index.js'], {
+    cwd: ROOT,
+    env: { ...base, MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children?.push(child);
+  const out = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (c) => (out.stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c) => (out.stderr += c));
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal, ...out }));
+  return Object.assign(child, { out, exited });
+}
+
+async function startProcess(space, env) {
+  const child = spawnBridge(env, space.children);
+  const early = child.exited.then((r) => {
+    throw new Error(`bridge exited early: ${JSON.stringify(r)}`);
+  });
+  early.catch(() => {});
+  await Promise.race([until(() => child.out.stdout.includes('Computer link:')), early]);
+  const mcpUrl = /^MCP endpoint: (http:\/\/\S+)$/m.exec(child.out.stdout)[1];
+  return Object.assign(child, { mcpUrl });
+}
+
+async function stop(child) {
+  child.kill('SIGTERM');
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  return r;
+}
+
+/** initialize + notifications/initialized at 2025-06-18; the session id. */
+async function initialize(url) {
+  const init = await rpc(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+  assert.equal(init.status, 200, init.text);
+  const id = init.headers.get('mcp-session-id');
+  assert.match(id, /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
+  assert.equal((await rpc(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': VERSION, 'mcp-session-id': id })).status, 202);
+  return id;
+}
+
+/** GET /mcp with the session id; resolves at the head with the status and the events that arrive. */
+function openStream(url, sessionId) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-session-id': sessionId } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const stream = { status: res.statusCode, events: [], body: '', close: () => req.destroy() };
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        stream.body += chunk;
+        for (const [, data] of stream.body.matchAll(/^data: (.*)$/gm)) if (!stream.events.some((e) => e.raw === data)) stream.events.push({ raw: data, json: JSON.parse(data) });
+      });
+      res.on('error', () => {});
+      if (res.statusCode !== 200) res.on('end', () => resolve(stream));
+      else resolve(stream);
+    });
+    req.end();
+  });
+}
+
+test('bug: after a restart a 2025 client\'s GET /mcp got 404 and it stopped listening; with MCP_SESSION_KEY_FILE the old id gets its stream and the list_changed after the restart (real process, real file)', async (t) => {
+  const space = tempDir(t);
+  const keyFile = join(space.dir, 'session.key');
+  const config = join(space.dir, 'bridge.json');
+  writeFileSync(config, JSON.stringify({ tools: [luaTool('one')] }));
+  const env = { MCP_SESSION_KEY_FILE: keyFile, CC_CONFIG: config };
+
+  const first = await startProcess(space, env);
+  assert.match(first.out.stdout + first.out.stderr, /session ids signed with the key made now in \S+session\.key \(MCP_SESSION_KEY_FILE\)/);
+  const text = readFileSync(keyFile, 'latin1');
+  assert.match(text, /^[0-9a-f]{64}\n$/);
+  assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+  assert.deepEqual(readdirSync(space.dir).sort(), ['bridge.json', 'session.key'], 'no temporary file is left');
+  const id = await initialize(first.mcpUrl);
+  const before = await openStream(first.mcpUrl, id);
+  assert.equal(before.status, 200);
+  before.close();
+  const r1 = await stop(first);
+
+  const second = await startProcess(space, env);
+  assert.match(second.out.stdout + second.out.stderr, /session ids signed with the key read from \S+session\.key/);
+  // the client reconnects its stream with the id it had: the stream opens, no new initialize
+  const after = await openStream(second.mcpUrl, id);
+  assert.equal(after.status, 200, after.body);
+  // and a tool change after the restart reaches it
+  writeFileSync(config, JSON.stringify({ tools: [luaTool('one'), luaTool('two')] }));
+  assert.equal((await fetch(new URL('/reload', second.mcpUrl), { method: 'POST' })).status, 200);
+  await until(() => after.events.length === 1);
+  assert.deepEqual(after.events[0].json, LIST_CHANGED);
+  // POST with the old id is a session too (not the 404 a stale id gets)
+  const list = await rpc(second.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-protocol-version': VERSION, 'mcp-session-id': id });
+  assert.equal(list.status, 200, list.text);
+  assert.ok(list.json.result.tools.some((tool) => tool.name === 'two'));
+  // a forged id still gets 404
+  const forged = await openStream(second.mcpUrl, `${id.slice(0, 33)}${id[33] === '0' ? '1' : '0'}${id.slice(34)}`);
+  assert.equal(forged.status, 404);
+  after.close();
+  const r2 = await stop(second);
+  assert.equal(readFileSync(keyFile, 'latin1'), text, 'the key file is read, never rewritten');
+  for (const r of [r1, r2]) assert.ok(!r.stdout.includes(text.trim()) && !r.stderr.includes(text.trim()), 'the key is never logged');
+
+  // without the file (as before): the id from before the restart is 404, so the client must initialize again
+  const plain = await startProcess(space, { CC_CONFIG: config });
+  assert.doesNotMatch(plain.out.stdout + plain.out.stderr, /session ids signed/);
+  const stale = await openStream(plain.mcpUrl, id);
+  assert.equal(stale.status, 404);
+  assert.match(stale.body, /Session not found/);
+  const staleAgain = await initialize(plain.mcpUrl);
+  await stop(plain);
+  const third = await startProcess(space, {});
+  assert.equal((await openStream(third.mcpUrl, staleAgain)).status, 404, 'each start without the file makes a new key');
+  await stop(third);
+});
+
+test('a bad MCP_SESSION_KEY_FILE stops the start (exit 2) naming the file and why; never a fresh key instead, never the contents', async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'session.key');
+  const secret = 'hunter2!'.repeat(8);
+  const good = `${'ab'.repeat(32)}\n`;
+  const cases = [
+    [secret.slice(0, 64), 0o600, /does not hold 64 lowercase hex digits/],
+    [`${'AB'.repeat(32)}\n`, 0o600, /does not hold 64 lowercase hex digits/],
+    [good.slice(0, 40), 0o600, /is 40 bytes; expected 64 lowercase hex digits and a newline/],
+    ['', 0o600, /is 0 bytes/],
+    [`${good}\n`, 0o600, /is 66 bytes/],
+    [good, 0o644, /its mode 0644 lets group or others at the key .*chmod 600 it/],
+    [good, 0o620, /its mode 0620 lets group or others/],
+  ];
+  for (const [text, mode, reason] of cases) {
+    rmSync(file, { force: true });
+    writeFileSync(file, text, { mode });
+    chmodSync(file, mode);
+    const r = await spawnBridge({ MCP_SESSION_KEY_FILE: file }).exited;
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^cc-mcp-bridge: invalid session key file: MCP_SESSION_KEY_FILE \S+session\.key: /);
+    assert.match(r.stderr, reason);
+    assert.doesNotMatch(r.stdout, /MCP endpoint/);
+    assert.ok(!r.stderr.includes('hunter2') && !r.stderr.includes('abab'), 'the contents are never echoed');
+    assert.equal(readFileSync(file, 'latin1'), text, 'a bad file is left as it is');
+  }
+  const missingDir = await spawnBridge({ MCP_SESSION_KEY_FILE: join(space.dir, 'nowhere', 'session.key') }).exited;
+  assert.equal(missingDir.code, 2);
+  assert.match(missingDir.stderr, /nowhere\/session\.key: cannot make the file: its directory \S+nowhere does not exist/);
+  const isDir = await spawnBridge({ MCP_SESSION_KEY_FILE: space.dir }).exited;
+  assert.equal(isDir.code, 2);
+  assert.match(isDir.stderr, /: is not a file/);
+  // the empty value is "no file" (a new key each start), as for the other file variables
+  const empty = await startProcess(space, { MCP_SESSION_KEY_FILE: '' });
+  assert.doesNotMatch(empty.out.stdout + empty.out.stderr, /session ids signed/);
+  await stop(empty);
+});
+
+test('session key file (in process): a good file without its newline is read; a path through a file, a temp name taken, and (not as root) unreadable or unwritable places throw with the errno', async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'session.key');
+  writeFileSync(file, 'cd'.repeat(32), { mode: 0o600 });
+  const loaded = loadSessionKey(file);
+  assert.equal(loaded.key.toString('hex'), 'cd'.repeat(32));
+  assert.equal(loaded.made, false);
+  const isKeyError = (pattern) => (err) => err instanceof SessionKeyFileError && err.code === 'ERR_SESSION_KEY_FILE' && pattern.test(err.message);
+  assert.throws(() => loadSessionKey(join(file, 'inner')), isKeyError(/session\.key\/inner: cannot read the file \(ENOTDIR\)/));
+  // the temporary name is taken (by a directory): the make fails, naming why, and leaves that alone
+  const fresh = join(space.dir, 'fresh.key');
+  mkdirSync(`${fresh}.${process.pid}.tmp`);
+  assert.throws(() => loadSessionKey(fresh), isKeyError(/fresh\.key: cannot make the file \(EEXIST\)/));
+  assert.deepEqual(readdirSync(space.dir).sort(), [`fresh.key.${process.pid}.tmp`, 'session.key']);
+  rmSync(`${fresh}.${process.pid}.tmp`, { recursive: true });
+  const made = loadSessionKey(fresh);
+  assert.equal(made.made, true);
+  assert.equal(readFileSync(fresh, 'latin1'), `${made.key.toString('hex')}\n`);
+  assert.equal(statSync(fresh).mode & 0o777, 0o600);
+  assert.equal(loadSessionKey(fresh).key.toString('hex'), made.key.toString('hex'));
+  if (process.getuid?.() === 0) return; // root reads and writes any file: the EACCES cases cannot happen
+  const locked = join(space.dir, 'locked');
+  mkdirSync(locked, { mode: 0o700 });
+  const inner = join(locked, 'session.key');
+  writeFileSync(inner, 'cd'.repeat(32), { mode: 0o600 });
+  chmodSync(inner, 0o200);
+  assert.throws(() => loadSessionKey(inner), isKeyError(/cannot read the file \(EACCES\)/));
+  t.after(() => chmodSync(locked, 0o700));
+  chmodSync(locked, 0o500);
+  assert.throws(() => loadSessionKey(join(locked, 'new.key')), isKeyError(/new\.key: cannot make the file \(EACCES\)/));
+  chmodSync(locked, 0o000);
+  assert.throws(() => loadSessionKey(inner), isKeyError(/cannot read the file \(EACCES\)/));
+});
