@@ -106,26 +106,33 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
   let link: LinkPortHolder;
   try {
-    link = await holdLinkPort(() => startLinkServer(links, log, {
-      host: config.linkHost,
-      port: config.linkPort,
-      heartbeatMs: config.heartbeatMs,
-      maxFrameBytes: config.maxFrameBytes,
-      luaProgramPath: LUA_PROGRAM_PATH,
-      tokens: new TokenSet(config.linkTokens),
-      pins,
-      limits: {
-        maxLinks: config.maxLinks,
-        maxLinksPerAddress: config.maxLinksPerAddress,
-        maxPendingHellos: config.maxPendingHellos,
-        maxPendingHellosPerAddress: config.maxPendingHellosPerAddress,
-        helloRate: config.helloRate,
-      },
-      metrics,
-      maxBytesPerSecond: config.linkMaxBytesPerSecond,
-      youngGenMaxBytes: config.linkYoungGenMaxBytes,
-      maxJsonDepth: config.linkMaxJsonDepth,
-    }), {
+    let attempts = 0;
+    link = await holdLinkPort(async () => {
+      const first = attempts++ === 0;
+      const server = await startLinkServer(links, log, {
+        host: config.linkHost,
+        port: config.linkPort,
+        heartbeatMs: config.heartbeatMs,
+        maxFrameBytes: config.maxFrameBytes,
+        luaProgramPath: LUA_PROGRAM_PATH,
+        tokens: new TokenSet(config.linkTokens),
+        pins,
+        limits: {
+          maxLinks: config.maxLinks,
+          maxLinksPerAddress: config.maxLinksPerAddress,
+          maxPendingHellos: config.maxPendingHellos,
+          maxPendingHellosPerAddress: config.maxPendingHellosPerAddress,
+          helloRate: config.helloRate,
+        },
+        metrics,
+        maxBytesPerSecond: config.linkMaxBytesPerSecond,
+        youngGenMaxBytes: config.linkYoungGenMaxBytes,
+        maxJsonDepth: config.linkMaxJsonDepth,
+      });
+      // taken over from another bridge (--stdio) that may share CC_LINK_PINS_FILE: its pins count now
+      if (!first) pinning?.reread();
+      return server;
+    }, {
       host: config.linkHost,
       port: config.linkPort,
       retryMs: options.linkRetryMs ?? 0,

@@ -10,6 +10,12 @@ export interface PinSetup {
   pins: KeyPins;
   /** The pins file's writer; null without CC_LINK_PINS_FILE. */
   writer: PinsWriter | null;
+  /**
+   * Reads the pins file again into the table (no-op without one): after this bridge took the link
+   * port over from another (--stdio, CC_LINK_RETRY_MS) that shared the file, its pins are the ones
+   * that count. A file that cannot be read then is logged and the table kept.
+   */
+  reread(): void;
 }
 
 /**
@@ -20,9 +26,18 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
   if (!config.linkPin) return null;
   const pins = new KeyPins(config.linkMaxPins, { strict: config.linkPinStrict, enrollMs: config.linkEnrollMs });
   let writer: PinsWriter | null = null;
+  let reread = () => {};
   if (config.linkPinsFile !== null) {
     const path = config.linkPinsFile;
     const { PinsWriter, readPinsFile } = await import('./pins-file.js');
+    reread = () => {
+      try {
+        pins.replace(readPinsFile(path, config.linkMaxPins).pins);
+        log.info(`link port taken over: ${pins.size} pin${pins.size === 1 ? '' : 's'} read again from ${path}`);
+      } catch (err) {
+        log.error(`link port taken over, but ${(err as Error).message}; keeping the ${pins.size} pins this bridge holds`);
+      }
+    };
     const loaded = readPinsFile(path, config.linkMaxPins);
     pins.load(loaded.pins);
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
@@ -38,5 +53,5 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
   }
   metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
   metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
-  return { pins, writer };
+  return { pins, writer, reread };
 }

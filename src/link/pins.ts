@@ -85,6 +85,12 @@ export class KeyPins {
     for (const [id, digest] of entries) this.pins.set(id, digest);
   }
 
+  /** Replaces every pin with these (the pins file read again); openings stay. */
+  replace(entries: Iterable<readonly [number, string]>): void {
+    this.pins.clear();
+    this.load(entries);
+  }
+
   /** Every pin, for the pins file: [id, hex digest], ids ascending. */
   entries(): Array<[number, string]> {
     return [...this.pins].sort((a, b) => a[0] - b[0]);

@@ -241,3 +241,48 @@ test('pins file reader: a file with looser permissions is read with a warning, c
   writeFileSync(file, 'x'.repeat(2000));
   assert.throws(() => readPinsFile(file, 1), /2000 bytes is more than CC_LINK_MAX_PINS \(1\) pins take/);
 });
+
+test('bug: a --stdio bridge that took the link port over from another sharing CC_LINK_PINS_FILE used the pins it read at its own start: the pins made since were open to an impostor and its next write dropped them; now it reads the file again on taking over', async (t) => {
+  const { startBridge } = await import('../../dist/bridge.js');
+  const { loadConfig } = await import('../../dist/config.js');
+  const { createLogger } = await import('../../dist/log.js');
+  const net = await import('node:net');
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  const free = net.createServer();
+  await new Promise((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const port = free.address().port;
+  await new Promise((resolve) => free.close(resolve));
+  const config = loadConfig({ MCP_PORT: '0', CC_LINK_PORT: String(port), CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', CC_LINK_PINS_FILE: file });
+  const logs = [];
+  const holder = await startBridge(config, createLogger('debug', () => {}));
+  closeFirst(t, () => holder.close());
+  const waiting = await startBridge(config, createLogger('debug', (l) => logs.push(l)), { linkRetryMs: 20 });
+  closeFirst(t, () => waiting.close());
+  assert.equal(waiting.linkStatus().state, 'waiting');
+  // computer 1 links to the bridge holding the port, after the waiting one read the (empty) file
+  const real = await attempt(holder.linkUrl, 1, KEY);
+  assert.equal(real.first.type, 'hello-ok');
+  await until(() => {
+    try {
+      return readFileSync(file, 'utf8').includes(`1 ${sha(KEY)}`);
+    } catch {
+      return false;
+    }
+  });
+  await holder.close();
+  await until(() => waiting.linkStatus().state === 'listening');
+  assert.ok(logs.some((l) => /link port taken over: 1 pin read again from \S+pins/.test(l)), logs.join('\n'));
+  const impostor = await attempt(waiting.linkUrl, 1, OTHER);
+  assert.equal(impostor.first.code, 'key_mismatch', 'the pin made on the other bridge holds');
+  const two = await attempt(waiting.linkUrl, 2, OTHER);
+  assert.equal(two.first.type, 'hello-ok');
+  await until(() => readFileSync(file, 'utf8').includes(`2 ${sha(OTHER)}`));
+  assert.deepEqual([...parsePins(readFileSync(file, 'utf8'), file, 10)], [
+    [1, sha(KEY)],
+    [2, sha(OTHER)],
+  ], 'the next write keeps the other bridge\'s pin');
+  const again = await attempt(waiting.linkUrl, 1, KEY);
+  assert.equal(again.first.type, 'hello-ok');
+  await Promise.all([two.c.close(), again.c.close()]);
+});
