@@ -1,4 +1,5 @@
 // cc-mcp's command line, parsed without touching anything: argv in, a command or a usage error out.
+import { parseComputerId } from '../link/computer-id.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000/mcp';
 
@@ -131,8 +132,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       return { url, json, command: none({ kind: 'pins' }) };
     case 'pin-reset': {
       const [id, ...more] = rest;
-      if (id === undefined || more.length > 0 || !/^\d{1,15}$/.test(id)) throw new UsageError('pin-reset needs one computer id (a whole number >= 0)');
-      return { url, json, command: { kind: 'pin-reset', computerId: Number(id) } };
+      const computerId = id === undefined ? null : parseComputerId(id);
+      if (computerId === null || more.length > 0) throw new UsageError('pin-reset needs one computer id (a whole number >= 0)');
+      return { url, json, command: { kind: 'pin-reset', computerId } };
     }
     case 'call': {
       const [tool, ...args] = rest;

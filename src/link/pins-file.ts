@@ -6,6 +6,7 @@
 // under way are written together once it is done.
 import { readFileSync, statSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
+import { parseComputerId } from './computer-id.js';
 import { DIGEST_PATTERN } from './pins.js';
 
 export class PinsFileError extends Error {
@@ -31,9 +32,9 @@ export function parsePins(text: string, path: string, max: number): Map<number, 
     const fields = line.split(/\s+/);
     const [id, digest] = fields;
     if (fields.length !== 2) throw new PinsFileError(path, where, `expected "<computer id> <SHA-256 hex>", found ${fields.length} field${fields.length === 1 ? '' : 's'}`);
-    if (!/^\d{1,15}$/.test(id as string)) throw new PinsFileError(path, where, 'the computer id (field 1) is not a whole number >= 0');
+    const computerId = parseComputerId(id as string);
+    if (computerId === null) throw new PinsFileError(path, where, 'the computer id (field 1) is not a whole number >= 0');
     if (!DIGEST_PATTERN.test(digest as string)) throw new PinsFileError(path, where, 'field 2 is not a SHA-256 of 64 lowercase hex digits');
-    const computerId = Number(id);
     if (pins.has(computerId)) throw new PinsFileError(path, where, `computer id ${computerId} is pinned twice`);
     if (pins.size >= max) throw new PinsFileError(path, where, `more than CC_LINK_MAX_PINS (${max}) pins`);
     pins.set(computerId, digest as string);

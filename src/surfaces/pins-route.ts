@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { LinkRegistry } from '../link/registry.js';
 import type { KeyPins } from '../link/pins.js';
+import { parseComputerId } from '../link/computer-id.js';
 import type { Logger } from '../log.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import { sendJson } from './respond.js';
@@ -18,8 +19,6 @@ export interface PinsRouteDeps {
 }
 
 const PIN_OFF = 'CC_LINK_PIN is off: the bridge pins no computer id, so there is nothing to list or reset.';
-/** Computer ids are whole numbers; more digits than this is not an id (and is not echoed). */
-const ID = /^\d{1,15}$/;
 
 function from(req: IncomingMessage): string {
   return `${req.socket.remoteAddress ?? 'unknown'}:${req.socket.remotePort ?? 0}`;
@@ -44,9 +43,10 @@ export function pinsRoutes(deps: PinsRouteDeps): Record<string, Methods> {
         const m = /^([^/]*)\/reset$/.exec(ctx.rest);
         if (!m) return sendJson(res, 404, { ok: false, error: 'not found', message: 'POST /pins/<computer id>/reset resets one pin' });
         const raw = m[1] as string;
-        if (!ID.test(raw)) return sendJson(res, 400, { ok: false, error: 'bad computer id', message: `the computer id in POST /pins/<id>/reset must be a whole number >= 0 (${raw.length} characters given)` });
+        // a safe integer, as a hello's computerId (not echoed)
+        const computerId = parseComputerId(raw);
+        if (computerId === null) return sendJson(res, 400, { ok: false, error: 'bad computer id', message: `the computer id in POST /pins/<id>/reset must be a whole number >= 0 (${raw.length} characters given)` });
         if (!pins) return sendJson(res, 409, { ok: false, error: PIN_OFF });
-        const computerId = Number(raw);
         const result = pins.reset(computerId);
         if (result === null) {
           return sendJson(res, 409, { ok: false, error: `CC_LINK_MAX_PINS (${pins.max}) ids are pinned or open for enrollment already: computer ${computerId} cannot be let in` });
