@@ -101,6 +101,8 @@ const KEY_CHARS = /^[A-Za-z0-9_-]*$/;
 
 /** Longest computer label a hello or info frame may carry. */
 const MAX_LABEL = 1024;
+/** Longest mcp-computer version a hello may carry (as long as its _HOST and CC version texts; mcp-computer sends "0.1.0"). */
+const MAX_VERSION = 256;
 
 /** A hello's `key`: absent or null (no key), or 16-128 characters of A-Z a-z 0-9 _ -. Errors never echo it. */
 export function parseKey(value: unknown): { ok: true; key: string | null } | { ok: false; error: string } {
@@ -122,6 +124,8 @@ function parseHello(value: Record<string, unknown>): FrameParse {
   // as long as an info frame's may be (CC itself keeps labels to 32 characters)
   if (label !== null && label.length > MAX_LABEL) return { ok: false, error: `hello.computerLabel must be at most ${MAX_LABEL} characters (got ${label.length})` };
   const version = typeof value.version === 'string' && value.version !== '' ? value.version : null;
+  // shown whole in list-computers and probe answers: refused, like a long label, rather than cut
+  if (version !== null && version.length > MAX_VERSION) return { ok: false, error: `hello.version must be at most ${MAX_VERSION} characters (got ${version.length})` };
   const token = typeof value.token === 'string' ? value.token : null;
   const key = parseKey(value.key);
   if (!key.ok) return key;

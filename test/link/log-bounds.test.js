@@ -82,3 +82,24 @@ test('bug: "The label ... matches N computers" echoed the whole label a call nam
     assert.match((await callTool(bridge, 'list-peripherals', { computer: 'dup' })).content[0].text, /^The label "dup" matches 2 computers \(ids 3, 4\); use "computerId"\. /);
     for (const computer of [a, b, c, d]) await computer.close();
   }));
+
+test('bug: a hello\'s version had no bound (a frame-sized version was kept whole and shown in list-computers); now at most 256 characters, a longer one refused with hello-error invalid, saying so', () =>
+  withBridge({}, async (bridge) => {
+    const huge = new FakeComputer(bridge.linkUrl, { computerId: 11 });
+    const refused = await huge.link({ type: 'hello', computerId: 11, version: 'v'.repeat(257) });
+    assert.equal(refused.type, 'hello-error');
+    assert.equal(refused.code, 'invalid');
+    assert.match(refused.error, /hello\.version must be at most 256 characters \(got 257\)/);
+    const closed = await huge.closed;
+    assert.equal(closed.code, 1008);
+    assert.match(closed.reason, /^invalid hello: hello\.version must be at most 256 characters/);
+    assert.equal(bridge.links.get(11), undefined, 'never linked');
+    // the longest allowed version links and is shown whole
+    const longest = 'w'.repeat(256);
+    const ok = new FakeComputer(bridge.linkUrl, { computerId: 12 });
+    assert.equal((await ok.link({ type: 'hello', computerId: 12, version: longest })).type, 'hello-ok');
+    assert.equal(bridge.links.get(12).version, longest);
+    const listed = await callTool(bridge, 'list-computers');
+    assert.ok(listed.content[0].text.includes(`mcp-computer ${longest}`), listed.content[0].text);
+    await ok.close();
+  }));
