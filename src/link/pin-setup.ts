@@ -3,6 +3,7 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { plural } from '../plural.js';
 import type { PinsWriter } from './pins-file.js';
 import { KeyPins } from './pins.js';
 
@@ -35,7 +36,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
         pins.replace(readPinsFile(path, config.linkMaxPins).pins);
         log.info(`link port taken over: ${pins.size} pin${pins.size === 1 ? '' : 's'} read again from ${path}`);
       } catch (err) {
-        log.error(`link port taken over, but ${(err as Error).message}; keeping the ${pins.size} pins this bridge holds`);
+        log.error(`link port taken over, but ${(err as Error).message}; keeping the ${plural(pins.size, 'pin')} this bridge holds`);
       }
     };
     const loaded = readPinsFile(path, config.linkMaxPins);

@@ -286,3 +286,30 @@ test('bug: a --stdio bridge that took the link port over from another sharing CC
   assert.equal(again.first.type, 'hello-ok');
   await Promise.all([two.c.close(), again.c.close()]);
 });
+
+test('taking the link port over with a pins file that cannot be read then: an error naming the file and line, and the bridge keeps the pins it holds', async (t) => {
+  const { startBridge } = await import('../../dist/bridge.js');
+  const { loadConfig } = await import('../../dist/config.js');
+  const { createLogger } = await import('../../dist/log.js');
+  const net = await import('node:net');
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  writeFileSync(file, `7 ${sha(KEY)}\n`, { mode: 0o600 });
+  const free = net.createServer();
+  await new Promise((resolve) => free.listen(0, '127.0.0.1', resolve));
+  const port = free.address().port;
+  await new Promise((resolve) => free.close(resolve));
+  const config = loadConfig({ MCP_PORT: '0', CC_LINK_PORT: String(port), CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', CC_LINK_PINS_FILE: file });
+  const logs = [];
+  const holder = await startBridge(config, createLogger('debug', () => {}));
+  closeFirst(t, () => holder.close());
+  const waiting = await startBridge(config, createLogger('debug', (l) => logs.push(l)), { linkRetryMs: 20 });
+  closeFirst(t, () => waiting.close());
+  writeFileSync(file, 'not a pin\n');
+  await holder.close();
+  await until(() => waiting.linkStatus().state === 'listening');
+  const line = logs.find((l) => l.includes('link port taken over, but'));
+  assert.match(line, /link port taken over, but CC_LINK_PINS_FILE \S+pins line 1: expected "<computer id> <SHA-256 hex>", found 3 fields; keeping the 1 pin this bridge holds/);
+  const impostor = await attempt(waiting.linkUrl, 7, OTHER);
+  assert.equal(impostor.first.code, 'key_mismatch', 'the pin read at start still holds');
+});
