@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeComputer, startTestBridge, until } from '../helpers.js';
@@ -81,4 +81,64 @@ test('bug: a hello with a 16-digit computer id (a safe integer) was pinned and w
     return !text.includes(`${big} `) && text;
   });
   assert.match(lines, new RegExp(`^3 ${sha(KEY)}$`, 'm'));
+});
+
+test('pins file under a seeded storm of hostile hellos, keyed links and resets racing its writes: after the dust settles the file is a valid parse of the table, within CC_LINK_MAX_PINS, and the next start reads it', async (t) => {
+  const { prng, fuzzSeed, ODD_STRINGS, ODD_NUMBER_TEXTS } = await import('../fuzz/lib.js');
+  const seed = fuzzSeed(4242);
+  const r = prng(seed);
+  const { dir, onClose } = tempDir(t);
+  const file = join(dir, 'pins');
+  const MAX = 6;
+  const env = { CC_LINK_PINS_FILE: file, MCP_AUTH_TOKEN: TOKEN, CC_LINK_MAX_PINS: String(MAX) };
+  const bridge = await startTestBridge(env);
+  onClose(() => bridge.close());
+  const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const keys = Array.from({ length: 4 }, (_, i) => `stormKey_${i}_0123456789abcdefABCD`);
+  const oddIds = [-1, -0.5, 1.5, Number.MAX_SAFE_INTEGER + 2, 1e300, '7', null, true, [], {}, '__proto__'];
+  const oddHelloTexts = [
+    ...ODD_NUMBER_TEXTS.map((n) => `{"type":"hello","computerId":${n},"key":"${keys[0]}"}`),
+    `{"type":"hello","computerId":1,"key":"${keys[0]}","__proto__":{"key":"x"}}`,
+    `{"type":"hello","computerId":1,"computerId":2,"key":"${keys[1]}"}`,
+  ];
+  const sockets = [];
+  const ops = [];
+  for (let i = 0; i < 120; i++) {
+    const kind = r.int(5);
+    if (kind === 0) {
+      // a hostile hello: an odd id, an odd key or an odd text
+      const c = new FakeComputer(bridge.linkUrl, { computerId: 0 });
+      sockets.push(c);
+      const text = r.chance(0.5)
+        ? r.pick(oddHelloTexts)
+        : JSON.stringify({ type: 'hello', computerId: r.chance(0.5) ? r.pick(oddIds) : r.int(10), key: r.chance(0.5) ? r.pick(ODD_STRINGS) : r.pick(keys) + '\n' });
+      ops.push(c.link(text));
+    } else if (kind <= 2) {
+      const id = r.int(10);
+      const c = new FakeComputer(bridge.linkUrl, { computerId: id });
+      sockets.push(c);
+      ops.push(c.link({ type: 'hello', computerId: id, key: r.pick(keys) }).then(() => (r.chance(0.5) ? c.close() : null)));
+    } else {
+      const id = r.chance(0.9) ? r.int(10) : r.pick(['-1', '1.5', '1e3', '%2D1', '00000000000000001', '9007199254740992']);
+      ops.push(request(bridge, `/pins/${id}/reset`, { headers: auth }));
+    }
+    if (r.chance(0.3)) await Promise.all(ops.splice(0));
+  }
+  await Promise.all(ops);
+  for (const c of sockets) await c.close();
+  const listed = await request(bridge, '/pins', { method: 'GET', headers: auth });
+  assert.equal(listed.status, 200);
+  const pinned = listed.body.pinned;
+  assert.ok(pinned.length <= MAX, `at most CC_LINK_MAX_PINS pinned (seed ${seed}): ${pinned}`);
+  assert.ok(pinned.every((id) => Number.isInteger(id) && id >= 0 && (id < 10 || id === 100)), `only ids a hello named pinned (0-9, 100 from 1E2; seed ${seed}): ${pinned}`);
+  await bridge.close();
+  const loaded = readPinsFile(file, MAX);
+  assert.deepEqual([...loaded.pins.keys()], pinned, `the file holds the table (seed ${seed})`);
+  const digests = new Set(keys.map(sha));
+  for (const digest of loaded.pins.values()) assert.ok(digests.has(digest), 'every digest is one of a key that linked');
+  assert.deepEqual(readdirSync(dir), ['pins'], 'no temporary file is left');
+  const next = await startTestBridge(env);
+  onClose(() => next.close());
+  const again = await request(next, '/pins', { method: 'GET', headers: auth });
+  assert.deepEqual(again.body.pinned, pinned, 'the next start reads the same table');
 });
