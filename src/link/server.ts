@@ -146,7 +146,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     ws.raw = raw;
     // one flat string (a template literal would keep a cons string and its left half: 64 B, not 32)
     ws.remoteAddress = [raw.remoteAddress ?? '?', raw.remotePort ?? '?'].join(':');
-    // verifyClient always ran for this socket; the fallback only satisfies the types
     // verifyClient always ran for this socket; without a ticket it stays 'closed' (never counted)
     const ticket = tickets.get(raw);
     if (ticket) {
@@ -273,7 +272,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
   }, options.heartbeatMs);
   heartbeat.unref();
-
 
   return {
     address: http.address() as AddressInfo,
