@@ -57,7 +57,7 @@ function flatHeaders(headers: IncomingHttpHeaders): Record<string, string | unde
 /** JSON-RPC code of the 404 for a session id this process did not issue (the TypeScript SDK's server uses it too). */
 export const SESSION_NOT_FOUND = -32001;
 export const SESSION_NOT_FOUND_MESSAGE =
-  'Session not found: this Mcp-Session-Id was not issued by this bridge process (it restarted, or the id is made up); ' +
+  'Session not found: this Mcp-Session-Id was not issued by this bridge (it restarted without MCP_SESSION_KEY_FILE, its key changed, or the id is made up); ' +
   'send initialize without it to start a new session';
 
 /**

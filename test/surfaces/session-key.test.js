@@ -146,7 +146,7 @@ test('bug: after a restart a 2025 client\'s GET /mcp got 404 and it stopped list
   assert.doesNotMatch(plain.out.stdout + plain.out.stderr, /session ids signed/);
   const stale = await openStream(plain.mcpUrl, id);
   assert.equal(stale.status, 404);
-  assert.match(stale.body, /Session not found/);
+  assert.match(stale.body, /Session not found: this Mcp-Session-Id was not issued by this bridge \(it restarted without MCP_SESSION_KEY_FILE, its key changed, or the id is made up\)/);
   const staleAgain = await initialize(plain.mcpUrl);
   await stop(plain);
   const third = await startProcess(space, {});
