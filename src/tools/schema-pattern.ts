@@ -56,7 +56,35 @@ const PLAIN_TEXT = /^[\x20-\x7e]*$/;
  * ECMA-262, and other characters, where dialects disagree (\w takes "é" in Python's re and Rust's regex).
  */
 export function upstreamPattern(value: string, pattern: string, path: string, maxChars: number): string | null {
-  if (value.length > maxChars || !PLAIN_TEXT.test(value)) return null;
-  const regexp = runnablePattern(pattern);
-  return regexp instanceof RegExp && !regexp.test(value) ? `${path} must match the pattern ${JSON.stringify(pattern)}` : null;
+  if (!upstreamRuns(value, maxChars)) return null;
+  const regexp = upstreamRegexp(pattern);
+  return regexp !== null && !regexp.test(value) ? `${path} must match the pattern ${JSON.stringify(pattern)}` : null;
+}
+
+/** Whether an upstream's pattern is run on `value` at all: printable ASCII of at most maxChars characters. */
+export function upstreamRuns(value: string, maxChars: number): boolean {
+  return value.length <= maxChars && PLAIN_TEXT.test(value);
+}
+
+/**
+ * ECMA-262's own class forms: `[]` matches nothing and `[^]` any character, where Python, Rust, Go
+ * and Java read a `]` first in a class as a literal one (`[]x[y]` is one of "]x[y" there).
+ */
+const ECMA_ONLY_CLASS = /\[\^?\]/;
+
+const upstreamRegexps = new Map<string, RegExp | null>();
+
+/**
+ * An upstream's `pattern` as the bridge runs it: the RegExp when pattern-safety.ts accepts it and the
+ * dialects read it alike; null when it is not run (the upstream checks). Cached: one lookup a call.
+ */
+export function upstreamRegexp(pattern: string): RegExp | null {
+  let entry = upstreamRegexps.get(pattern);
+  if (entry === undefined) {
+    const regexp = runnablePattern(pattern);
+    entry = regexp instanceof RegExp && !ECMA_ONLY_CLASS.test(pattern) ? regexp : null;
+    if (upstreamRegexps.size >= 1000) upstreamRegexps.clear();
+    upstreamRegexps.set(pattern, entry);
+  }
+  return entry;
 }

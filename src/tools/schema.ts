@@ -4,7 +4,7 @@
 // config file parser refuses any other (src/config/schema-check.ts), so none is declared unenforced.
 import { canonical } from '../jsonrpc/canonical.js';
 import { plural } from '../plural.js';
-import { PATTERN_MAX_CHARS, runnablePattern, upstreamPattern } from './schema-pattern.js';
+import { PATTERN_MAX_CHARS, runnablePattern, upstreamPattern, upstreamRegexp, upstreamRuns } from './schema-pattern.js';
 
 export interface Schema {
   type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean' | 'null' | Array<string>;
@@ -63,14 +63,32 @@ const longerThan = (text: string, max: number) => text.length > max && codePoint
  * upstream's) may match any key: one no other entry matches is taken, unchecked, so the bridge never
  * refuses what the upstream would take.
  */
-function patternSchema(schema: Schema, key: string, maxChars: number): Schema | undefined {
+function patternSchema(schema: Schema, key: string, maxChars: number, full: boolean): Schema | undefined {
   const patterns = schema.patternProperties;
-  if (typeof patterns !== 'object' || patterns === null || longerThan(key, maxChars)) return undefined;
+  if (typeof patterns !== 'object' || patterns === null) return undefined;
+  if (!full) return upstreamPatternSchema(patterns as Record<string, Schema>, key, maxChars);
+  if (longerThan(key, maxChars)) return undefined;
   let unrun = false;
   for (const [pattern, sub] of Object.entries(patterns as Record<string, Schema>)) {
     const regexp = runnablePattern(pattern);
     if (typeof regexp === 'string') unrun = true;
     else if (regexp?.test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
+  }
+  return unrun ? {} : undefined;
+}
+
+/**
+ * patternSchema for an upstream's schema: a key its dialect may read otherwise (longer than maxChars,
+ * not printable ASCII) or a pattern the bridge does not run (upstreamRegexp: refused, not ECMA-262,
+ * read apart by dialects) may match, so such a key is taken unchecked, never refused as unknown.
+ */
+function upstreamPatternSchema(patterns: Record<string, Schema>, key: string, maxChars: number): Schema | undefined {
+  const runs = upstreamRuns(key, maxChars);
+  let unrun = false;
+  for (const [pattern, sub] of Object.entries(patterns)) {
+    const regexp = runs ? upstreamRegexp(pattern) : null;
+    if (regexp === null) unrun = true;
+    else if (regexp.test(key)) return typeof sub === 'object' && sub !== null ? sub : {};
   }
   return unrun ? {} : undefined;
 }
@@ -226,7 +244,7 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
       // own keys only: properties.constructor would otherwise be Object, so an argument named
       // "constructor", "toString" or "__proto__" would pass additionalProperties: false
       const properties = schema.properties;
-      const propertySchema = (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? patternSchema(schema, key, patternMaxChars);
+      const propertySchema = (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, key) ? properties[key] : undefined) ?? patternSchema(schema, key, patternMaxChars, full);
       if (propertySchema) {
         if (typeof propertySchema !== 'object') continue;
         const error = validate(item, propertySchema, name, full, patternMaxChars);
