@@ -55,17 +55,20 @@ export const HARD_LIMIT_S = 90; // no CraftOS process outlives this, whatever th
  * search it, do not read it as a transcript).
  */
 export class CraftosComputer {
-  constructor({ id = 1, startup, config = {}, program = true, files = {} }) {
-    this.root = mkdtempSync(path.join(tmpdir(), 'craftos-'));
+  /** `root`: the folder of a computer that has stopped, to start it again on its own files (a restart). */
+  constructor({ id = 1, startup, config = {}, program = true, files = {}, root }) {
+    this.root = root ?? mkdtempSync(path.join(tmpdir(), 'craftos-'));
     this.files = path.join(this.root, 'files');
     this.data = path.join(this.root, 'data');
-    mkdirSync(this.files);
-    mkdirSync(path.join(this.data, 'config'), { recursive: true });
-    // CraftOS-PC's own watchdog is 17 s; CC:Tweaked's is about 7 s.
-    writeFileSync(path.join(this.data, 'config', 'global.json'), JSON.stringify({ abortTimeout: 7000, ...config }));
-    if (program) copyFileSync(PROGRAM, path.join(this.files, 'mcp-computer.lua'));
-    writeFileSync(path.join(this.files, 'startup.lua'), startup);
-    for (const [name, content] of Object.entries(files)) writeFileSync(path.join(this.files, name), content);
+    if (root === undefined) {
+      mkdirSync(this.files);
+      mkdirSync(path.join(this.data, 'config'), { recursive: true });
+      // CraftOS-PC's own watchdog is 17 s; CC:Tweaked's is about 7 s.
+      writeFileSync(path.join(this.data, 'config', 'global.json'), JSON.stringify({ abortTimeout: 7000, ...config }));
+      if (program) copyFileSync(PROGRAM, path.join(this.files, 'mcp-computer.lua'));
+      writeFileSync(path.join(this.files, 'startup.lua'), startup);
+      for (const [name, content] of Object.entries(files)) writeFileSync(path.join(this.files, name), content);
+    }
     this.output = '';
     this.exit = null;
     this.waiters = new Set();
