@@ -43,19 +43,7 @@ function headers(env: CliIo['env']): Record<string, string> {
 
 async function health(inv: Invocation, io: CliIo): Promise<number> {
   const url = new URL('/health', inv.url);
-  let res: Response;
-  try {
-    res = await fetch(url, { headers: headers(io.env), signal: AbortSignal.any([io.signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
-  } catch (err) {
-    throw new Exit(EXIT.unreachable, `cannot reach the bridge at ${url.origin}: ${causeOf(err)}`);
-  }
-  const text = await res.text();
-  let body: unknown = null;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // reported below
-  }
+  const { res, body } = await requestJson(url, 'GET', io);
   if (res.status !== 200 || !isRecord(body) || body.ok !== true) {
     throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status}; is this a cc-mcp-bridge?`);
   }
@@ -63,22 +51,26 @@ async function health(inv: Invocation, io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
-/** GET /pins or POST /pins/<id>/reset: the operator's pins, over plain HTTP with the bearer token. */
-async function pinsCommand(inv: Invocation, io: CliIo, command: Extract<Command, { kind: 'pins' | 'pin-reset' }>): Promise<number> {
-  const url = new URL(command.kind === 'pins' ? '/pins' : `/pins/${command.computerId}/reset`, inv.url);
+/** One plain HTTP request to the bridge with the bearer token; `body` is null when the answer is not JSON. */
+async function requestJson(url: URL, method: 'GET' | 'POST', io: CliIo): Promise<{ res: Response; body: unknown }> {
   let res: Response;
   try {
-    res = await fetch(url, { method: command.kind === 'pins' ? 'GET' : 'POST', headers: headers(io.env), signal: AbortSignal.any([io.signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
+    res = await fetch(url, { method, headers: headers(io.env), signal: AbortSignal.any([io.signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
   } catch (err) {
     throw new Exit(EXIT.unreachable, `cannot reach the bridge at ${url.origin}: ${causeOf(err)}`);
   }
   const text = await res.text();
-  let body: unknown = null;
   try {
-    body = JSON.parse(text);
+    return { res, body: JSON.parse(text) };
   } catch {
-    // reported below
+    return { res, body: null };
   }
+}
+
+/** GET /pins or POST /pins/<id>/reset: the operator's pins, over plain HTTP with the bearer token. */
+async function pinsCommand(inv: Invocation, io: CliIo, command: Extract<Command, { kind: 'pins' | 'pin-reset' }>): Promise<number> {
+  const url = new URL(command.kind === 'pins' ? '/pins' : `/pins/${command.computerId}/reset`, inv.url);
+  const { res, body } = await requestJson(url, command.kind === 'pins' ? 'GET' : 'POST', io);
   if (!isRecord(body)) throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status} without JSON; is this a cc-mcp-bridge?`);
   if (res.status !== 200 || body.ok !== true) {
     const why = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
