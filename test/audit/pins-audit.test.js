@@ -2,31 +2,16 @@
 // from what a computer on the link port and a caller on the MCP port can send.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeComputer, startTestBridge, until } from '../helpers.js';
+import { attempt, request, sha } from '../link/pins-helpers.js';
 import { readPinsFile } from '../../dist/link/pins-file.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const OTHER = 'impostorKey_0123456789abcdefABCD';
 const TOKEN = 'operator-token-0123456789abcdef';
-const sha = (key) => createHash('sha256').update(key).digest('hex');
-
-async function attempt(bridge, computerId, key) {
-  const c = new FakeComputer(bridge.linkUrl, { computerId });
-  const first = await c.link({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
-  return { c, first };
-}
-
-const base = (bridge) => bridge.mcpUrl.replace(/\/mcp$/, '');
-
-async function request(bridge, path, { method = 'POST', headers = {}, body } = {}) {
-  const res = await fetch(base(bridge) + path, { method, headers, body });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? null : JSON.parse(text) };
-}
 
 /** A temp dir removed after the test, after the bridges registered with `onClose` are closed (t.after runs first-registered-first). */
 function tempDir(t) {

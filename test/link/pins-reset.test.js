@@ -9,28 +9,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeComputer, startTestBridge, until, withBridge } from '../helpers.js';
+import { startTestBridge, until, withBridge } from '../helpers.js';
+import { attempt, request, sha } from './pins-helpers.js';
 import { runCli } from '../../dist/cli/run.js';
 import { parsePins } from '../../dist/link/pins-file.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const NEW = 'reinstalledKey_0123456789abcdefA';
 const TOKEN = 'operator-token-0123456789abcdef';
-const sha = (key) => createHash('sha256').update(key).digest('hex');
-
-async function attempt(bridge, computerId, key) {
-  const c = new FakeComputer(bridge.linkUrl, { computerId });
-  const first = await c.link({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
-  return { c, first };
-}
-
 const base = (bridge) => bridge.mcpUrl.replace(/\/mcp$/, '');
-
-async function request(bridge, path, { method = 'POST', headers = {}, body } = {}) {
-  const res = await fetch(base(bridge) + path, { method, headers, body });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text === '' ? null : JSON.parse(text) };
-}
 
 async function cli(args, env = {}) {
   const out = { stdout: '', stderr: '' };

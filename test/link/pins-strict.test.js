@@ -3,22 +3,15 @@
 // use, whoever linked first with a key held an id (squatting), including ids no computer had used yet.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeComputer, startTestBridge, until } from '../helpers.js';
+import { startTestBridge, until } from '../helpers.js';
+import { attempt, sha } from './pins-helpers.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const NEW = 'newComputerKey_0123456789abcdefA';
 const SQUAT = 'squatterKey_0123456789abcdefABCD';
-const sha = (key) => createHash('sha256').update(key).digest('hex');
-
-async function attempt(bridge, computerId, key) {
-  const c = new FakeComputer(bridge.linkUrl, { computerId });
-  const first = await c.link({ type: 'hello', computerId, ...(key === undefined ? {} : { key }) });
-  return { c, first };
-}
 
 async function strictBridge(t, env = {}, pins = `1 ${sha(KEY)}\n`) {
   const dir = mkdtempSync(join(tmpdir(), 'pins-strict-'));
