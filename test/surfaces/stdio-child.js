@@ -20,10 +20,18 @@ export function spawnStdio(env = {}) {
   const out = { stdout: '', stderr: '' };
   const messages = [];
   const waiters = new Set();
+  // the text after the last newline seen: only it and the new chunk are split, so reading the whole
+  // output is linear in its size (each byte scanned once, each line parsed once)
+  let partial = '';
   child.stdout.setEncoding('utf8').on('data', (c) => {
     out.stdout += c;
-    const complete = out.stdout.split('\n').slice(0, -1);
-    for (const line of complete.slice(messages.length)) {
+    if (!c.includes('\n')) {
+      partial += c;
+      return;
+    }
+    const lines = (partial + c).split('\n');
+    partial = lines.pop();
+    for (const line of lines) {
       // every stdout line must be one JSON message: JSON.parse throws (failing the test) otherwise
       const message = JSON.parse(line);
       messages.push(message);
