@@ -2,11 +2,14 @@
 // restarts so that ids issued before a restart still verify after it (a client reconnecting its GET
 // /mcp stream with its old id gets the stream, not a 404). The file holds 64 lowercase hex digits (32
 // random bytes) and a newline. Read once at start; when the file does not exist it is made: a temporary
-// file beside it (mode 0600, created exclusively), synced, then renamed over the path. A file that is
+// file beside it (mode 0600, created exclusively), synced, then hard-linked to the path, which fails
+// when the path exists: of bridges started together on one missing file exactly one key wins and the
+// others read it (a rename would replace: the last one won, and the others signed with keys no file
+// held). A file system without hard links gets the rename, and that race, as before. A file that is
 // not exactly that, cannot be read, or that group or others may read or write stops the start: a bad
 // key never becomes a fresh one silently, and the key is never printed.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export class SessionKeyFileError extends Error {
@@ -35,7 +38,10 @@ export function loadSessionKey(path: string): LoadedSessionKey {
     stat = statSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new SessionKeyFileError(path, `cannot read the file (${reasonOf(err)})`);
-    return { key: makeKeyFile(path), made: true };
+    const key = makeKeyFile(path);
+    if (key !== null) return { key, made: true };
+    // another process made it first: its key, read and checked as any existing file
+    return loadSessionKey(path);
   }
   if (!stat.isFile()) throw new SessionKeyFileError(path, 'is not a file');
   const loose = stat.mode & 0o077;
@@ -58,27 +64,45 @@ export function loadSessionKey(path: string): LoadedSessionKey {
   return { key: Buffer.from(text.slice(0, 2 * KEY_BYTES), 'hex'), made: false };
 }
 
-function makeKeyFile(path: string): Buffer {
+// link() errors meaning "this file system has no hard links" (FAT, some network and FUSE mounts)
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/** Makes the key file with a new key; null when another process made `path` first. */
+function makeKeyFile(path: string): Buffer | null {
   const key = randomBytes(KEY_BYTES);
   const temp = `${path}.${process.pid}.tmp`;
   let fd: number | null = null;
+  let lost = false;
   try {
     fd = openSync(temp, 'wx', 0o600);
     writeSync(fd, `${key.toString('hex')}\n`);
     fsyncSync(fd);
     closeSync(fd);
     fd = null;
-    renameSync(temp, path);
+    try {
+      // whole and synced before it appears under the path: a loser never reads a half-written key
+      linkSync(temp, path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      if (code === 'EEXIST') lost = true;
+      else if (NO_HARD_LINKS.has(code)) renameSync(temp, path);
+      else throw err;
+    }
   } catch (err) {
     if (fd !== null) closeSync(fd);
-    try {
-      unlinkSync(temp);
-    } catch {
-      // never made, or already renamed
-    }
+    removeTemp(temp);
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new SessionKeyFileError(path, `cannot make the file: its directory ${dirname(path)} does not exist`);
     throw new SessionKeyFileError(path, `cannot make the file (${reasonOf(err)})`);
   }
-  return key;
+  removeTemp(temp);
+  return lost ? null : key;
+}
+
+function removeTemp(temp: string): void {
+  try {
+    unlinkSync(temp);
+  } catch {
+    // never made, or renamed
+  }
 }

@@ -4,101 +4,11 @@
 // got 404, and opened no stream again: tools/list_changed after the restart never reached them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { request } from 'node:http';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { rpc, until } from '../helpers.js';
-import { VARIABLES } from '../../dist/config.js';
 import { SessionKeyFileError, loadSessionKey } from '../../dist/surfaces/session-key.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const VERSION = '2025-06-18';
-const LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
-const luaTool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
-
-/** A temp dir; every bridge started in it is killed before the dir is removed (first-registered runs first). */
-function tempDir(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'session-key-'));
-  const children = [];
-  t.after(async () => {
-    for (const child of children) {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await child.exited;
-      }
-    }
-    rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
-  });
-  return { dir, children };
-}
-
-/** Spawns `node dist/index.js`; our variables come only from `env`. */
-function spawnBridge(env, children = null) {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARIABLES.some((v) => v.name === k)));
-  const child = spawn(process.execPath, ['dist/index.js'], {
-    cwd: ROOT,
-    env: { ...base, MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children?.push(child);
-  const out = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (c) => (out.stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c) => (out.stderr += c));
-  const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal, ...out }));
-  return Object.assign(child, { out, exited });
-}
-
-async function startProcess(space, env) {
-  const child = spawnBridge(env, space.children);
-  const early = child.exited.then((r) => {
-    throw new Error(`bridge exited early: ${JSON.stringify(r)}`);
-  });
-  early.catch(() => {});
-  await Promise.race([until(() => child.out.stdout.includes('Computer link:')), early]);
-  const mcpUrl = /^MCP endpoint: (http:\/\/\S+)$/m.exec(child.out.stdout)[1];
-  return Object.assign(child, { mcpUrl });
-}
-
-async function stop(child) {
-  child.kill('SIGTERM');
-  const r = await child.exited;
-  assert.equal(r.code, 0, r.stderr);
-  return r;
-}
-
-/** initialize + notifications/initialized at 2025-06-18; the session id. */
-async function initialize(url) {
-  const init = await rpc(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 't', version: '0' } } });
-  assert.equal(init.status, 200, init.text);
-  const id = init.headers.get('mcp-session-id');
-  assert.match(id, /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
-  assert.equal((await rpc(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': VERSION, 'mcp-session-id': id })).status, 202);
-  return id;
-}
-
-/** GET /mcp with the session id; resolves at the head with the status and the events that arrive. */
-function openStream(url, sessionId) {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { accept: 'text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-session-id': sessionId } });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      const stream = { status: res.statusCode, events: [], body: '', close: () => req.destroy() };
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => {
-        stream.body += chunk;
-        for (const [, data] of stream.body.matchAll(/^data: (.*)$/gm)) if (!stream.events.some((e) => e.raw === data)) stream.events.push({ raw: data, json: JSON.parse(data) });
-      });
-      res.on('error', () => {});
-      if (res.statusCode !== 200) res.on('end', () => resolve(stream));
-      else resolve(stream);
-    });
-    req.end();
-  });
-}
+import { LIST_CHANGED, VERSION, initialize, luaTool, openStream, spawnBridge, startProcess, stop, tempDir } from './bridge-process.js';
 
 test('bug: after a restart a 2025 client\'s GET /mcp got 404 and it stopped listening; with MCP_SESSION_KEY_FILE the old id gets its stream and the list_changed after the restart (real process, real file)', async (t) => {
   const space = tempDir(t);
