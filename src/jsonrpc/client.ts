@@ -44,6 +44,12 @@ export interface Transport {
    * through `handlers.message` before this resolves (HTTP). `signal` aborts the delivery.
    */
   send(message: unknown, signal?: CancelSignal): Promise<void>;
+  /**
+   * Optional: sends the request `{ jsonrpc: '2.0', id, method, params }` (params left out when
+   * undefined) as `send` would, given in pieces so a line transport can write its envelope as text
+   * instead of building and stringifying the object (stdio).
+   */
+  sendRequest?(id: number, method: string, params: unknown, signal: CancelSignal): Promise<void>;
   /** Ends the transport (kills the process, deletes the HTTP session). Idempotent. */
   close(): Promise<void>;
   /** Streamable HTTP sends the negotiated revision on every request after initialize. */
@@ -75,12 +81,24 @@ export interface RequestOptions {
   signal?: CancelSignal;
 }
 
+/** Requests whose sends returned the same promise (JsonRpcClient.sending). */
+interface SendGroup {
+  readonly sent: Promise<void>;
+  readonly requests: (Pending & { readonly id: JsonRpcId })[];
+}
+
 export class JsonRpcClient {
   private nextId = 1;
   private readonly pending = new Map<JsonRpcId, Pending>();
   private readonly notificationHandlers = new Map<string, Set<(params: unknown) => void>>();
   private readonly closeHandlers = new Set<(reason: string) => void>();
   private closedReason: string | null = null;
+  /**
+   * The requests whose sends returned one promise (stdio: every line of a turn leaves in one write
+   * and shares its promise): its failure fails them all, through one handler per promise instead of
+   * a `.catch` (a promise, a closure and a job) per request.
+   */
+  private sending: SendGroup | null = null;
 
   /** What a request in flight needs of its client. */
   private readonly owner: RequestOwner;
@@ -133,11 +151,31 @@ export class JsonRpcClient {
     this.pending.set(id, request);
     this.owner.deadlines.watch(request.deadline);
     signal?.addEventListener('abort', request, { once: true });
-    const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-    this.transport.send(message, request).catch((err: Error) => {
-      if (this.pending.get(id) === request) request.reject(new RpcClientError('ERR_RPC_SEND', `${method} did not get through: ${err.message}`));
-    });
+    const { transport } = this;
+    const sent = transport.sendRequest
+      ? transport.sendRequest(id, method, params, request)
+      : transport.send(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params }, request);
+    const group = this.sending;
+    if (group !== null && group.sent === sent) group.requests.push(request);
+    else this.watchSend(sent, request);
     return request.promise;
+  }
+
+  /** Fails the requests sent with `sent` (ERR_RPC_SEND) if it rejects; forgets them once it settles. */
+  private watchSend(sent: Promise<void>, first: Pending & { readonly id: JsonRpcId }): void {
+    const group: SendGroup = { sent, requests: [first] };
+    this.sending = group;
+    sent.then(
+      () => {
+        if (this.sending === group) this.sending = null;
+      },
+      (err: Error) => {
+        if (this.sending === group) this.sending = null;
+        for (const request of group.requests) {
+          if (this.pending.get(request.id) === request) request.reject(new RpcClientError('ERR_RPC_SEND', `${request.method} did not get through: ${err.message}`));
+        }
+      },
+    );
   }
 
   async notify(method: string, params?: unknown): Promise<void> {

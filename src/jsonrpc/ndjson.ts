@@ -96,3 +96,23 @@ export class LineReader {
 export function encodeLine(message: unknown): string {
   return JSON.stringify(message) + '\n';
 }
+
+/** The last method requestLine quoted, and its JSON (every call of an upstream tool is 'tools/call'). */
+let lastMethod = '';
+let lastQuoted = '""';
+
+/**
+ * The line of the request `{ jsonrpc: '2.0', id, method, params }` (params left out when undefined),
+ * exactly the text encodeLine gives for that object, with only `params` run through JSON.stringify:
+ * the envelope is written as text (issue 16: stringifying it was most of the ~0.7 us encodeLine
+ * took per upstream call). `id` is a JsonRpcClient's counter, a safe integer.
+ */
+export function requestLine(id: number, method: string, params: unknown): string {
+  if (method !== lastMethod) {
+    lastQuoted = JSON.stringify(method);
+    lastMethod = method;
+  }
+  // undefined for params that JSON.stringify leaves out of an object (undefined, a function, a symbol)
+  const json: string | undefined = params === undefined ? undefined : JSON.stringify(params);
+  return json === undefined ? `{"jsonrpc":"2.0","id":${id},"method":${lastQuoted}}\n` : `{"jsonrpc":"2.0","id":${id},"method":${lastQuoted},"params":${json}}\n`;
+}

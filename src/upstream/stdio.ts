@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../log.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
-import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
+import { LineReader, encodeLine, requestLine } from '../jsonrpc/ndjson.js';
 
 export interface StdioTransportOptions {
   command: string;
@@ -132,6 +132,15 @@ export class StdioTransport implements Transport {
   }
 
   send(message: unknown): Promise<void> {
+    return this.queue(encodeLine(message));
+  }
+
+  /** The same line as send({ jsonrpc: '2.0', id, method, params }), its envelope written as text. */
+  sendRequest(id: number, method: string, params: unknown): Promise<void> {
+    return this.queue(requestLine(id, method, params));
+  }
+
+  private queue(line: string): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !stdin.writable || this.closing) return Promise.reject(new Error('the process is not running'));
     // messages sent in one turn of the event loop leave in one write of one string (one syscall under
@@ -142,7 +151,7 @@ export class StdioTransport implements Transport {
       batch = this.batch = new Batch();
       setImmediate(flush, this);
     }
-    batch.text += encodeLine(message);
+    batch.text += line;
     return batch.promise;
   }
 

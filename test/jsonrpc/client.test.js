@@ -150,6 +150,76 @@ test('a send failure rejects the request with ERR_RPC_SEND; notify throws it', a
   assert.equal(client.inFlight, 0);
 });
 
+test('requests whose sends share one promise (a stdio turn) fail together when it rejects, each with its own method', async () => {
+  let fail;
+  const shared = new Promise((_, reject) => (fail = reject));
+  const sent = [];
+  const transport = {
+    async start() {},
+    send: () => shared,
+    sendRequest: (id, method, params) => (sent.push({ id, method, params }), shared),
+    async close() {},
+  };
+  const client = new JsonRpcClient(transport, { timeoutMs: 10_000 });
+  await client.start();
+  const a = client.request('a', { x: 1 });
+  const b = client.request('b');
+  const c = client.request('c');
+  assert.deepEqual(sent, [{ id: 1, method: 'a', params: { x: 1 } }, { id: 2, method: 'b', params: undefined }, { id: 3, method: 'c', params: undefined }], 'sendRequest gets the pieces');
+  fail(new Error('EPIPE'));
+  await rejectsWith(a, 'ERR_RPC_SEND', /^a did not get through: EPIPE$/);
+  await rejectsWith(b, 'ERR_RPC_SEND', /^b did not get through: EPIPE$/);
+  await rejectsWith(c, 'ERR_RPC_SEND', /^c did not get through: EPIPE$/);
+  assert.equal(client.inFlight, 0);
+});
+
+test('a request answered before its shared send rejects keeps its answer; a later turn is a new group', async () => {
+  let handlers;
+  const turns = [];
+  const turn = () => {
+    const t = {};
+    t.promise = new Promise((resolve, reject) => Object.assign(t, { resolve, reject }));
+    turns.push(t);
+    return t;
+  };
+  let current = turn();
+  const transport = {
+    async start(h) {
+      handlers = h;
+    },
+    send: () => current.promise,
+    async close() {},
+  };
+  const client = new JsonRpcClient(transport, { timeoutMs: 10_000 });
+  await client.start();
+  const a = client.request('a');
+  const b = client.request('b');
+  handlers.message({ jsonrpc: '2.0', id: 1, result: 'A' });
+  turns[0].reject(new Error('broken'));
+  assert.equal(await a, 'A');
+  await rejectsWith(b, 'ERR_RPC_SEND', /^b did not get through: broken$/);
+  // the next turn: its own promise, resolved; then the turn after fails only its own request
+  current = turn();
+  const c = client.request('c');
+  current.resolve();
+  await current.promise;
+  current = turn();
+  const d = client.request('d');
+  current.reject(new Error('gone'));
+  await rejectsWith(d, 'ERR_RPC_SEND', /^d did not get through: gone$/);
+  handlers.message({ jsonrpc: '2.0', id: 3, result: 'C' });
+  assert.equal(await c, 'C');
+  // one settled promise returned again for every send still fails or answers each request once
+  const done = Promise.resolve();
+  current = { promise: done };
+  const e = client.request('e');
+  await done;
+  const f = client.request('f');
+  handlers.message([{ jsonrpc: '2.0', id: 5, result: 'E' }, { jsonrpc: '2.0', id: 6, result: 'F' }]);
+  assert.deepEqual([await e, await f], ['E', 'F']);
+  assert.equal(client.inFlight, 0);
+});
+
 test('the transport closing fails what is in flight and everything after', async () => {
   const { client, transport } = await started();
   const reasons = [];

@@ -1,7 +1,7 @@
 // Newline-delimited JSON framing: partial lines, many lines per chunk, CRLF, blank lines, oversize.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineReader, encodeLine } from '../../dist/jsonrpc/ndjson.js';
+import { LineReader, encodeLine, requestLine } from '../../dist/jsonrpc/ndjson.js';
 
 function reader(maxLineBytes = 64) {
   const lines = [];
@@ -55,4 +55,32 @@ test('encodeLine writes one line with no embedded newline', () => {
   const line = encodeLine({ text: 'a\nb' });
   assert.equal(line, '{"text":"a\\nb"}\n');
   assert.equal(line.indexOf('\n'), line.length - 1);
+});
+
+test('requestLine writes the same line as encodeLine of the request object', () => {
+  const params = [
+    undefined,
+    null,
+    {},
+    [],
+    [1, 'two', null],
+    { name: 'echo', arguments: { n: 1 } },
+    { name: 'a"b\\c\n\u2028é😀', arguments: { nested: { deep: [{ x: -0, y: 1e21, z: 0.1 }] }, skipped: undefined, fn: () => 1 } },
+    { toJSON: () => ({ replaced: true }) },
+    'a string',
+    42,
+    () => 'a function is left out, as in an object',
+    Symbol('left out too'),
+  ];
+  // the method alternates so the quoted-method cache is both hit and refilled
+  const methods = ['tools/call', 'tools/call', 'tools/list', 'we"ird\nmethod', 'tools/call', ''];
+  let id = 1;
+  for (const p of params) {
+    for (const method of methods) {
+      const object = p === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: p };
+      assert.equal(requestLine(id, method, p), encodeLine(object), `${method} ${String(typeof p === 'symbol' ? 'symbol' : JSON.stringify(p))}`);
+      id = id * 7 + 1;
+    }
+  }
+  assert.equal(requestLine(Number.MAX_SAFE_INTEGER, 'm', { a: 1 }), '{"jsonrpc":"2.0","id":9007199254740991,"method":"m","params":{"a":1}}\n');
 });

@@ -80,6 +80,24 @@ test('messages sent in one turn leave in one write and share its outcome; close 
   await closed;
 });
 
+test('sendRequest writes the line send writes for the same request, in the same write of the turn', async () => {
+  const script = `
+    process.stdin.on('data', (d) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'chunk', params: { text: d.toString() } }) + '\\n'));`;
+  const { t, messages, started } = transport(script);
+  await started;
+  const params = { name: 'echo', arguments: { text: 'é "q"\n', n: [1, null] } };
+  const sends = [t.sendRequest(7, 'tools/call', params), t.send({ jsonrpc: '2.0', id: 8, method: 'tools/call', params }), t.sendRequest(9, 'ping', undefined)];
+  assert.equal(new Set(sends).size, 1, 'one promise for the turn');
+  await Promise.all(sends);
+  await until(() => messages.map((m) => m.params.text).join('').split('\n').length === 4);
+  const lines = messages.map((m) => m.params.text).join('').split('\n');
+  assert.deepEqual(JSON.parse(lines[0]), { jsonrpc: '2.0', id: 7, method: 'tools/call', params });
+  assert.equal(lines[0].replace('"id":7', '"id":8'), lines[1], 'byte for byte the line send writes');
+  assert.equal(lines[2], '{"jsonrpc":"2.0","id":9,"method":"ping"}');
+  await t.close();
+  await assert.rejects(t.sendRequest(10, 'tools/call', {}), /the process is not running/);
+});
+
 test('a turn whose pipe is gone before its write rejects every send of it', async () => {
   const { t, started } = transport('setInterval(() => {}, 1000)');
   await started;
