@@ -19,10 +19,21 @@ export function useSessionKey(next: Buffer): void {
   key = Buffer.from(next);
 }
 
-/** A fresh session id: 32 hex digits of nonce, a dot, 32 of signature. */
+// Every nonce this start issues begins with this tag, so an id without it was issued by an earlier
+// start (one that verifies now was kept valid by MCP_SESSION_KEY_FILE): its client may hold a tool
+// list from before the restart (issuedEarlier). An id from a build before the tag (random there)
+// counts as earlier too, but for one chance in 2^32.
+const START_TAG = randomBytes(4).toString('hex');
+
+/** A fresh session id: 32 hex digits of nonce (this start's 8-digit tag, then 24 random), a dot, 32 of signature. */
 export function issueSessionId(): string {
-  const nonce = randomBytes(16).toString('hex');
+  const nonce = START_TAG + randomBytes(12).toString('hex');
   return `${nonce}.${sign(nonce)}`;
+}
+
+/** Whether a valid session id was issued by an earlier start of the bridge, not by this one. */
+export function issuedEarlier(id: string): boolean {
+  return !id.startsWith(START_TAG);
 }
 
 /** Whether `id` is one this process issued. */

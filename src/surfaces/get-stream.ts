@@ -1,7 +1,9 @@
 // GET /mcp: the 2025 revisions' (2025-03-26 .. 2025-11-25) stream from server to client. A client
 // that initialized and holds its Mcp-Session-Id opens it with Accept: text/event-stream; the bridge
 // sends notifications/tools/list_changed on it whenever the tool set changes, and nothing else
-// (never a response). One notice per change per session, on the session's newest stream. 2026-07-28
+// (never a response). One notice per change per session, on the session's newest stream; and one as
+// the first event when a session issued by an earlier start (MCP_SESSION_KEY_FILE) opens a stream
+// while holding none in this start, since changes made while the bridge was down reached nobody. 2026-07-28
 // has no GET stream (405 as before). Origin, Host and the token are checked by the listener first.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
@@ -9,7 +11,7 @@ import { INVALID_REQUEST, errorResponse } from '../jsonrpc/message.js';
 import { selectHttpEra } from '../mcp/http-era.js';
 import { SERVER_BUSY } from '../mcp/exchange.js';
 import { acceptsEventStream } from './accept.js';
-import { callerScope } from './caller-scope.js';
+import { callerScope, issuedEarlier } from './caller-scope.js';
 import type { EventStream, EventStreams } from './event-streams.js';
 import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE, methodNotAllowed } from './mcp-route.js';
 import { Shares } from '../mcp/shares.js';
@@ -17,6 +19,8 @@ import { sendJson } from './respond.js';
 import type { Handler } from './router.js';
 
 export const LIST_CHANGED_NOTICE = Object.freeze({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+/** How callerScope names a session's scope (the id follows). */
+const SESSION_SCOPE = 'session:';
 
 export interface GetStreamDeps {
   streams: EventStreams;
@@ -63,6 +67,10 @@ class SessionStreams {
   }
 
   add(session: string, stream: EventStream): void {
+    // a session of an earlier start (MCP_SESSION_KEY_FILE kept its id valid) opening a stream while
+    // it holds none here: its client's tool list may be from before the restart, and a change made
+    // while the bridge was down was told to nobody, so its stream starts with the notice
+    const resumed = !this.watching.has(session) && issuedEarlier(session.slice(SESSION_SCOPE.length));
     if (!this.watching.has(session)) {
       this.watching.set(
         session,
@@ -74,6 +82,7 @@ class SessionStreams {
     }
     this.shares.add(session, stream);
     stream.onClose(() => this.drop(session, stream));
+    if (resumed) stream.send(LIST_CHANGED_NOTICE);
   }
 
   private drop(session: string, stream: EventStream): void {
@@ -112,7 +121,7 @@ export function getStream(deps: GetStreamDeps): Handler {
     }
     const scope = callerScope(req.socket, session);
     // an id this process did not issue: the same 404 as POST gives, so the client initializes again
-    if (!scope.startsWith('session:')) return refuse(res, 404, SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE);
+    if (!scope.startsWith(SESSION_SCOPE)) return refuse(res, 404, SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE);
     // the new stream wins over this session's oldest, or a session holding spares gives one up
     const stream = streams.closing || sessions.makeRoom(scope) ? streams.open(res) : 'limit';
     if (stream === 'limit') {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { linkComputer, rpc, session, until, withBridge } from '../helpers.js';
-import { issueSessionId, validSessionId, callerScope } from '../../dist/surfaces/caller-scope.js';
+import { issueSessionId, issuedEarlier, validSessionId, callerScope } from '../../dist/surfaces/caller-scope.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 
@@ -21,6 +21,16 @@ test('session ids: only ids this process signed are valid; others fall back to t
   assert.equal(callerScope(socketA, id), `session:${id}`);
   assert.equal(callerScope(socketA, 'forged'), callerScope(socketA, undefined));
   assert.notEqual(callerScope(socketA, undefined), callerScope(socketB, undefined));
+});
+
+test('session ids carry this start\'s tag: ids it issued are not from an earlier start; an id with another tag (an earlier start, or a build before the tag) is', () => {
+  const ids = [issueSessionId(), issueSessionId()];
+  assert.match(ids[0], /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
+  assert.equal(ids[0].slice(0, 8), ids[1].slice(0, 8), 'one tag a start');
+  assert.notEqual(ids[0].slice(8, 32), ids[1].slice(8, 32), 'the rest of the nonce is random');
+  for (const id of ids) assert.equal(issuedEarlier(id), false);
+  const otherTag = `${ids[0].slice(0, 7)}${ids[0][7] === '0' ? '1' : '0'}${ids[0].slice(8)}`;
+  assert.equal(issuedEarlier(otherTag), true);
 });
 
 test('session id cache: an altered id after a good one on the same socket is refused; another socket with the same id is verified on its own', () => {
