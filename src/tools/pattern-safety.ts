@@ -20,6 +20,8 @@
 // Character sets are exact code point ranges, except `\p{...}` / `\P{...}`, taken as any character.
 // A pattern this parser cannot read (it reads every valid `u`-flag RegExp) is refused as well.
 
+import { cutText as cut } from '../jsonrpc/quote.js';
+import { plural } from '../plural.js';
 import { ANY, MAX_GROUP_DEPTH, Parser, overlaps, union, type Alt, type Atom, type Ranges, type Seq, type Term } from './regex-structure.js';
 
 /** A bounded repetition above this many times counts as unbounded. */
@@ -148,26 +150,106 @@ function inlined(seq: Seq): Seq {
 }
 
 /**
+ * Most ways a failing match may try, counted as (ways the bounded repetitions of a stretch can split
+ * its text) x MAX_CHARS_COUNTED^(unbounded repetitions + an unanchored start): about a few
+ * milliseconds of backtracking. Bounded repetitions multiply too: `^a{0,10}a{0,10}...a{0,10}$` (eight)
+ * or `^((a|a){1,10}){1,10}$` are each well within MAX_FINITE and together took seconds on 40 characters.
+ */
+export const MAX_WAYS = 1_000_000;
+/** The string length the count assumes for an unbounded repetition (MCP_PATTERN_MAX_CHARS's default). */
+const MAX_CHARS_COUNTED = 1000;
+const CAP = 1e18;
+
+const waysCache = new WeakMap<Term, number>();
+
+/**
+ * How many ways one bounded term can match text: (max - min + 1) for a repeated character set; for a
+ * group, the ways of its body (summed over alternatives that can start alike, else the most of any
+ * one) to the power of each repetition count, summed. 1 for a term that matches one way, and for an
+ * unbounded one (its splits count in the degree). Capped.
+ */
+function ways(t: Term): number {
+  let w = waysCache.get(t);
+  if (w !== undefined) return w;
+  // an unbounded repetition's splits are the degree's business (runProblem, repeatedGroupProblem)
+  if (unbounded(t)) return 1;
+  const body = t.atom.kind === 'group' ? bodyWays(t.atom.body) : 1;
+  const max = t.max;
+  w = 0;
+  for (let k = t.min; k <= max && w < CAP; k++) w += body ** k;
+  w = Math.min(Math.max(w, 1), CAP);
+  waysCache.set(t, w);
+  return w;
+}
+function bodyWays(alt: Alt): number {
+  const each = alt.map((seq) => seq.reduce((acc, t) => Math.min(acc * ways(t), CAP), 1));
+  let alike = false;
+  for (let i = 0; i < alt.length && !alike; i++) for (let j = i + 1; j < alt.length && !alike; j++) alike = startAlike(alt[i] as Seq, alt[j] as Seq);
+  return alike ? Math.min(each.reduce((a, b) => a + b, 0), CAP) : Math.max(...each);
+}
+
+/**
  * Three unbounded repetitions of overlapping characters in a row (two when unanchored), with between
  * them only optional items or items the repetition before can also take (`.*a.*a.*b`: the a's can be
  * any of the input's). The last item of the whole pattern is not counted when it is such a repetition:
- * nothing after it can fail (`.*foo.*`).
+ * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
+ * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
  */
 function runProblem(seq: Seq, anchored: boolean, last: boolean): string | null {
   let run: Term[] = [];
+  /** Bounded repetitions of the stretch, and the ways they split it; the last repetition of either kind. */
+  let bounded: Term[] = [];
+  let split = 1;
+  /** Unbounded repetitions chained with the bounded ones of the stretch. */
+  let chained = 0;
+  let prevAny: Term | undefined;
   const terms = inlined(seq);
   for (let i = 0; i < terms.length; i++) {
     const t = terms[i] as Term;
     const prev = run[run.length - 1];
+    // the repetition before can take what this one starts with: where one ends and the next begins is ambiguous
+    const joins = prevAny !== undefined && overlaps(charsAtom(prevAny.atom), firstAtom(t.atom));
     if (unbounded(t)) {
       if (last && i === terms.length - 1) break;
       run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
+      if (joins) chained++;
+      else {
+        bounded = [];
+        split = 1;
+        chained = 1;
+      }
+      prevAny = t;
       const degree = run.length + (anchored ? 0 : 1);
       if (degree >= 3) {
         const which = run.map((r) => `"${r.src}"`).join(' and ');
         return `${which} repeat the same characters with nothing between them that the one before cannot also take${anchored ? '' : ', in an unanchored pattern (every start position is tried)'}, so a failing match tries about length^${degree} splits; ${anchored ? 'put' : 'anchor it with ^, or put'} a character the one before cannot match between them`;
       }
-    } else if (!nullableTerm(t) && !(prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)))) run = [];
+    } else if (ways(t) > 1) {
+      if (joins) {
+        bounded.push(t);
+        split = Math.min(split * ways(t), CAP);
+      } else {
+        bounded = [t];
+        split = ways(t);
+        chained = 0;
+        if (!nullableTerm(t) && !(prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)))) run = [];
+      }
+      prevAny = t;
+    } else if (!nullableTerm(t) && !(prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)))) {
+      run = [];
+      if (!joins) {
+        bounded = [];
+        split = 1;
+        chained = 0;
+        prevAny = undefined;
+      }
+    }
+    const power = chained + (anchored ? 0 : 1);
+    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** power > MAX_WAYS) {
+      const which = bounded.map((r) => `"${cut(r.src)}"`).join(' and ');
+      const more = chained > 0 ? ` with ${plural(chained, 'unbounded repetition')} beside ${bounded.length === 1 ? 'it' : 'them'}` : '';
+      return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${anchored ? '' : ' (an unanchored pattern tries every start position)'}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
+    }
   }
   return null;
 }

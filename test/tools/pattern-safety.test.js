@@ -107,3 +107,29 @@ test('bug: a huge or deeply nested pattern made the check slow or throw; now one
   assert.match(patternProblem('^' + '(?:a'.repeat(65) + ')'.repeat(65) + '$'), /^the bridge could not read it .*\(its groups nest deeper than 64\)$/);
   assert.equal(patternProblem('^' + '(?:a'.repeat(64) + ')'.repeat(64) + '$'), null);
 });
+
+// each repetition here is bounded (at most MAX_FINITE times), yet nested or side by side they multiply:
+// before, each was run; measured on this machine ^((a|a){1,10}){1,10}$ took 41 s on 14 a's and a '!',
+// ^(a{1,10}){1,10}$ and the eight a{0,10} in a row more than a minute and 3 s on 60 and 40 a's
+const BOUNDED_REFUSED = [
+  '^((a|a){1,10}){1,10}$', '^(a{1,10}){1,10}$', '^((a{0,10}){0,10}){0,10}$', `^${'a{0,10}'.repeat(8)}$`, `^${'(?:a{0,10}|b)'.repeat(8)}$`,
+  '(?:a{0,3}|(?:a{3,}|(?:\\w{1,10}|(?:a|b)){1,5})?)?!', '^(\\w{1,5}\\w{1,5}){1,10}$',
+];
+
+test('bug: nested or adjacent bounded repetitions (^((a|a){1,10}){1,10}$, eight a{0,10} in a row) were run on arguments and blocked the event loop for seconds; now patternProblem counts the ways they split a text and refuses them', () => {
+  for (const p of BOUNDED_REFUSED) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+  }
+  assert.match(patternProblem('^(a{1,10}){1,10}$'), /^"\(a\{1,10\}\)\{1,10\}" can split the same text in about 1\.1e\+10 ways, and a failing match tries every one/);
+  assert.match(patternProblem('^((a|a){1,10}){1,10}$'), /in more than 10\^18 ways/);
+  // a config tool's call is refused, an upstream tool's argument passed on unchecked: neither is run
+  const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^((a|a){1,10}){1,10}$' } } };
+  assert.match(validate({ s: `${'a'.repeat(30)}!` }, schema), /^argument "s" cannot be checked: the bridge does not run the tool's pattern/);
+  assert.equal(validate({ s: `${'a'.repeat(30)}!` }, schema, 'arguments', false), null);
+  // the bounded forms real schemas use are still run
+  for (const p of [
+    '^((25[0-5]|2[0-4]\\d|1?\\d?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1?\\d?\\d)$', '^([0-9a-f]{2}:){5}[0-9a-f]{2}$', '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$',
+    '^\\d{4}-\\d{2}-\\d{2}$', '^(a|a){1,10}$', '^[a-z]{1,3}\\d{1,3}[a-z]{0,2}$', '^(\\+\\d{1,3} )?\\d{3,4}-\\d{4}$', '\\d{1,3}\\.\\d{1,3}',
+  ]) assert.equal(patternProblem(p), null, p);
+});
