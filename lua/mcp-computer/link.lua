@@ -322,7 +322,12 @@ local function serve(link)
             end
         elseif ev[2] == link.url and ev[1] == "websocket_closed" then
             local code = tonumber(ev[4])
-            if code and code >= 4000 and code <= 4999 then
+            -- 4410: the bridge's operator reset this id's pin (cc-mcp pin-reset): the key this link
+            -- was made with is no longer trusted there, so stop rather than link straight back with it
+            if code == 4410 then
+                return "the bridge's operator reset the pin of computer " .. os.getComputerID()
+                    .. " (code 4410): start mcp-computer again to link; the bridge pins the key it brings then", false
+            elseif code and code >= 4000 and code <= 4999 then
                 return "link replaced by another connection for computer "
                     .. os.getComputerID() .. ": " .. closeReason(ev[3], code), false
             elseif code == 1001 then

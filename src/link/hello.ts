@@ -19,6 +19,13 @@ const CLOSE_TRY_AGAIN = 1013;
 export const CLOSE_KEY_MISMATCH = 4409;
 /** CC_LINK_PIN=strict and the computer id is not enrolled: the operator must let it in first. */
 export const CLOSE_NOT_ENROLLED = 4403;
+/**
+ * The operator reset this computer id's pin (POST /pins/<id>/reset): the key its live link was admitted
+ * with is no longer trusted, so that link is closed. mcp-computer stops (as for every 44xx close) and
+ * says so; started again, its next keyed hello is pinned under the rules.
+ */
+export const CLOSE_PIN_RESET = 4410;
+export const PIN_RESET_REASON = 'pin_reset: the operator reset this computer id\'s pin; start mcp-computer again to link';
 
 const REASONS: Record<HelloErrorCode, string> = {
   invalid: 'invalid hello',

@@ -1,11 +1,13 @@
 // The operator's pins (CC_LINK_PIN): GET /pins lists the pinned computer ids (never a key or its hash),
 // POST /pins/<id>/reset forgets one pin without a restart (a reinstalled computer; with
-// CC_LINK_PIN=strict it also lets the id in for CC_LINK_ENROLL_MS). Behind the same Origin/Host guards
+// CC_LINK_PIN=strict it also lets the id in for CC_LINK_ENROLL_MS) and closes the id's live link, which
+// was admitted with the key just forgotten (close 4410). Behind the same Origin/Host guards
 // and bearer token as /mcp and /reload (http.ts); a POST with a form or text body changes nothing.
 import type { IncomingMessage } from 'node:http';
 import type { LinkRegistry } from '../link/registry.js';
 import type { KeyPins } from '../link/pins.js';
 import { parseComputerId } from '../link/computer-id.js';
+import { CLOSE_PIN_RESET, PIN_RESET_REASON } from '../link/hello.js';
 import type { Logger } from '../log.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import { sendJson } from './respond.js';
@@ -51,8 +53,15 @@ export function pinsRoutes(deps: PinsRouteDeps): Record<string, Methods> {
         if (result === null) {
           return sendJson(res, 409, { ok: false, error: `CC_LINK_MAX_PINS (${pins.max}) ids are pinned or open for enrollment already: computer ${computerId} cannot be let in` });
         }
+        // the key the live link was admitted with is no longer trusted: that link ends now (its calls
+        // in flight fail as for any lost link) instead of serving as the id until it drops
         const link = links.get(computerId);
-        const kept = link ? `; its link from ${link.remoteAddress} is kept` : '';
+        const close = link !== undefined && result.wasPinned;
+        if (close) {
+          links.unregister(link, 'its pin was reset by the operator');
+          link.socket.close(CLOSE_PIN_RESET, PIN_RESET_REASON);
+        }
+        const kept = link === undefined ? '' : close ? `; its link from ${link.remoteAddress} is closed (${CLOSE_PIN_RESET} pin_reset)` : `; its link from ${link.remoteAddress} is kept (it was not pinned)`;
         const next =
           result.openUntil === null
             ? 'the next hello with a key pins it'
@@ -64,6 +73,7 @@ export function pinsRoutes(deps: PinsRouteDeps): Record<string, Methods> {
           computerId,
           wasPinned: result.wasPinned,
           linked: link !== undefined,
+          closed: close,
           ...(result.openUntil === null ? {} : { openUntil: new Date(result.openUntil).toISOString() }),
           message,
         });

@@ -68,7 +68,7 @@ test('bug: a reinstalled computer stayed refused until a restart; POST /pins/<id
 
   const reset = await request(bridge, '/pins/4/reset', { headers: { ...auth, 'content-type': 'application/json' } });
   assert.equal(reset.status, 200);
-  assert.deepEqual(reset.body, { ok: true, computerId: 4, wasPinned: true, linked: false, message: 'computer 4: pin reset; the next hello with a key pins it' });
+  assert.deepEqual(reset.body, { ok: true, computerId: 4, wasPinned: true, linked: false, closed: false, message: 'computer 4: pin reset; the next hello with a key pins it' });
   assert.ok(bridge.logs.some((l) => /computer 4: pin reset; the next hello with a key pins it \(POST \/pins\/4\/reset from 127\.0\.0\.1:\d+\)/.test(l)), bridge.logs.join('\n'));
   await until(() => !readFileSync(file, 'utf8').includes('\n4 '));
   assert.deepEqual([...parsePins(readFileSync(file, 'utf8'), file, 10)], [[5, sha(KEY)]]);
@@ -81,11 +81,12 @@ test('bug: a reinstalled computer stayed refused until a restart; POST /pins/<id
   const stillFive = await attempt(bridge, 5, NEW);
   assert.equal(stillFive.first.code, 'key_mismatch', "computer 5's pin was left alone");
 
-  // the reset of a linked id keeps its link (and says so)
+  // the reset of a linked id closes its link, admitted with the key just forgotten (and says so;
+  // test/link/pins-reset-live.test.js)
   const live = await request(bridge, '/pins/5/reset', { headers: auth });
   assert.equal(live.body.linked, true);
-  assert.match(live.body.message, /^computer 5: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is kept$/);
-  assert.equal(other.c.ws.readyState, 1);
+  assert.match(live.body.message, /^computer 5: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
+  assert.equal((await other.c.closed).code, 4410);
   const again = await request(bridge, '/pins/5/reset', { headers: auth });
   assert.equal(again.body.wasPinned, false);
   assert.match(again.body.message, /^computer 5: was not pinned;/);
@@ -130,7 +131,7 @@ test('cc-mcp pins and pin-reset: the same operator path over HTTP with CC_MCP_TO
     assert.deepEqual(JSON.parse(json.stdout), { ok: true, strict: false, pinned: [3, 11], max: 10000 });
     const reset = await cli([...url, 'pin-reset', '3'], env);
     assert.equal(reset.code, 0);
-    assert.match(reset.stdout, /^computer 3: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is kept\n$/);
+    assert.match(reset.stdout, /^computer 3: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)\n$/);
     assert.deepEqual(await cli([...url, 'pins'], env), { code: 0, stdout: '1 computer id pinned: 11\n', stderr: '' });
     const noToken = await cli([...url, 'pin-reset', '11']);
     assert.equal(noToken.code, 3, 'a refused token is exit 3, as for every command');

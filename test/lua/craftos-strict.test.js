@@ -3,8 +3,9 @@
 // operator lets it in) and stops; after the operator's `cc-mcp pin-reset <id>` the computer started
 // again (a new CraftOS-PC process on its own files, not os.reboot(), which segfaults in CraftOS-PC
 // v2.8.1 about 1 run in 40) links with the key it saved at the first run, and that key is pinned in
-// the pins file; another computer claiming the id with its own key is refused. Skipped with one line
-// when CraftOS-PC is not here.
+// the pins file; another computer claiming the id with its own key is refused. A reset while it is
+// linked closes its link (4410): mcp-computer says so and stops, and started again it is pinned anew.
+// Skipped with one line when CraftOS-PC is not here.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -88,6 +89,19 @@ describeCraftos('CraftOS-PC: CC_LINK_PIN=strict', () => {
     assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 1);
     // the enrolled computer keeps its link and its pin
     assert.deepEqual(pinLines(file), [`${ID} ${digest}`]);
+    assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, `pong from ${ID} (Label: null)`);
+
+    // the operator resets the pin while the computer is linked: its link is closed (4410), mcp-computer
+    // says so and stops (the startup then shuts the computer down); started again, it takes the opening
+    const reset = await fetch(bridge.mcpUrl.replace(/\/mcp$/, `/pins/${ID}/reset`), { method: 'POST' }).then((r) => r.json());
+    assert.equal(reset.closed, true);
+    await second.waitForExit(60000);
+    assert.match(screenText(second), /the bridge's operator reset the pin of computer 53 \(code 4410\): start mcp-computer again to link; the bridge pins the key it brings then/, second.screen());
+    assert.equal(bridge.links.get(ID), undefined);
+    const third = boot({ id: ID, root: first.root });
+    await third.waitForOutput(READY, 60000);
+    assert.equal(bridge.pins.has(ID), true);
+    assert.equal(bridge.pins.isOpen(ID), false);
     assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, `pong from ${ID} (Label: null)`);
   });
 });

@@ -213,6 +213,19 @@ for (const mode of MODES) {
       assert.equal(bridge.links.length, 1);
     });
 
+    test('close 4410 (the operator reset this id\'s pin): says so and stops instead of linking straight back with the key no longer trusted', T, async (t) => {
+      const bridge = await fakeBridge(t);
+      const c = useComputer(t, { ...mode.opts, id: 9, url: bridge.url, timeScale: 0.005 });
+      await c.waitForOutput('waiting for requests');
+      (await bridge.link(0)).close(4410, "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link");
+      const { code, output } = await c.waitForExit();
+      assert.equal(code, 0);
+      // one line, wrapped at the screen's width
+      assert.match(output.replace(/ \n/g, ' '), /\nthe bridge's operator reset the pin of computer 9 \(code 4410\): start mcp-computer again to link; the bridge pins the key it brings then\n$/);
+      assert.doesNotMatch(output, /link replaced by another connection/);
+      assert.equal(bridge.links.length, 1);
+    });
+
     test('--once: exits when the link drops', T, async (t) => {
       const bridge = await fakeBridge(t);
       const c = useComputer(t, { ...mode.opts, url: bridge.url, args: ['--once'] });
