@@ -21,6 +21,10 @@ export interface Config {
   maxBodyBytes: number;
   /** --stdio: more than this waiting unread in stdout stops the reading of stdin until it drains (MCP_STDIO_HIGH_WATER_BYTES). */
   stdioHighWaterBytes: number;
+  /** --stdio shutdown: exit once the host has taken no byte of stdout for this long (MCP_STDIO_SHUTDOWN_IDLE_MS). */
+  stdioShutdownIdleMs: number;
+  /** --stdio shutdown: the longest it takes in all (MCP_STDIO_SHUTDOWN_MAX_MS). */
+  stdioShutdownMaxMs: number;
   allowedOrigins: string[];
   execLua: boolean;
   /** Largest exec-lua code argument, in bytes (CC_EXEC_MAX_CODE_BYTES). */
@@ -143,6 +147,8 @@ export function loadConfig(
     maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
     maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
     stdioHighWaterBytes: read(env, 'MCP_STDIO_HIGH_WATER_BYTES', bytes),
+    stdioShutdownIdleMs: read(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS', integer(100, 3_600_000)),
+    stdioShutdownMaxMs: read(env, 'MCP_STDIO_SHUTDOWN_MAX_MS', integer(1000, 86_400_000)),
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
     execLua: read(env, 'CC_EXEC_LUA', onOff),
     execMaxCodeBytes: read(env, 'CC_EXEC_MAX_CODE_BYTES', integer(1024, MiB)),

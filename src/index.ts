@@ -97,23 +97,23 @@ async function main(argv: string[]): Promise<number | null> {
   }
   // signal handlers before the address lines: whoever reads them may signal at once
   let stopping = false;
+  /** --stdio, once stdin is served: the shutdown that hands stdout's answers to the host. */
+  let stopStdio: ((signal: string) => void) | null = null;
   const stop = (signal: string) => {
     if (stopping) {
-      log.info(`${signal}; already shutting down (at most ${SHUTDOWN_DEADLINE_MS / 1000} s)`);
+      log.info(`${signal}; already shutting down (at most ${stopStdio ? `${config.stdioShutdownMaxMs / 1000} s, MCP_STDIO_SHUTDOWN_MAX_MS` : `${SHUTDOWN_DEADLINE_MS / 1000} s`})`);
       return;
     }
     stopping = true;
     log.info(`${signal}; shutting down`);
+    if (stopStdio) return stopStdio(signal);
     const deadline = setTimeout(() => {
       log.warn('shutdown took too long; exiting');
       process.exit(0);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
-    // --stdio: what stdout still holds (answers due at EOF, the subscriptions' final answers) is
-    // handed to the host before exiting, within the same deadline
     bridge
       .close(SHUTDOWN_DEADLINE_MS - 1000)
-      .then(() => (stdio ? stdoutFlushed() : undefined))
       .then(() => process.exit(0));
   };
   process.on('SIGINT', () => stop('SIGINT received'));
@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<number | null> {
   bridge.announceLink();
   if (stdio) {
     // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
-    const { serveStdio } = await import('./surfaces/stdio.js');
+    const [{ serveStdio }, { shutdownClock }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js')]);
     const surface = serveStdio({
       input: process.stdin,
       output: process.stdout,
@@ -149,6 +149,25 @@ async function main(argv: string[]): Promise<number | null> {
     metrics.addGauge({ name: 'cc_stdio_input_waiting', help: 'Whether stdin is not being read now, waiting for the host to read stdout (--stdio).', read: () => (surface.waiting ? 1 : 0) });
     metrics.addGauge({ name: 'cc_stdio_input_waits_total', type: 'counter', help: 'Times stdin reading stopped until the host read stdout (MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.waits });
     metrics.addGauge({ name: 'cc_stdio_notices_coalesced_total', type: 'counter', help: 'Tool list change notices folded into one already owed while stdout was stuck (--stdio).', read: () => surface.coalesced });
+    // the shutdown's clock starts at EOF or at the first signal, whichever is first: the host may
+    // still be reading the answers (MCP_STDIO_SHUTDOWN_IDLE_MS, MCP_STDIO_SHUTDOWN_MAX_MS)
+    let clock: { stop(): void } | null = null;
+    const startClock = () => {
+      clock ??= shutdownClock(process.stdout, { idleMs: config.stdioShutdownIdleMs, maxMs: config.stdioShutdownMaxMs }, (why, unsent) => {
+        const bound = why === 'idle' ? `the host took no byte of stdout for ${config.stdioShutdownIdleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS)` : `the shutdown took ${config.stdioShutdownMaxMs} ms (MCP_STDIO_SHUTDOWN_MAX_MS)`;
+        log.warn(`${bound}; exiting with ${unsent} bytes of stdout not taken`);
+        process.exit(0);
+      });
+    };
+    void surface.inputEnded.then(startClock);
+    stopStdio = (signal) => {
+      startClock();
+      // stdin is no longer read and the requests read are answered; what stdout then holds (those
+      // answers, the subscriptions' final ones) is handed to the host before exiting
+      void Promise.all([surface.shutdown(signal), bridge.close(SHUTDOWN_DEADLINE_MS - 1000)])
+        .then(stdoutFlushed)
+        .then(() => process.exit(0));
+    };
     void surface.ended.then(() => stop('end of input on stdin'));
   }
 

@@ -36,6 +36,8 @@ test('every variable has its documented default', () => {
     maxFrameBytes: MiB,
     maxBodyBytes: MiB,
     stdioHighWaterBytes: MiB,
+    stdioShutdownIdleMs: 5000,
+    stdioShutdownMaxMs: 60000,
     allowedOrigins: [],
     execLua: true,
     execMaxCodeBytes: 65536,
@@ -234,6 +236,8 @@ test('help text lists every variable with its default and meaning', () => {
     CC_MAX_FRAME_BYTES: String(MiB),
     MCP_MAX_BODY_BYTES: String(MiB),
     MCP_STDIO_HIGH_WATER_BYTES: String(MiB),
+    MCP_STDIO_SHUTDOWN_IDLE_MS: '5000',
+    MCP_STDIO_SHUTDOWN_MAX_MS: '60000',
     MCP_ALLOWED_ORIGINS: 'empty',
     CC_EXEC_LUA: 'on',
     CC_EXEC_MAX_CODE_BYTES: '65536',
@@ -319,4 +323,13 @@ test('tokens are read from real files by default', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cc-token-'));
   writeFileSync(join(dir, 't'), `${TOKEN}\n`);
   assert.deepEqual(loadConfig({ MCP_AUTH_TOKEN_FILE: join(dir, 't') }).mcpAuthTokens, [TOKEN]);
+});
+
+test('MCP_STDIO_SHUTDOWN_IDLE_MS and MCP_STDIO_SHUTDOWN_MAX_MS: defaults 5000 and 60000, whole numbers in range or a clear error', () => {
+  const config = loadConfig({});
+  assert.equal(config.stdioShutdownIdleMs, 5000);
+  assert.equal(config.stdioShutdownMaxMs, 60000);
+  assert.equal(loadConfig({ MCP_STDIO_SHUTDOWN_IDLE_MS: '100', MCP_STDIO_SHUTDOWN_MAX_MS: '86400000' }).stdioShutdownMaxMs, 86400000);
+  assert.throws(() => loadConfig({ MCP_STDIO_SHUTDOWN_IDLE_MS: '99' }), (err) => err instanceof ConfigError && /MCP_STDIO_SHUTDOWN_IDLE_MS/.test(err.message));
+  assert.throws(() => loadConfig({ MCP_STDIO_SHUTDOWN_MAX_MS: '5s' }), (err) => err instanceof ConfigError && /MCP_STDIO_SHUTDOWN_MAX_MS/.test(err.message));
 });

@@ -24,6 +24,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_MAX_FRAME_BYTES', default: String(MiB), meaning: 'largest frame a computer may send; told to it in hello-ok, mcp-computer fits its frames to it; larger closes the link (1009)' },
   { name: 'MCP_MAX_BODY_BYTES', default: String(MiB), meaning: 'largest MCP request body; larger gets 413' },
   { name: 'MCP_STDIO_HIGH_WATER_BYTES', default: String(MiB), meaning: '--stdio only: with more than this written to stdout and not yet read by the host, stdin is not read until stdout drains (answers of work under way are still written, tool list notices wait, one per target)' },
+  { name: 'MCP_STDIO_SHUTDOWN_IDLE_MS', default: '5000', meaning: '--stdio only: at the end of input or SIGINT/SIGTERM the bridge exits once its answers are all taken by the host, or once this long passes in which the host took no byte of stdout (counted again from each byte it takes, so a host still reading slowly loses nothing); 100 to 3600000' },
+  { name: 'MCP_STDIO_SHUTDOWN_MAX_MS', default: '60000', meaning: '--stdio only: the longest a shutdown (end of input, SIGINT/SIGTERM) takes in all, however slowly the host reads; answers it has not taken by then are lost; 1000 to 86400000' },
   { name: 'MCP_ALLOWED_ORIGINS', default: '', meaning: 'comma-separated extra Origins allowed besides loopback ones' },
   { name: 'CC_EXEC_LUA', default: 'on', meaning: 'on|off: offer the exec-lua tool' },
   { name: 'CC_EXEC_MAX_CODE_BYTES', default: '65536', meaning: 'largest exec-lua code argument in bytes (at most 1048576); larger fails before anything is sent' },

@@ -9,46 +9,20 @@
 // calls in flight, computers and HTTP go on meanwhile. A tool list change while stdout is stuck is
 // owed, not written: at most one notice per target (the plain one, each subscription) waits, and goes
 // out when stdout drains, before any further line is read.
+// Shutdown (stdio-shutdown.ts): at EOF every line read is still run; at a signal (shutdown()) stdin is
+// no longer read and every request read but not run yet is answered -32003 at once.
 import { randomUUID } from 'node:crypto';
-import type { Readable, Writable } from 'node:stream';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
-import type { Logger } from '../log.js';
 import { Cancellation } from '../cancel.js';
-import type { Dispatcher } from '../mcp/dispatch.js';
 import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
+import { refusalOf } from './stdio-shutdown.js';
+import type { StdioOptions, StdioSurface } from './stdio-types.js';
 
-export interface StdioOptions {
-  input: Readable;
-  output: Writable;
-  dispatcher: Dispatcher;
-  log: Logger;
-  /** Largest line accepted (MCP_MAX_BODY_BYTES); a longer one is answered -32600 and skipped. */
-  maxLineBytes: number;
-  /** Tool set changes, once per burst (ToolRegistry.watch); returns the unwatch function. */
-  onToolsChanged(listener: () => void): () => void;
-  /**
-   * MCP_STDIO_HIGH_WATER_BYTES: with more than this waiting in `output` (and at least its own
-   * writableHighWaterMark), no input is read until `output` drains.
-   */
-  highWaterBytes: number;
-}
-
-export interface StdioSurface {
-  /** Resolves once input has ended (EOF) and every answer still due has been written. */
-  readonly ended: Promise<void>;
-  /** Bytes written to stdout that the host has not taken yet. */
-  queuedBytes(): number;
-  /** Whether stdin is not being read now, waiting for stdout to drain. */
-  readonly waiting: boolean;
-  /** Times stdin reading stopped for stdout (each wait counted once). */
-  readonly waits: number;
-  /** Tool list notices not written because one for the same target was already owed. */
-  readonly coalesced: number;
-}
+export type { StdioOptions, StdioSurface } from './stdio-types.js';
 
 export const LIST_CHANGED = 'notifications/tools/list_changed';
 
@@ -110,6 +84,8 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   /** stdin ended (or failed): finish once `pending` is done. */
   let inputOver = false;
   let finished = false;
+  /** Why the bridge stops (shutdown()); null while it serves. */
+  let closing: string | null = null;
   let waits = 0;
   let coalesced = 0;
   /** Tool list notices owed while stdout is stuck, one per target (the plain one, each subscription). */
@@ -224,7 +200,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     pending = [];
     head = 0;
     if (inputOver) finish();
-    else input.resume();
+    else if (closing === null) input.resume();
   };
 
   const reader = new LineReader({
@@ -238,10 +214,11 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     if (ready && !gone.aborted) notice(PLAIN, { jsonrpc: '2.0', method: LIST_CHANGED });
   });
 
-  input.on('data', (chunk: Buffer | string) => {
+  const onData = (chunk: Buffer | string) => {
     reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     if (!waiting && !turnDue) pump();
-  });
+  };
+  input.on('data', onData);
   let finish = () => {};
   const ended = new Promise<void>((resolve) => {
     finish = () => {
@@ -255,10 +232,13 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       void Promise.allSettled([...handling]).then(() => resolve());
     };
   });
+  let markInputEnded = () => {};
+  const inputEnded = new Promise<void>((resolve) => (markInputEnded = resolve));
   // the end of input: a last line without a newline counts, and every line read is handled first
   const inputEnds = () => {
     if (inputOver) return;
     inputOver = true;
+    markInputEnded();
     input.off('end', inputEnds);
     input.off('close', inputEnds);
     reader.end();
@@ -270,8 +250,33 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     log.warn(`stdin: ${err.message}; treated as the end of input`);
     inputEnds();
   });
+  const shutdown = (reason: string) => {
+    if (closing === null && !finished) {
+      closing = reason;
+      input.off('data', onData);
+      input.pause();
+      // a line read but not run yet: a request is refused, anything else (a notification, a bad
+      // line) is handled as it would have been
+      let refused = 0;
+      for (; head < pending.length; head++) {
+        const line = pending[head] as Pending;
+        const answer = typeof line === 'string' ? refusalOf(line, reason) : null;
+        if (answer === null) handleLine(line);
+        else {
+          refused++;
+          write(answer);
+        }
+      }
+      pending = [];
+      head = 0;
+      log.info(`${reason}: stdin is no longer read${refused > 0 ? `; ${refused} request(s) read and not run yet answered -32003 (shutting down)` : ''}`);
+    }
+    return Promise.allSettled([...handling]).then(() => undefined);
+  };
   return {
     ended,
+    inputEnded,
+    shutdown,
     queuedBytes: () => output.writableLength,
     get waiting() {
       return waiting;

@@ -1,0 +1,86 @@
+// The end of a --stdio bridge. At a signal, a request read from stdin but not run yet is answered
+// with a clear error rather than left without an answer (refusal). While shutting down, the answers
+// still in stdout are handed to a host that keeps reading them, however slowly, and the clock that
+// bounds it all (shutdownClock) runs only while the host takes nothing: MCP_STDIO_SHUTDOWN_IDLE_MS
+// without a byte taken, and at most MCP_STDIO_SHUTDOWN_MAX_MS in all.
+import type { Writable } from 'node:stream';
+import { errorResponse, isRecord } from '../jsonrpc/message.js';
+import { SERVER_BUSY } from '../mcp/exchange.js';
+
+/**
+ * What a message read but not run gets when the bridge stops (`reason`: "SIGTERM received"): a
+ * -32003 error for a request, an array of them for a batch holding requests; null for anything else
+ * (a notification, a response, a malformed message), which is handled as usual.
+ */
+export function refusal(body: unknown, reason: string): unknown {
+  if (Array.isArray(body)) {
+    const answers = body.map((message) => refusal(message, reason)).filter((answer) => answer !== null);
+    return answers.length > 0 ? answers : null;
+  }
+  if (!isRecord(body) || typeof body.method !== 'string' || (typeof body.id !== 'string' && typeof body.id !== 'number')) return null;
+  return errorResponse(body.id, SERVER_BUSY, `Service Unavailable: the bridge is shutting down (${reason}); this request was read but not run. Send it again once the bridge is back`);
+}
+
+/** refusal() of a line read and not run; null for a line that is not JSON (answered -32700 as usual). */
+export function refusalOf(line: string, reason: string): unknown {
+  try {
+    return refusal(JSON.parse(line), reason);
+  } catch {
+    return null;
+  }
+}
+
+export interface ShutdownBounds {
+  /** MCP_STDIO_SHUTDOWN_IDLE_MS: the longest the host may take no byte of stdout. */
+  idleMs: number;
+  /** MCP_STDIO_SHUTDOWN_MAX_MS: the longest the shutdown takes in all. */
+  maxMs: number;
+}
+
+/** Why the clock ran out: the host took nothing for idleMs, or maxMs passed. */
+export type Expiry = 'idle' | 'max';
+
+export interface ShutdownClock {
+  /** The shutdown finished by itself: no expiry. */
+  stop(): void;
+}
+
+/** Bytes libuv has not handed to the pipe yet (all of a write in progress, taken a little at a time). */
+function unsentOfHandle(output: Writable): number {
+  const size = (output as { _handle?: { writeQueueSize?: unknown } })._handle?.writeQueueSize;
+  return typeof size === 'number' ? size : 0;
+}
+
+/**
+ * Calls `expire` (once) when `bounds.idleMs` pass in which the host took no byte of `output`
+ * (counted from now and from each byte it takes, so the time the bridge's own work takes counts
+ * too), or `bounds.maxMs` from now, whichever is first. A byte taken shows as less queued in
+ * `output` or, within one large write (stream writes queued behind a slow host go out as one),
+ * less left in the handle's write queue; looked at every idleMs / 4 (at most every 100 ms).
+ */
+export function shutdownClock(output: Writable, bounds: ShutdownBounds, expire: (why: Expiry, unsent: number) => void): ShutdownClock {
+  let queued = output.writableLength;
+  let unsent = unsentOfHandle(output);
+  let lastTaken = Date.now();
+  const fire = (why: Expiry) => {
+    stop();
+    expire(why, output.writableLength);
+  };
+  const look = setInterval(() => {
+    const nowQueued = output.writableLength;
+    const nowUnsent = unsentOfHandle(output);
+    if (nowQueued < queued || nowUnsent < unsent) lastTaken = Date.now();
+    queued = nowQueued;
+    unsent = nowUnsent;
+    if (Date.now() - lastTaken >= bounds.idleMs) fire('idle');
+  }, Math.max(1, Math.min(100, Math.floor(bounds.idleMs / 4))));
+  const max = setTimeout(() => fire('max'), bounds.maxMs);
+  // neither keeps the process alive: what does is the shutdown still under way
+  look.unref();
+  max.unref();
+  const stop = () => {
+    clearInterval(look);
+    clearTimeout(max);
+  };
+  return { stop };
+}

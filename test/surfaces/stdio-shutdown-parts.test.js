@@ -1,0 +1,62 @@
+// The pure parts of the --stdio shutdown (src/surfaces/stdio-shutdown.ts): what a request read but not
+// run gets at a signal, and the clock's two bounds on a Writable that is never (or slowly) drained.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { refusal, refusalOf, shutdownClock } from '../../dist/surfaces/stdio-shutdown.js';
+
+const REASON = 'SIGTERM received';
+
+test('refusal: a request gets -32003 naming the reason; a batch gets one per request; notifications, responses and malformed messages get none (they are handled as usual)', () => {
+  const one = refusal({ jsonrpc: '2.0', id: 7, method: 'tools/list' }, REASON);
+  assert.equal(one.id, 7);
+  assert.equal(one.error.code, -32003);
+  assert.match(one.error.message, /^Service Unavailable: the bridge is shutting down \(SIGTERM received\); this request was read but not run/);
+  assert.equal(refusal({ jsonrpc: '2.0', id: 'a', method: 'ping' }, REASON).id, 'a');
+  const batch = refusal([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 2, method: 'ping' }], REASON);
+  assert.deepEqual(batch.map((a) => a.id), [1, 2]);
+  assert.equal(refusal([{ jsonrpc: '2.0', method: 'notifications/initialized' }], REASON), null);
+  assert.equal(refusal([], REASON), null);
+  assert.equal(refusal({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, REASON), null);
+  assert.equal(refusal({ jsonrpc: '2.0', id: 3, result: {} }, REASON), null);
+  assert.equal(refusal({ jsonrpc: '2.0', id: { x: 1 }, method: 'ping' }, REASON), null);
+  assert.equal(refusal('ping', REASON), null);
+  assert.equal(refusalOf('{"jsonrpc":"2.0","id":9,"method":"ping"}', REASON).id, 9);
+  assert.equal(refusalOf('{"jsonrpc":', REASON), null);
+});
+
+/** The clock's timers are unref'd (they never keep the bridge alive): the test holds the loop itself. */
+function expiry(stream, bounds) {
+  const hold = setInterval(() => {}, 1000);
+  return new Promise((resolve) => shutdownClock(stream, bounds, (...args) => resolve(args))).finally(() => clearInterval(hold));
+}
+
+/** A Writable that takes a chunk only when `take()` is called (a host reading at its own pace). */
+function heldWritable() {
+  const callbacks = [];
+  const stream = new Writable({ highWaterMark: 1, write: (_chunk, _enc, cb) => callbacks.push(cb) });
+  return { stream, take: () => callbacks.shift()?.() };
+}
+
+test('shutdownClock: a stream the host takes nothing of expires "idle", with the bytes still queued', async () => {
+  const { stream } = heldWritable();
+  for (let i = 0; i < 3; i++) stream.write(Buffer.alloc(1000));
+  const [why, unsent] = await expiry(stream, { idleMs: 100, maxMs: 3_600_000 });
+  assert.equal(why, 'idle');
+  assert.equal(unsent, 3000);
+});
+
+test('shutdownClock: a host that keeps taking bytes is not cut off as idle, only at maxMs ("max"); stop() ends the clock without expiry', async () => {
+  const { stream, take } = heldWritable();
+  for (let i = 0; i < 1000; i++) stream.write(Buffer.alloc(10));
+  // one chunk taken every 10 ms: progress well within idleMs every time
+  const reader = setInterval(take, 10);
+  const [why] = await expiry(stream, { idleMs: 2000, maxMs: 300 });
+  clearInterval(reader);
+  assert.equal(why, 'max');
+  let expired = false;
+  const clock = shutdownClock(stream, { idleMs: 100, maxMs: 200 }, () => (expired = true));
+  clock.stop();
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal(expired, false);
+});

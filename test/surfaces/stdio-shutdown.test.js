@@ -1,0 +1,152 @@
+// The end of a --stdio bridge, a real child process each time: a host still reading stdout slowly at
+// EOF gets every answer; SIGTERM while stdin is paused for a stuck stdout answers every request read
+// (run, or refused -32003) and reads no more; a host that stops reading, or reads too slowly, cannot
+// keep the bridge alive past MCP_STDIO_SHUTDOWN_IDLE_MS / MCP_STDIO_SHUTDOWN_MAX_MS. Asserted on
+// messages and log lines, never on time.
+import { once } from 'node:events';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeComputer, until } from '../helpers.js';
+import { INIT, spawnStdio } from './stdio-child.js';
+
+/** Kills the child at the end of the test if it is still running. */
+function cleanup(t, child) {
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await child.exited;
+    }
+  });
+}
+
+/** How many times each id was answered. */
+function answerCounts(messages) {
+  const counts = new Map();
+  for (const m of messages) if (m.id !== undefined && ('result' in m || 'error' in m)) counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * A host that takes `bytes` characters of stdout every `everyMs` and nothing else: a slow reader.
+ * Resolves once it has read all of stdout (the bridge may exit before that: the rest is in the pipe).
+ */
+function readSlowly(child, bytes, everyMs) {
+  child.stdout.pause();
+  const timer = setInterval(() => {
+    // in paused mode read() hands what it returns to the 'data' listeners (the message parser) too;
+    // read(n) waits for n unless it is the end, so never more than is buffered
+    child.stdout.read(Math.min(bytes, child.stdout.readableLength) || bytes);
+  }, everyMs);
+  return once(child.stdout, 'end').finally(() => clearInterval(timer));
+}
+
+test('bug: a --stdio host still reading stdout slowly at the end of input lost the answers left when the 5 s shutdown deadline (from EOF) ran out; now every answer is handed over while it reads', async (t) => {
+  // the mark high enough that stdin is never paused: every line is run at once and ~1.4 MB of
+  // answers wait in stdout when stdin ends; the host then takes 8 KiB every 40 ms (~200 KB/s)
+  const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024 * 1024) });
+  cleanup(t, child);
+  const ids = [];
+  let lines = `${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT })}\n`;
+  for (let i = 0; i < 56; i++) {
+    ids.push(`l${i}`);
+    lines += `${JSON.stringify({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' })}\n`;
+  }
+  const allRead = readSlowly(child, 8192, 40);
+  child.stdin.end(lines);
+  const r = await child.exited;
+  await allRead;
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /bytes of stdout not taken/);
+  const counts = answerCounts(child.messages);
+  const missing = ids.filter((id) => counts.get(id) !== 1);
+  assert.deepEqual(missing, [], `${missing.length} of ${ids.length} tools/list answers lost`);
+});
+
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  test(`bug: ${signal} while stdin is paused for a stuck stdout left the requests already read but not run without an answer; now each is answered once (run, or -32003 "shutting down") and no further stdin is read`, async (t) => {
+    const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024) });
+    cleanup(t, child);
+    child.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
+    await child.answer('init');
+    // the host stops reading; 400 tools/list (24 KB of answer each) in one write of ~20 KB, which the
+    // bridge reads in one go: it runs them 64 at a time until stdout is stuck, the rest wait read
+    child.stdout.pause();
+    const ids = Array.from({ length: 400 }, (_, i) => `s${i}`);
+    child.raw(ids.map((id) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' })}\n`).join(''));
+    await until(() => /stdin is not read until it drains/.test(child.out.stderr));
+    child.kill(signal);
+    await until(() => new RegExp(`${signal} received; shutting down`).test(child.out.stderr));
+    // sent after the signal: never read, never answered
+    for (let i = 0; i < 20; i++) child.send({ jsonrpc: '2.0', id: `after${i}`, method: 'ping' });
+    child.stdout.resume();
+    const r = await child.exited;
+    assert.equal(r.code, 0, r.stderr);
+    const counts = answerCounts(child.messages);
+    const missing = ids.filter((id) => counts.get(id) !== 1);
+    assert.deepEqual(missing, [], `${missing.length} of ${ids.length} requests read got no answer (or more than one)`);
+    const refused = child.messages.filter((m) => m.error?.code === -32003);
+    assert.ok(refused.length > 0, 'some requests were still waiting, read but not run, at the signal');
+    for (const m of refused) {
+      assert.ok(ids.includes(m.id), `refused ${m.id}`);
+      assert.match(m.error.message, new RegExp(`the bridge is shutting down \\(${signal} received\\); this request was read but not run`));
+    }
+    assert.match(r.stderr, new RegExp(`${signal} received: stdin is no longer read; ${refused.length} request\\(s\\) read and not run yet answered -32003`));
+    // the answers that were run come first, in the order sent; the refused ones are the rest
+    const order = child.messages.filter((m) => ids.includes(m.id)).map((m) => m.id);
+    assert.deepEqual(order, ids, 'answered in the order sent');
+    for (let i = 0; i < 20; i++) assert.equal(counts.get(`after${i}`), undefined, `after${i} was read after the signal`);
+  });
+}
+
+/** initialize and `n` tools/list (24 KB of answer each) as one string of lines. */
+function toolsListLines(n) {
+  let lines = `${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT })}\n`;
+  for (let i = 0; i < n; i++) lines += `${JSON.stringify({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' })}\n`;
+  return lines;
+}
+
+test('stdio shutdown bound: a host that stops reading stdout after the end of input does not keep the bridge: it exits 0 once MCP_STDIO_SHUTDOWN_IDLE_MS pass without a byte taken, saying how much it could not hand over', async (t) => {
+  const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024 * 1024), MCP_STDIO_SHUTDOWN_IDLE_MS: '300' });
+  cleanup(t, child);
+  child.stdout.pause();
+  child.stdin.end(toolsListLines(56));
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /the host took no byte of stdout for 300 ms \(MCP_STDIO_SHUTDOWN_IDLE_MS\); exiting with \d+ bytes of stdout not taken/);
+  // what the pipe held is still whole lines, each answer at most once
+  child.stdout.resume();
+  await once(child.stdout, 'end');
+  for (const [id, n] of answerCounts(child.messages)) assert.equal(n, 1, `${id} answered ${n} times`);
+});
+
+test('stdio shutdown bound: a host that keeps reading, too slowly, cannot hold the bridge past MCP_STDIO_SHUTDOWN_MAX_MS: it exits 0 saying so, every answer the host got whole and once', async (t) => {
+  const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024 * 1024), MCP_STDIO_SHUTDOWN_IDLE_MS: '60000', MCP_STDIO_SHUTDOWN_MAX_MS: '1000' });
+  cleanup(t, child);
+  const allRead = readSlowly(child, 8192, 40);
+  child.stdin.end(toolsListLines(56));
+  const r = await child.exited;
+  await allRead;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /the shutdown took 1000 ms \(MCP_STDIO_SHUTDOWN_MAX_MS\); exiting with \d+ bytes of stdout not taken/);
+  assert.ok(child.messages.length > 0, 'the host got some answers');
+  for (const [id, n] of answerCounts(child.messages)) assert.equal(n, 1, `${id} answered ${n} times`);
+});
+
+test('stdio: SIGTERM with a call in flight at a computer answers it (the link closes) and exits 0; no answer is lost or doubled', async (t) => {
+  const child = spawnStdio({});
+  cleanup(t, child);
+  const computer = new FakeComputer(await child.linkUrl(), { computerId: 5, onRequest: () => null });
+  t.after(() => computer.close());
+  assert.equal((await computer.link()).type, 'hello-ok');
+  child.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
+  await child.answer('init');
+  child.send({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 5, code: 'sleep(60)' } } });
+  await computer.next((f) => f.type === 'request');
+  child.kill('SIGTERM');
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  const answer = child.messages.find((m) => m.id === 'long');
+  assert.ok(answer, `the call in flight was answered: ${r.stderr}`);
+  assert.equal(answerCounts(child.messages).get('long'), 1);
+  assert.match(JSON.stringify(answer), /bridge shutting down|closed|disconnect/i);
+});
