@@ -170,3 +170,22 @@ test('MCP bodies deeper than MCP_MAX_JSON_DEPTH get a 400 with their id; REST bo
     assert.ok(await healthOk(bridge));
   }));
 
+
+test('MCP_MAX_JSON_DEPTH at its smallest (2): the shortest texts one level too deep get the 400, over both eras; one level less is served', () =>
+  withBridge({ MCP_MAX_JSON_DEPTH: '2' }, async (bridge) => {
+    // 6 bytes, 3 levels: exactly the length below which the dispatcher skips the walk
+    const batch = await rpc(bridge.mcpUrl, '[[[]]]', V2025);
+    assert.equal(batch.status, 400);
+    assert.match(batch.json.error.message, /the body nests deeper than 2 levels \(MCP_MAX_JSON_DEPTH\)/);
+    const ping = await rpc(bridge.mcpUrl, '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":{}}}', V2025);
+    assert.equal(ping.status, 400);
+    assert.equal(ping.json.id, 3);
+    assert.match(ping.json.error.message, /MCP_MAX_JSON_DEPTH/);
+    const modern = await rpc(bridge.mcpUrl, '{"jsonrpc":"2.0","id":4,"method":"ping","params":{"a":[]}}', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'ping' });
+    assert.equal(modern.status, 400);
+    assert.equal(modern.json.id, 4);
+    assert.match(modern.json.error.message, /MCP_MAX_JSON_DEPTH/);
+    const fine = await rpc(bridge.mcpUrl, '{"jsonrpc":"2.0","id":5,"method":"ping","params":{}}', V2025);
+    assert.equal(fine.status, 200);
+    assert.deepEqual(fine.json, { jsonrpc: '2.0', id: 5, result: {} });
+  }));

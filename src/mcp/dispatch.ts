@@ -92,10 +92,18 @@ export class Dispatcher {
     return n;
   }
 
-  /** The 400 answer for a body nested deeper than MCP_MAX_JSON_DEPTH; null when it is within bounds. */
-  tooDeep(body: unknown): Reply | null {
+  /**
+   * The 400 answer for a body nested deeper than MCP_MAX_JSON_DEPTH; null when it is within bounds.
+   * `textLength`: the length of the JSON text the body was parsed from, in bytes or in UTF-16 units
+   * (a bracket is one of either). d levels take 2d brackets, so a text shorter than
+   * 2 * (MCP_MAX_JSON_DEPTH + 1) is within the bound without a walk: nearly every request (a probe
+   * is 97 bytes, the limit 64 levels takes 130). Unknown (Infinity): the body is walked.
+   */
+  tooDeep(body: unknown, textLength = Infinity): Reply | null {
+    const maxDepth = this.options.config.maxJsonDepth;
+    if (textLength < 2 * (maxDepth + 1)) return null;
     // bounded before anything walks it (validation, logging, serialising the answer)
-    const problem = boundsProblem(body, { maxDepth: this.options.config.maxJsonDepth });
+    const problem = boundsProblem(body, { maxDepth });
     if (!problem) return null;
     // classify looks at the top level only, so it is safe on any depth
     const message = Array.isArray(body) ? null : classify(body);
@@ -103,9 +111,12 @@ export class Dispatcher {
     return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: the body ${problem} (MCP_MAX_JSON_DEPTH)`) };
   }
 
-  /** Handles one parsed body: a single message, or a batch when the transport allows them. */
-  async handleBody(body: unknown, batchesAllowed: boolean, caller: Caller = LOCAL): Promise<Reply> {
-    const tooDeep = this.tooDeep(body);
+  /**
+   * Handles one parsed body: a single message, or a batch when the transport allows them.
+   * `textLength`: the length of the text it was parsed from, when known (see tooDeep).
+   */
+  async handleBody(body: unknown, batchesAllowed: boolean, caller: Caller = LOCAL, textLength = Infinity): Promise<Reply> {
+    const tooDeep = this.tooDeep(body, textLength);
     if (tooDeep) return tooDeep;
     if (!Array.isArray(body)) {
       const message = classify(body);

@@ -22,8 +22,10 @@ export async function handleModern(
   httpHeaders?: Readonly<Record<string, string | undefined>>,
   /** Who sent it, for cancellation (see Caller in dispatch.ts). */
   caller?: Caller,
+  /** The length of the text it was parsed from, when known (see Dispatcher.tooDeep). */
+  textLength = Infinity,
 ): Promise<Reply> {
-  const tooDeep = dispatcher.tooDeep(body);
+  const tooDeep = dispatcher.tooDeep(body, textLength);
   if (tooDeep) return tooDeep;
   if (Array.isArray(body)) {
     return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28') };

@@ -137,8 +137,8 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     const reply =
       era.era === 'reject' ? era.reply
-      : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller)
-      : await dispatcher.handleBody(body, allowsBatches(era.version), caller);
+      : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller, raw.length)
+      : await dispatcher.handleBody(body, allowsBatches(era.version), caller, raw.length);
     res.off('close', onClose);
     if (reply.streaming) return;
     if (gone.aborted || res.destroyed) {

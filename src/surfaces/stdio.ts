@@ -145,11 +145,11 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     }
   };
 
-  const handle = async (body: unknown) => {
+  const handle = async (body: unknown, textLength: number) => {
     const modern = isModern(body);
     const reply = modern
-      ? await handleModern(dispatcher, body, undefined, caller)
-      : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller);
+      ? await handleModern(dispatcher, body, undefined, caller, textLength)
+      : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller, textLength);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels, and none for a call
     // the client cancelled with notifications/cancelled (see Reply.cancelled)
     if (reply.body !== null && !reply.cancelled) write(reply.body);
@@ -168,7 +168,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       write(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON'));
       return;
     }
-    const done: Promise<void> = handle(body).catch((err: Error) => {
+    const done: Promise<void> = handle(body, line.length).catch((err: Error) => {
       // Dispatcher answers its own failures; this is a last guard so the stream goes on
       log.error(`stdio message failed: ${err.stack ?? err.message}`);
     });

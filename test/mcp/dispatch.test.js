@@ -337,3 +337,23 @@ test('2026-07-28 subscriptions/listen: an id already open under the same key is 
   assert.equal(d.subscriptions.size, 2);
   assert.equal(d.tools.watching, 0, 'filters without toolsListChanged watch nothing');
 });
+
+test('MCP_MAX_JSON_DEPTH: a text shorter than 2 * (limit + 1) is not walked (it cannot hold limit + 1 levels); at that length and with no length it is', async () => {
+  const d = dispatcher({ MCP_MAX_JSON_DEPTH: '2' });
+  const deep = [[[]]]; // 3 levels: its shortest text, '[[[]]]', is 6 = 2 * (2 + 1) characters
+  for (const length of [6, 7, Infinity, undefined]) {
+    const reply = d.tooDeep(deep, length);
+    assert.equal(reply?.status, 400, String(length));
+    assert.match(reply.body.error.message, /the body nests deeper than 2 levels \(MCP_MAX_JSON_DEPTH\)/);
+  }
+  // a length the value cannot have been parsed from: proof that the walk was skipped
+  assert.equal(d.tooDeep(deep, 5), null);
+  assert.equal(d.tooDeep([[]], 6), null);
+  const message = { jsonrpc: '2.0', id: 4, method: 'ping', params: { a: {} } };
+  const text = JSON.stringify(message);
+  for (const reply of [await d.handleBody(message, false, undefined, text.length), await d.handleBody(message, false)]) {
+    assert.equal(reply.status, 400);
+    assert.equal(reply.body.id, 4);
+  }
+  assert.equal((await d.handleBody({ jsonrpc: '2.0', id: 5, method: 'ping', params: {} }, false, undefined, 52)).status, 200);
+});
