@@ -125,16 +125,23 @@ export function helloHandshake(options: HelloOptions): Hellos {
       }
       if (pin === 'not_enrolled') {
         metrics.linksRefused.inc('not_enrolled');
-        const open = pins!.isOpen(frame.computerId);
-        warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${open ? 'no key to enroll with' : 'not enrolled'} (CC_LINK_PIN=strict)`);
-        refuse(
-          ws,
-          open
-            ? `computer id ${frame.computerId} is open for enrollment, but this hello carries no key (mcp.key): run a mcp-computer that makes one.`
-            : `computer id ${frame.computerId} is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). The bridge's operator lets it in with: cc-mcp pin-reset ${frame.computerId} (or POST /pins/${frame.computerId}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`,
-          'not_enrolled',
-          CLOSE_NOT_ENROLLED,
-        );
+        const id = frame.computerId;
+        const letIn = `The bridge's operator lets it in with: cc-mcp pin-reset ${id} (or POST /pins/${id}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`;
+        if (frame.key === null) {
+          // one answer for every keyless hello: whether the id is pinned or open for enrollment is told
+          // to the operator's log only, never to a peer that has no key
+          const state = pins!.has(id) ? 'the id is pinned' : pins!.isOpen(id) ? 'the id is open for enrollment' : 'the id is not enrolled';
+          warn(`link from ${ws.remoteAddress} (computer ${id}) refused: no key (CC_LINK_PIN=strict; ${state})`);
+          refuse(
+            ws,
+            `computer id ${id} cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet: ${letIn}`,
+            'not_enrolled',
+            CLOSE_NOT_ENROLLED,
+          );
+          return;
+        }
+        warn(`link from ${ws.remoteAddress} (computer ${id}) refused: not enrolled (CC_LINK_PIN=strict)`);
+        refuse(ws, `computer id ${id} is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). ${letIn}`, 'not_enrolled', CLOSE_NOT_ENROLLED);
         return;
       }
       if (ws.helloTimer) clearTimeout(ws.helloTimer);

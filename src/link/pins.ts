@@ -17,7 +17,11 @@ export type PinCheck =
   | 'mismatch'
   /** The id is pinned and the hello has no key: refuse. */
   | 'missing'
-  /** Strict: the id is not pinned and not open for enrollment (or the hello has no key to pin): refuse. */
+  /**
+   * Strict: the id is not pinned and not open for enrollment, or the hello has no key (whatever the
+   * id's state: a keyless hello never links under strict, and its one answer must not tell an open
+   * enrollment window or a pin from their absence): refuse.
+   */
   | 'not_enrolled';
 
 /** A key's SHA-256 as 64 lowercase hex digits (what `sha256sum` prints): the form kept in memory and in the pins file. */
@@ -101,9 +105,10 @@ export class KeyPins {
   }
 
   check(computerId: number, key: string | null): PinCheck {
+    if (this.strict && key === null) return 'not_enrolled';
     const pinned = this.pins.get(computerId);
     if (pinned === undefined) {
-      if (this.strict) return key !== null && this.isOpen(computerId) ? 'new' : 'not_enrolled';
+      if (this.strict) return this.isOpen(computerId) ? 'new' : 'not_enrolled';
       return key === null ? 'ok' : 'new';
     }
     if (key === null) return 'missing';
