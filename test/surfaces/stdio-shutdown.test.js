@@ -150,3 +150,18 @@ test('stdio: SIGTERM with a call in flight at a computer answers it (the link cl
   assert.equal(answerCounts(child.messages).get('long'), 1);
   assert.match(JSON.stringify(answer), /bridge shutting down|closed|disconnect/i);
 });
+
+test('bug: a host that ended stdin while it was paused for a stuck stdout, and then read nothing, kept the bridge alive for ever (its lines waited for a drain that never came); now it exits 0 after MCP_STDIO_SHUTDOWN_IDLE_MS without a byte taken', { timeout: 60_000 }, async (t) => {
+  const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024), MCP_STDIO_SHUTDOWN_IDLE_MS: '300' });
+  cleanup(t, child);
+  child.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
+  await child.answer('init');
+  child.stdout.pause();
+  child.raw(Array.from({ length: 400 }, (_, i) => `${JSON.stringify({ jsonrpc: '2.0', id: `s${i}`, method: 'tools/list' })}\n`).join(''));
+  await until(() => /stdin is not read until it drains/.test(child.out.stderr));
+  child.stdin.end();
+  // the host never reads again: the bridge must still exit (on the build before: never, the test's timeout)
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /the host took no byte of stdout for 300 ms \(MCP_STDIO_SHUTDOWN_IDLE_MS\); exiting with \d+ bytes of stdout not taken/);
+});
