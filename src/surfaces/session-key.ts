@@ -2,7 +2,7 @@
 // restarts so that ids issued before a restart still verify after it (a client reconnecting its GET
 // /mcp stream with its old id gets the stream, not a 404). The file holds 64 lowercase hex digits (32
 // random bytes) and a newline. Read once at start; when the file does not exist it is made: a temporary
-// file beside it (mode 0600, created exclusively), synced, then hard-linked to the path, which fails
+// file beside it (mode 0600, created exclusively under a random name), synced, then hard-linked to the path, which fails
 // when the path exists: of bridges started together on one missing file exactly one key wins and the
 // others read it (a rename would replace: the last one won, and the others signed with keys no file
 // held). A file system without hard links gets the rename, and that race, as before. A file that is
@@ -70,7 +70,9 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 /** Makes the key file with a new key; null when another process made `path` first. */
 function makeKeyFile(path: string): Buffer | null {
   const key = randomBytes(KEY_BYTES);
-  const temp = `${path}.${process.pid}.tmp`;
+  // random, not the pid alone: bridges in containers sharing the directory are all PID 1, and a
+  // crash's leftover under a reused pid would stop every later start (EEXIST)
+  const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   let fd: number | null = null;
   let lost = false;
   try {

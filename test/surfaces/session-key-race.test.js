@@ -5,10 +5,10 @@
 // fails when the path exists): exactly one key wins and every loser reads the winner's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +19,12 @@ const ROUNDS = 200;
 const RACERS = 3;
 
 /** A racer process; `next()` resolves with its next JSON answer line. */
-async function startRacer(t) {
-  const child = spawn(process.execPath, [RACER], { stdio: ['pipe', 'pipe', 'inherit'] });
-  t.after(() => child.kill());
+async function startRacer(t, command = [process.execPath, RACER]) {
+  const child = spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => {
+    child.stdin.end();
+    child.kill();
+  });
   const waiting = [];
   const ready = [];
   let buffer = '';
@@ -42,31 +45,59 @@ async function startRacer(t) {
   };
 }
 
-test('bug: two bridges making a missing MCP_SESSION_KEY_FILE at once: the last rename won and the other signed sessions with a key no file held (real processes racing on one path, repeated)', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'session-key-race-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const racers = await Promise.all(Array.from({ length: RACERS }, () => startRacer(t)));
-  let split = 0;
-  let notOneMaker = 0;
-  for (let round = 0; round < ROUNDS; round++) {
+/** `rounds` times, every racer given one new missing path in the same turn; counts what went wrong. */
+async function race(racers, dir, rounds) {
+  const counts = { split: 0, notOneMaker: 0, errors: [] };
+  for (let round = 0; round < rounds; round++) {
     const path = join(dir, `session-${round}.key`);
     const answers = racers.map((racer) => racer.next());
     // the same line to every racer in one turn: they call loadSessionKey together
     for (const racer of racers) racer.child.stdin.write(`${path}\n`);
     const got = await Promise.all(answers);
-    for (const answer of got) assert.equal(answer.error, undefined, `round ${round}: ${answer.error}`);
+    counts.errors.push(...got.filter((answer) => answer.error !== undefined).map((answer) => `round ${round}: ${answer.error}`));
+    if (!existsSync(path)) {
+      // before the fix a loser's clean-up could remove the winner's same-named temporary file
+      counts.errors.push(`round ${round}: no file made`);
+      continue;
+    }
     const text = readFileSync(path, 'latin1');
     assert.match(text, /^[0-9a-f]{64}\n$/);
     assert.equal(statSync(path).mode & 0o777, 0o600);
     const inFile = createHash('sha256').update(Buffer.from(text.trim(), 'hex')).digest('hex');
-    const wrong = got.filter((answer) => answer.digest !== inFile).length;
-    if (wrong > 0) split++;
-    if (got.filter((answer) => answer.made).length !== 1) notOneMaker++;
+    if (got.some((answer) => answer.digest !== inFile)) counts.split++;
+    if (got.filter((answer) => answer.made).length !== 1) counts.notOneMaker++;
   }
+  assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.tmp')), [], 'no temporary file is left');
+  return counts;
+}
+
+test('bug: two bridges making a missing MCP_SESSION_KEY_FILE at once: the last rename won and the other signed sessions with a key no file held (real processes racing on one path, repeated)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'session-key-race-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const racers = await Promise.all(Array.from({ length: RACERS }, () => startRacer(t)));
+  const { split, notOneMaker, errors } = await race(racers, dir, ROUNDS);
   // counted over every round first, so a failure says how often the race was lost
+  assert.deepEqual(errors, []);
   assert.equal(split, 0, `in ${split} of ${ROUNDS} rounds a process holds a key the file does not`);
   assert.equal(notOneMaker, 0, `in ${notOneMaker} of ${ROUNDS} rounds not exactly one process made the file`);
-  assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.tmp')), [], 'no temporary file is left');
+});
+
+// unshare(1) puts each racer in its own PID namespace, where it is PID 1 as a bridge in a container is
+const PID_ONE = ['unshare', '--pid', '--fork', '--kill-child', process.execPath, RACER];
+const pidOneWorks = () => spawnSync(PID_ONE[0], [...PID_ONE.slice(1, 4), process.execPath, '-e', 'process.exit(process.pid === 1 ? 0 : 3)']).status === 0;
+
+test('bug: bridges in containers (each PID 1) making a missing MCP_SESSION_KEY_FILE on a shared volume at once: the temp file was named by the pid, so all but one failed their start with EEXIST (real processes in PID namespaces)', async (t) => {
+  if (!pidOneWorks()) {
+    t.skip('unshare --pid needs root (or user namespaces) here: not run');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'session-key-race-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const racers = await Promise.all(Array.from({ length: 2 }, () => startRacer(t, PID_ONE)));
+  const { split, notOneMaker, errors } = await race(racers, dir, 50);
+  assert.deepEqual(errors, [], `${errors.length} failures in 50 rounds of 2 starts`);
+  assert.equal(split, 0);
+  assert.equal(notOneMaker, 0);
 });
 
 test('bug (real bridges): two bridges started at once on one missing MCP_SESSION_KEY_FILE sign with the same key: each verifies the other\'s session ids, and so does the next start', async (t) => {
