@@ -12,10 +12,26 @@ export const QUOTE_MAX = 60;
  */
 export function quoteValue(value: unknown): string {
   if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value) ?? String(value);
+    const text = typeof value === 'string' ? quoteWhole(value) : (JSON.stringify(value) ?? String(value));
     return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}... (${text.length} characters)` : text;
   }
   return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+/**
+ * Characters JSON.stringify leaves as they are that still break, hide or reorder text where it is shown:
+ * DEL and the C1 controls (U+0085 ends a line for some readers), the line and paragraph separators
+ * U+2028/U+2029, bidirectional controls (U+202E shows the rest of a line backwards), zero-width and
+ * other invisible format characters, the byte order mark.
+ */
+const HIDDEN = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+
+/**
+ * A string as JSON text, whole, with HIDDEN characters escaped too (\u2028): one line, shown as it
+ * reads, and still valid JSON. For a value that is data (a computer's label in list-computers).
+ */
+export function quoteWhole(text: string): string {
+  return JSON.stringify(text).replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** A client string put into structured error data: whole up to QUOTE_MAX characters, else its first QUOTE_MAX. */
@@ -29,4 +45,26 @@ export function cutString(text: string): string {
  */
 export function cutText(text: string): string {
   return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}... (${text.length} characters)` : text;
+}
+
+/** A control character (C0, C1), or one of HIDDEN: what would break or disguise a line of text. */
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
+
+/**
+ * A peer's string shown as data in a tool's text (a computer's label, version, peripheral names in
+ * list-computers, its pong in probe-computers): as it is, whole (letters of any script, quotes), unless
+ * it holds a control or invisible character: then quoteWhole's JSON, so it stays on its own line and
+ * cannot pass for another computer's.
+ */
+export function dataText(text: string): string {
+  return UNSHOWN.test(text) ? quoteWhole(text) : text;
+}
+
+/**
+ * A peer's string named in a message (a computer's label in "wrote 12 bytes to x on computer 5 (Label:
+ * base)"): as it is when short (QUOTE_MAX) and free of control and invisible characters, else quoteValue's
+ * quoted and cut form.
+ */
+export function messageText(text: string): string {
+  return text.length <= QUOTE_MAX && !UNSHOWN.test(text) ? text : quoteValue(text);
 }

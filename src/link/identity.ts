@@ -1,6 +1,6 @@
 // What a computer says it is (hello fields) and what it says when that changes (info frame): pure
 // validation. A program older than these fields sends none of them: each is then null.
-import { quoteValue } from '../jsonrpc/quote.js';
+import { dataText, quoteValue, quoteWhole } from '../jsonrpc/quote.js';
 import { plural } from '../plural.js';
 
 export const KINDS = ['computer', 'turtle', 'pocket', 'command'] as const;
@@ -201,20 +201,21 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
 export function identityLine(identity: Identity, version: string | null): string {
   const what = identity.kind === null ? 'computer (kind not said)' : `${identity.advanced === true ? 'advanced ' : identity.advanced === false ? 'basic ' : ''}${identity.kind}`;
   const parts = [what];
-  if (identity.ccVersion !== null) parts.push(`CC ${identity.ccVersion}`);
-  if (identity.host !== null) parts.push(`_HOST "${identity.host}"`);
-  parts.push(version === null ? 'mcp-computer version not said' : `mcp-computer ${version}`);
+  // each as dataText shows it: a computer chooses them, and a line break would start another computer's line
+  if (identity.ccVersion !== null) parts.push(`CC ${dataText(identity.ccVersion)}`);
+  if (identity.host !== null) parts.push(`_HOST ${quoteWhole(identity.host)}`);
+  parts.push(version === null ? 'mcp-computer version not said' : `mcp-computer ${dataText(version)}`);
   return parts.join(', ');
 }
 
 export function peripheralsLine(peripherals: Peripheral[] | null): string {
   if (peripherals === null) return 'peripherals not said';
   if (peripherals.length === 0) return 'no peripherals';
-  return `peripherals: ${peripherals.map((p) => `${p.name} (${p.types.join(', ') || 'no type'})`).join(', ')}`;
+  return `peripherals: ${peripherals.map((p) => `${dataText(p.name)} (${p.types.map(dataText).join(', ') || 'no type'})`).join(', ')}`;
 }
 
 /** The jobs part of a list-computers line; empty when there are none or the program does not say. */
 export function jobsLine(jobs: readonly JobInfo[] | null): string {
   if (jobs === null || jobs.length === 0) return '';
-  return `; jobs: ${jobs.map((j) => `${j.job} ${j.state} (${j.kind}: ${j.what})`).join(', ')}`;
+  return `; jobs: ${jobs.map((j) => `${dataText(j.job)} ${j.state} (${dataText(j.kind)}: ${dataText(j.what)})`).join(', ')}`;
 }

@@ -1,11 +1,20 @@
 // One linked computer and its requests in flight. Knows nothing about sockets beyond send/close.
-import { QUOTE_MAX, quoteValue } from '../jsonrpc/quote.js';
+import { QUOTE_MAX, dataText, messageText, quoteValue } from '../jsonrpc/quote.js';
 import { encodeCancel } from './frames.js';
 import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
 
-/** How a computer is named in every line we print: `12 (Label: base-turtle)`. */
+/**
+ * A computer as a tool's message names it: `12 (Label: base-turtle)`; the label as messageText shows it
+ * (quoted and cut when long or holding control characters: the computer chooses it). list-computers and
+ * probe-computers, whose lines are the computers' data, show it whole (dataName); logs use logName.
+ */
 export function describe(computerId: number, label: string | null): string {
-  return `${computerId} (Label: ${label ?? 'null'})`;
+  return `${computerId} (Label: ${label === null ? 'null' : messageText(label)})`;
+}
+
+/** `describe` for a line of data: the label whole (dataText). */
+export function dataName(computerId: number, label: string | null): string {
+  return `${computerId} (Label: ${label === null ? 'null' : dataText(label)})`;
 }
 
 /** Text printed as it is in a log line: printable ASCII, at most QUOTE_MAX characters. */
@@ -20,7 +29,7 @@ export function logText(text: string): string {
   return PLAIN.test(text) ? text : quoteValue(text);
 }
 
-/** `describe` for a log line (logText's label). */
+/** `describe` for a log line (logText's label: printable ASCII as it is, anything else quoted). */
 export function logName(computerId: number, label: string | null): string {
   return `${computerId} (Label: ${label === null ? 'null' : logText(label)})`;
 }

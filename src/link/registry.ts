@@ -8,7 +8,7 @@ import { quoteValue } from '../jsonrpc/quote.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
 import { startTimeout, stopTimeout, type DeadlineList, type Timed } from './deadlines.js';
 
-export { Link, describe, logName, logText, type LinkSocket, type Outcome } from './link.js';
+export { Link, dataName, describe, logName, logText, type LinkSocket, type Outcome } from './link.js';
 
 export interface RequestOptions {
   timeoutMs: number;

@@ -1,7 +1,7 @@
 // list-computers: every linked computer with what it said it is (hello, kept current by info frames),
 // from the bridge's own records: no request is sent, so it answers even for a busy computer.
 import { identityLine, jobsLine, omittedText, peripheralsLine, JOB_STATES, KINDS } from '../link/identity.js';
-import { describe, type Link } from '../link/registry.js';
+import { dataName, type Link } from '../link/registry.js';
 import type { Schema } from './schema.js';
 import { textResult, type Tool } from './tool.js';
 import { NOTE_SCHEMA, noComputers } from './computer-target.js';
@@ -74,7 +74,7 @@ export function computerEntry(link: Link, pinned: ((computerId: number) => boole
 function line(link: Link, pinned: ((computerId: number) => boolean) | null): string {
   const pin = pinned === null ? '' : pinned(link.computerId) ? '; id pinned to its key' : '; id not pinned';
   return (
-    `${describe(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}${jobsLine(link.identity.jobs)}${omittedText(link.identity.omitted)}; ` +
+    `${dataName(link.computerId, link.label)}: ${identityLine(link.identity, link.version)}; ${peripheralsLine(link.identity.peripherals)}${jobsLine(link.identity.jobs)}${omittedText(link.identity.omitted)}; ` +
     `connected ${new Date(link.connectedAt).toISOString()}, last seen ${new Date(link.lastSeenAt).toISOString()}${pin}`
   );
 }

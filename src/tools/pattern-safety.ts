@@ -108,7 +108,7 @@ function startAlike(a: Seq, b: Seq): boolean {
   }
 }
 
-const srcOf = (seq: Seq) => seq.map((t) => t.src).join('');
+const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
 
 /** Every alternation inside `alt` (not inside a lookaround), with its alternatives. */
 function* alternations(alt: Alt): Generator<Alt> {
@@ -120,21 +120,21 @@ function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): string | n
   const body = t.atom.body;
   const first = firstAlt(body);
   if (unbounded(t)) {
-    if (nullableAlt(body)) return `the repeated group ${t.src} can match empty text, so its repetitions can split the same text in many ways`;
+    if (nullableAlt(body)) return `the repeated group ${cut(t.src)} can match empty text, so its repetitions can split the same text in many ways`;
     for (const alt of alternations(body)) {
       for (let i = 0; i < alt.length; i++) {
         for (let j = i + 1; j < alt.length; j++) {
           if (startAlike(alt[i] as Seq, alt[j] as Seq)) {
-            return `the repeated group ${t.src} holds alternatives that can match the same text (${`"${srcOf(alt[i] as Seq)}"`} and ${`"${srcOf(alt[j] as Seq)}"`}); make them start with different characters, or use a character class`;
+            return `the repeated group ${cut(t.src)} holds alternatives that can match the same text (${`"${srcOf(alt[i] as Seq)}"`} and ${`"${srcOf(alt[j] as Seq)}"`}); make them start with different characters, or use a character class`;
           }
         }
       }
     }
     if (overlaps(tailAlt(body, false), first)) {
-      return `in the repeated group ${t.src}, a repetition at its end takes characters the group can start with, so where one repetition ends and the next begins is ambiguous; start each repetition with a separator the item cannot contain (^\\w+(\\s\\w+)*$, not ^(\\w+\\s?)*$)`;
+      return `in the repeated group ${cut(t.src)}, a repetition at its end takes characters the group can start with, so where one repetition ends and the next begins is ambiguous; start each repetition with a separator the item cannot contain (^\\w+(\\s\\w+)*$, not ^(\\w+\\s?)*$)`;
     }
   } else if (t.max >= 3 && overlaps(tailAlt(body, true), first)) {
-    return `in the group ${t.src}, repeated ${t.max} times, an unbounded repetition at its end takes characters the group can start with, so the repetitions can split the same text in many ways`;
+    return `in the group ${cut(t.src)}, repeated ${t.max} times, an unbounded repetition at its end takes characters the group can start with, so the repetitions can split the same text in many ways`;
   }
   return null;
 }
@@ -221,7 +221,7 @@ function runProblem(seq: Seq, anchored: boolean, last: boolean): string | null {
       prevAny = t;
       const degree = run.length + (anchored ? 0 : 1);
       if (degree >= 3) {
-        const which = run.map((r) => `"${r.src}"`).join(' and ');
+        const which = run.map((r) => `"${cut(r.src)}"`).join(' and ');
         return `${which} repeat the same characters with nothing between them that the one before cannot also take${anchored ? '' : ', in an unanchored pattern (every start position is tried)'}, so a failing match tries about length^${degree} splits; ${anchored ? 'put' : 'anchor it with ^, or put'} a character the one before cannot match between them`;
       }
     } else if (ways(t) > 1) {
@@ -259,7 +259,7 @@ function problemIn(alt: Alt, anchored: boolean, top = false): string | null {
     const run = runProblem(seq, anchored, top);
     if (run) return run;
     for (const t of seq) {
-      if (t.atom.kind === 'backref') return `${t.src} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
+      if (t.atom.kind === 'backref') return `${cut(t.src)} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
       if (t.atom.kind === 'group' && repeats(t)) {
         const problem = repeatedGroupProblem(t as Term & { atom: { kind: 'group' } });
         if (problem) return problem;

@@ -1,5 +1,6 @@
 // probe-computers: ping every linked computer at once and report one line per computer.
-import { describe, type Link, type Outcome } from '../link/registry.js';
+import { dataName, type Link, type Outcome } from '../link/registry.js';
+import { dataText } from '../jsonrpc/quote.js';
 import type { FanoutObserver } from '../link/fanout.js';
 import type { Tool, ToolResult } from './tool.js';
 import { boundsProblem, type JsonBounds } from '../jsonrpc/bounds.js';
@@ -61,14 +62,14 @@ function entryFor(computerId: number, label: string | null, outcome: Outcome): P
 }
 
 function lineFor(entry: ProbeEntry): string {
-  const who = describe(entry.computerId, entry.label);
   switch (entry.status) {
+    // a computer's own text (structuredContent keeps it as it is): on its own line, whatever it holds
     case 'pong':
-      return entry.result as string;
+      return dataText(entry.result as string);
     case 'error':
-      return `error from ${who}: ${entry.error}`;
+      return `error from ${dataName(entry.computerId, entry.label)}: ${dataText(entry.error as string)}`;
     default:
-      return `${entry.status} from ${who}`;
+      return `${entry.status} from ${dataName(entry.computerId, entry.label)}`;
   }
 }
 

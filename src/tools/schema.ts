@@ -4,6 +4,7 @@
 // config file parser refuses any other (src/config/schema-check.ts), so none is declared unenforced.
 import { canonical } from '../jsonrpc/canonical.js';
 import { plural } from '../plural.js';
+import { quoteValue } from '../jsonrpc/quote.js';
 import { PATTERN_MAX_CHARS, runnablePattern, upstreamPattern, upstreamRegexp, upstreamRuns } from './schema-pattern.js';
 
 export interface Schema {
@@ -147,10 +148,21 @@ function arrayProblem(value: unknown[], schema: Schema, path: string): string | 
   return null;
 }
 
-/** How a message names `key` of the object at `path`. */
+/** A key a message may show as it is: short, and nothing a reader could take for the message's own text. */
+const PLAIN_KEY = /^[\w$@:.+-]{1,60}$/;
+
+/**
+ * How a message names `key` of the object at `path`: `argument "name"`, `argument "opts".depth`; a key
+ * that is long or holds anything else (spaces, quotes, line breaks: the client chooses it) is quoted and
+ * cut (quoteValue): `argument "a b"`, `argument "opts"["x\ny"]`.
+ */
 function nameOf(path: string, key: string): string {
-  return path === 'arguments' ? `argument "${key}"` : `${path}.${key}`;
+  if (path === 'arguments') return PLAIN_KEY.test(key) ? `argument "${key}"` : `argument ${quoteValue(key)}`;
+  return PLAIN_KEY.test(key) && !key.includes('.') ? `${path}.${key}` : `${path}[${quoteValue(key)}]`;
 }
+
+/** Most property names an "unknown argument" message lists. */
+const MAX_KNOWN_LISTED = 20;
 
 function objectProblem(record: Record<string, unknown>, schema: Schema, path: string): string | null {
   const { minProperties: min, maxProperties: max } = schema;
@@ -251,7 +263,9 @@ export function validate(value: unknown, schema: Schema, path = 'arguments', ful
         if (error) return error;
       } else if (schema.additionalProperties === false) {
         const known = Object.keys(schema.properties ?? {});
-        return `unknown ${name}${known.length ? `; expected ${known.map((k) => `"${k}"`).join(', ')}` : '; this tool takes no arguments'}`;
+        const listed = known.slice(0, MAX_KNOWN_LISTED).map((k) => quoteValue(k)).join(', ');
+        const more = known.length > MAX_KNOWN_LISTED ? ` and ${known.length - MAX_KNOWN_LISTED} more` : '';
+        return `unknown ${name}${known.length ? `; expected ${listed}${more}` : '; this tool takes no arguments'}`;
       } else if (typeof schema.additionalProperties === 'object' && schema.additionalProperties !== null) {
         const error = validate(item, schema.additionalProperties, name, full, patternMaxChars);
         if (error) return error;

@@ -88,11 +88,11 @@ export function mcpHeaderProblem(schema: Record<string, unknown>): string | null
       const value = node[key];
       if (key === 'properties' && isRecord(value)) {
         for (const name of Object.keys(value)) {
-          const problem = walk(value[name], `${path}.properties.${name}`, property || depth === 0, depth + 2);
+          const problem = walk(value[name], `${path}.properties${segment(name)}`, property || depth === 0, depth + 2);
           if (problem) return problem;
         }
       } else {
-        const problem = walk(value, `${path}.${key}`, false, depth + 1);
+        const problem = walk(value, `${path}${segment(key)}`, false, depth + 1);
         if (problem) return problem;
       }
     }
@@ -116,23 +116,30 @@ export interface UnrunPattern {
  * match, or a value it would check, is passed on unchecked. Walks what validate() walks: properties,
  * patternProperties, additionalProperties, items.
  */
+/** A property name in a schema path: `.name`, or quoted and cut (quoteValue) when long or not a plain name. */
+const segment = (name: string): string => (/^[\w$-]{1,60}$/.test(name) ? `.${name}` : `[${quoteValue(name)}]`);
+
+/** Longest schema path a warning shows: past it, its start and its end with `...` between. */
+const MAX_AT = 200;
+const cutAt = (at: string): string => (at.length > MAX_AT ? `${at.slice(0, 60)}...${at.slice(-(MAX_AT - 63))}` : at);
+
 export function unrunPatterns(schema: Record<string, unknown>, max = 8): UnrunPattern[] {
   const found: UnrunPattern[] = [];
   const walk = (node: unknown, path: string, depth: number): void => {
     if (depth > MAX_DEPTH || found.length >= max || !isRecord(node)) return;
     if (typeof node.pattern === 'string') {
       const regexp = runnablePattern(node.pattern);
-      if (typeof regexp === 'string') found.push({ keyword: 'pattern', at: `${path}.pattern`, pattern: node.pattern, problem: regexp });
+      if (typeof regexp === 'string') found.push({ keyword: 'pattern', at: cutAt(`${path}.pattern`), pattern: node.pattern, problem: regexp });
     }
     const patterns = node.patternProperties;
     if (isRecord(patterns)) {
       for (const pattern of Object.keys(patterns)) {
         const regexp = runnablePattern(pattern);
-        if (typeof regexp === 'string' && found.length < max) found.push({ keyword: 'patternProperties', at: `${path}.patternProperties`, pattern, problem: regexp });
-        walk(patterns[pattern], `${path}.patternProperties[${JSON.stringify(pattern)}]`, depth + 1);
+        if (typeof regexp === 'string' && found.length < max) found.push({ keyword: 'patternProperties', at: cutAt(`${path}.patternProperties`), pattern, problem: regexp });
+        walk(patterns[pattern], `${path}.patternProperties[${quoteValue(pattern)}]`, depth + 1);
       }
     }
-    if (isRecord(node.properties)) for (const name of Object.keys(node.properties)) walk(node.properties[name], `${path}.properties.${name}`, depth + 1);
+    if (isRecord(node.properties)) for (const name of Object.keys(node.properties)) walk(node.properties[name], `${path}.properties${segment(name)}`, depth + 1);
     walk(node.additionalProperties, `${path}.additionalProperties`, depth + 1);
     walk(node.items, `${path}.items`, depth + 1);
   };

@@ -63,6 +63,6 @@ test('bug: an upstream patternProperties key the bridge cannot read as its diale
     await passes({ word: { ['k'.repeat(21)]: 1 } });
     // where the dialects agree (printable ASCII, a pattern read alike) the bridge still checks
     await refused({ word: { ab: 'str' } }, 'argument "word".ab must be an integer, got a string');
-    await refused({ word: { 'a b': 1 } }, 'unknown argument "word".a b; this tool takes no arguments');
+    await refused({ word: { 'a b': 1 } }, 'unknown argument "word"["a b"]; this tool takes no arguments');
   });
 });
