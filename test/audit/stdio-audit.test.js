@@ -4,26 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeComputer, until } from '../helpers.js';
-import { INIT, spawnStdio } from '../surfaces/stdio-child.js';
+import { INIT, answerCounts, killAtEnd, spawnStdio } from '../surfaces/stdio-child.js';
 
 const HIGH_WATER = 64 * 1024;
-
-/** Kills the child at the end of the test if it is still running. */
-function cleanup(t, child) {
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await child.exited;
-    }
-  });
-}
-
-/** Every answer in `messages`, by id: how many times each id was answered. */
-function answerCounts(messages) {
-  const counts = new Map();
-  for (const m of messages) if (m.id !== undefined && ('result' in m || 'error' in m)) counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
-  return counts;
-}
 
 /** Sends tools/list calls with the host not reading stdout until the bridge stops reading stdin. */
 async function fillUntilStuck(child, prefix) {
@@ -41,7 +24,7 @@ async function fillUntilStuck(child, prefix) {
 
 test('stdio: a call cancelled while stdout is stuck is cancelled once the cancel is read (the computer gets its cancel frame), answered at most once, and every other call once', async (t) => {
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(HIGH_WATER) });
-  cleanup(t, child);
+  killAtEnd(t, child);
   const linkUrl = await child.linkUrl();
   let request = null;
   const computer = new FakeComputer(linkUrl, {
@@ -80,7 +63,7 @@ test('stdio: a call cancelled while stdout is stuck is cancelled once the cancel
 
 test('stdio: SIGTERM while stdin is paused for a stuck stdout exits 0; what the host then reads is whole lines, each id at most once, and lines it never read make no crash', async (t) => {
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(HIGH_WATER) });
-  cleanup(t, child);
+  killAtEnd(t, child);
   child.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
   await child.answer('init');
   await fillUntilStuck(child, 's');
@@ -95,7 +78,7 @@ test('stdio: SIGTERM while stdin is paused for a stuck stdout exits 0; what the 
 
 test('stdio: a host that reads stdout a few KiB at a time (pausing between) gets every answer exactly once, parse errors and oversized lines included, in the order of the lines for pings', async (t) => {
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(HIGH_WATER), MCP_MAX_BODY_BYTES: '65536' });
-  cleanup(t, child);
+  killAtEnd(t, child);
   // a slow host: after each chunk it reads, it waits a turn before the next
   child.stdout.on('data', () => {
     child.stdout.pause();

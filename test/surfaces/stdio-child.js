@@ -68,6 +68,23 @@ export function spawnStdio(env = {}) {
   });
 }
 
+/** Kills `child` at the end of test `t` if it is still running. */
+export function killAtEnd(t, child) {
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await child.exited;
+    }
+  });
+}
+
+/** Every answer in `messages`, by id: how many times each id was answered. */
+export function answerCounts(messages) {
+  const counts = new Map();
+  for (const m of messages) if (m.id !== undefined && ('result' in m || 'error' in m)) counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
+  return counts;
+}
+
 export async function run(env, fn) {
   const child = spawnStdio(env);
   try {

@@ -7,24 +7,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeComputer, until } from '../helpers.js';
-import { INIT, spawnStdio } from './stdio-child.js';
-
-/** Kills the child at the end of the test if it is still running. */
-function cleanup(t, child) {
-  t.after(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await child.exited;
-    }
-  });
-}
-
-/** How many times each id was answered. */
-function answerCounts(messages) {
-  const counts = new Map();
-  for (const m of messages) if (m.id !== undefined && ('result' in m || 'error' in m)) counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
-  return counts;
-}
+import { INIT, answerCounts, killAtEnd, spawnStdio } from './stdio-child.js';
 
 /**
  * A host that takes `bytes` characters of stdout every `everyMs` and nothing else: a slow reader.
@@ -40,19 +23,19 @@ function readSlowly(child, bytes, everyMs) {
   return once(child.stdout, 'end').finally(() => clearInterval(timer));
 }
 
+/** One tools/list line (24 KB of answer) per id, as one string. */
+const toolsList = (ids) => ids.map((id) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' })}\n`).join('');
+const INIT_LINE = `${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT })}\n`;
+const idsOf = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
 test('bug: a --stdio host still reading stdout slowly at the end of input lost the answers left when the 5 s shutdown deadline (from EOF) ran out; now every answer is handed over while it reads', async (t) => {
   // the mark high enough that stdin is never paused: every line is run at once and ~1.4 MB of
   // answers wait in stdout when stdin ends; the host then takes 8 KiB every 40 ms (~200 KB/s)
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024 * 1024) });
-  cleanup(t, child);
-  const ids = [];
-  let lines = `${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT })}\n`;
-  for (let i = 0; i < 56; i++) {
-    ids.push(`l${i}`);
-    lines += `${JSON.stringify({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' })}\n`;
-  }
+  killAtEnd(t, child);
+  const ids = idsOf('l', 56);
   const allRead = readSlowly(child, 8192, 40);
-  child.stdin.end(lines);
+  child.stdin.end(INIT_LINE + toolsList(ids));
   const r = await child.exited;
   await allRead;
   assert.equal(r.code, 0, r.stderr);
@@ -65,14 +48,14 @@ test('bug: a --stdio host still reading stdout slowly at the end of input lost t
 for (const signal of ['SIGTERM', 'SIGINT']) {
   test(`bug: ${signal} while stdin is paused for a stuck stdout left the requests already read but not run without an answer; now each is answered once (run, or -32003 "shutting down") and no further stdin is read`, async (t) => {
     const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024) });
-    cleanup(t, child);
+    killAtEnd(t, child);
     child.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
     await child.answer('init');
     // the host stops reading; 400 tools/list (24 KB of answer each) in one write of ~20 KB, which the
     // bridge reads in one go: it runs them 64 at a time until stdout is stuck, the rest wait read
     child.stdout.pause();
-    const ids = Array.from({ length: 400 }, (_, i) => `s${i}`);
-    child.raw(ids.map((id) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' })}\n`).join(''));
+    const ids = idsOf('s', 400);
+    child.raw(toolsList(ids));
     await until(() => /stdin is not read until it drains/.test(child.out.stderr));
     child.kill(signal);
     await until(() => new RegExp(`${signal} received; shutting down`).test(child.out.stderr));
@@ -98,18 +81,11 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
   });
 }
 
-/** initialize and `n` tools/list (24 KB of answer each) as one string of lines. */
-function toolsListLines(n) {
-  let lines = `${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT })}\n`;
-  for (let i = 0; i < n; i++) lines += `${JSON.stringify({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' })}\n`;
-  return lines;
-}
-
 test('stdio shutdown bound: a host that stops reading stdout after the end of input does not keep the bridge: it exits 0 once MCP_STDIO_SHUTDOWN_IDLE_MS pass without a byte taken, saying how much it could not hand over', async (t) => {
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024 * 1024), MCP_STDIO_SHUTDOWN_IDLE_MS: '300' });
-  cleanup(t, child);
+  killAtEnd(t, child);
   child.stdout.pause();
-  child.stdin.end(toolsListLines(56));
+  child.stdin.end(INIT_LINE + toolsList(idsOf('l', 56)));
   const r = await child.exited;
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /the host took no byte of stdout for 300 ms \(MCP_STDIO_SHUTDOWN_IDLE_MS\); exiting with \d+ bytes of stdout not taken/);
@@ -121,9 +97,9 @@ test('stdio shutdown bound: a host that stops reading stdout after the end of in
 
 test('stdio shutdown bound: a host that keeps reading, too slowly, cannot hold the bridge past MCP_STDIO_SHUTDOWN_MAX_MS: it exits 0 saying so, every answer the host got whole and once', async (t) => {
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024 * 1024), MCP_STDIO_SHUTDOWN_IDLE_MS: '60000', MCP_STDIO_SHUTDOWN_MAX_MS: '1000' });
-  cleanup(t, child);
+  killAtEnd(t, child);
   const allRead = readSlowly(child, 8192, 40);
-  child.stdin.end(toolsListLines(56));
+  child.stdin.end(INIT_LINE + toolsList(idsOf('l', 56)));
   const r = await child.exited;
   await allRead;
   assert.equal(r.code, 0, r.stderr);
@@ -134,7 +110,7 @@ test('stdio shutdown bound: a host that keeps reading, too slowly, cannot hold t
 
 test('stdio: SIGTERM with a call in flight at a computer answers it (the link closes) and exits 0; no answer is lost or doubled', async (t) => {
   const child = spawnStdio({});
-  cleanup(t, child);
+  killAtEnd(t, child);
   const computer = new FakeComputer(await child.linkUrl(), { computerId: 5, onRequest: () => null });
   t.after(() => computer.close());
   assert.equal((await computer.link()).type, 'hello-ok');
@@ -153,11 +129,11 @@ test('stdio: SIGTERM with a call in flight at a computer answers it (the link cl
 
 test('bug: a host that ended stdin while it was paused for a stuck stdout, and then read nothing, kept the bridge alive for ever (its lines waited for a drain that never came); now it exits 0 after MCP_STDIO_SHUTDOWN_IDLE_MS without a byte taken', { timeout: 60_000 }, async (t) => {
   const child = spawnStdio({ MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024), MCP_STDIO_SHUTDOWN_IDLE_MS: '300' });
-  cleanup(t, child);
+  killAtEnd(t, child);
   child.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
   await child.answer('init');
   child.stdout.pause();
-  child.raw(Array.from({ length: 400 }, (_, i) => `${JSON.stringify({ jsonrpc: '2.0', id: `s${i}`, method: 'tools/list' })}\n`).join(''));
+  child.raw(toolsList(idsOf('s', 400)));
   await until(() => /stdin is not read until it drains/.test(child.out.stderr));
   child.stdin.end();
   // the host never reads again: the bridge must still exit (on the build before: never, the test's timeout)
