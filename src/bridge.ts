@@ -25,9 +25,12 @@ import type { EndpointAliases } from './surfaces/endpoints.js';
 /** The computer program, joined from lua/mcp-computer/ into dist/ by npm run build (scripts/build-lua.js). */
 export const LUA_PROGRAM_PATH = fileURLToPath(new URL('./mcp-computer.lua', import.meta.url));
 
+let version: string | undefined;
+
+/** package.json's version, read once (the banner, initialize's serverInfo, the upstream clients and /openapi.json show it). */
 export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  version ??= (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return version;
 }
 
 export interface Bridge {

@@ -9,14 +9,14 @@ import type { Caller } from '../mcp/exchange.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, type Response } from '../jsonrpc/message.js';
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
-import { handleModern } from '../mcp/modern-dispatch.js';
+import type { handleModern } from '../mcp/modern-dispatch.js';
 import { acceptsEventStream, wantsEventStream } from './accept.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
-import { openListenStream } from './listen-stream.js';
+import type { openListenStream } from './listen-stream.js';
 import { bearerToken, tokenIdentity } from '../auth/tokens.js';
 import type { EventStreams } from './event-streams.js';
 
@@ -77,6 +77,18 @@ function requestId(body: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
+/** The 2026-07-28 handling (its dispatch and listen streams), loaded at the first such request: a start does not need it. */
+interface Modern {
+  handle: typeof handleModern;
+  openListen: typeof openListenStream;
+}
+let modern: Modern | undefined;
+async function loadModern(): Promise<Modern> {
+  const [dispatch, listen] = await Promise.all([import('../mcp/modern-dispatch.js'), import('./listen-stream.js')]);
+  modern ??= { handle: dispatch.handleModern, openListen: listen.openListenStream };
+  return modern;
+}
+
 export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteOptions): Methods {
   /** Numbers each listen stream: its subscription's key (closing the stream is its only cancel). */
   let streams = 0;
@@ -122,23 +134,24 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       sendJson(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
       return;
     }
+    const m = era.era === 'modern' ? (modern ?? (await loadModern())) : null;
     // list_changed reaches a 2025 client on its GET stream (2026-07-28 has no initialize)
     const caller: Caller = { scope, signal: gone, listChanged: options.listChanged === true };
     const listenStreams = options.listenStreams;
-    if (era.era === 'modern' && listenStreams) {
+    if (m && listenStreams) {
       // 2026-07-28 subscriptions/listen: this response becomes the subscription's SSE stream
       caller.listen = {
         problem: acceptsEventStream(req.headers.accept) ? null : 'subscriptions/listen is answered with an event stream: the Accept header must list text/event-stream',
         key: () => `${scope}\u0000sse:${++streams}`,
         // with tokens, the one that passed the listener's check (several tokens: one per client)
         client: () => (options.tokens && ctx.authenticated ? tokenIdentity(bearerToken(headerValue(req.headers.authorization))!) : null),
-        open: (key) => openListenStream(res, key, dispatcher.subscriptions, listenStreams),
+        open: (key) => m.openListen(res, key, dispatcher.subscriptions, listenStreams),
       };
     }
     const reply =
       era.era === 'reject' ? era.reply
-      : era.era === 'modern' ? await handleModern(dispatcher, body, flatHeaders(req.headers), caller, raw.length)
-      : await dispatcher.handleBody(body, allowsBatches(era.version), caller, raw.length);
+      : era.era === 'legacy' ? await dispatcher.handleBody(body, allowsBatches(era.version), caller, raw.length)
+      : await m!.handle(dispatcher, body, flatHeaders(req.headers), caller, raw.length);
     res.off('close', onClose);
     if (reply.streaming) return;
     if (gone.aborted || res.destroyed) {

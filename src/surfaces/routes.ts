@@ -9,7 +9,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { EndpointAliases } from './endpoints.js';
 import { mcpRoute } from './mcp-route.js';
 import type { EventStreams } from './event-streams.js';
-import { getStream } from './get-stream.js';
+import type { getStream } from './get-stream.js';
 import { sendJson } from './respond.js';
 import { callHandler, notAllowed, restRoutes } from './rest.js';
 import { reloadRoute } from './reload-route.js';
@@ -53,7 +53,15 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
     listChanged: deps.streams !== undefined,
     tokens: deps.config.mcpAuthTokens.length > 0,
   });
-  if (deps.streams) mcp.GET = getStream({ streams: deps.streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log, perSession: deps.config.maxGetStreamsPerSession });
+  const streams = deps.streams;
+  if (streams) {
+    // GET /mcp (the 2025 revisions' event stream): its module is loaded at the first GET, not at start
+    let get: ReturnType<typeof getStream> | undefined;
+    mcp.GET = async (req, res, ctx) => {
+      get ??= (await import('./get-stream.js')).getStream({ streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log, perSession: deps.config.maxGetStreamsPerSession });
+      return get(req, res, ctx);
+    };
+  }
   const router = new Router()
     .add('/mcp', mcp)
     .add('/', mcp)
