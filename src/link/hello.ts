@@ -74,6 +74,8 @@ export function closeReason(text: string): string {
 export function helloHandshake(options: HelloOptions): Hellos {
   const { registry, admission, metrics, log, warn, tokens, pins } = options;
   const helloOk = encodeHelloOk(options.maxFrameBytes);
+  /** Hellos admitted that wait for their pin's write (counted as links against CC_MAX_LINKS). */
+  let saved = 0;
 
   /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
   function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number, reason = REASONS[code]): void {
@@ -93,7 +95,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
       }
       if (ws.stage !== 'pending') return; // already refused; the socket is closing
       const current = registry.get(frame.computerId);
-      const refusal = admission.hello(ws, registry.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
+      const refusal = admission.hello(ws, registry.size + saved, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
       if (refusal) {
         metrics.linksRefused.inc(refusal.reason);
         warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
@@ -144,18 +146,23 @@ export function helloHandshake(options: HelloOptions): Hellos {
         refuse(ws, `computer id ${id} is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). ${letIn}`, 'not_enrolled', CLOSE_NOT_ENROLLED);
         return;
       }
-      if (ws.helloTimer) clearTimeout(ws.helloTimer);
-      ws.helloTimer = null;
       if (pin === 'new' && !pins!.pin(frame.computerId, frame.key!)) {
         warn(`computer ${frame.computerId} linked without a pin: CC_LINK_MAX_PINS (${pins!.max}) ids are pinned already`);
       }
-      const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
-      ws.link = link;
-      metrics.linksLinked++;
-      ws.send(helloOk);
-      if (replaced) metrics.linksReplaced++;
-      if (replaced) log.info(`replaced ${logName(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
-      log.info(`linked ${logName(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${logText(link.version)})` : ''}${omittedText(link.identity.omitted)}`);
+      // A new pin is on disk (CC_LINK_PINS_FILE) before its hello-ok, so a crash after the answer
+      // cannot lose it: the hello waits for the write that holds it (one write for every pin made
+      // meanwhile), as does a relink with the same key that comes during that write. The hello timer
+      // still runs: a write stuck past it closes the socket, and the computer tries again.
+      const saving = frame.key === null ? null : (pins?.saving(frame.computerId) ?? null);
+      if (saving !== null) {
+        saved++;
+        void saving.then(() => {
+          saved--;
+          afterSave(ws, frame);
+        });
+        return;
+      }
+      accept(ws, frame);
     },
     reject(ws, error) {
       metrics.linksRefused.inc('invalid');
@@ -163,4 +170,32 @@ export function helloHandshake(options: HelloOptions): Hellos {
       refuse(ws, error, 'invalid', CLOSE_POLICY, closeReason(`${REASONS.invalid}: ${error}`));
     },
   };
+
+  /** The pins file holds the hello's pin now (or its write failed, logged): link, unless that changed. */
+  function afterSave(ws: ComputerSocket, frame: HelloFrame): void {
+    // closed meanwhile (the computer went, the hello timer, the bridge stopping)
+    if (ws.readyState !== ws.OPEN || ws.stage !== 'linked' || ws.link !== null) return;
+    // the operator reset the pin meanwhile: this hello was made with the key the reset stopped trusting
+    if (pins!.check(frame.computerId, frame.key) !== 'ok') {
+      if (ws.helloTimer) clearTimeout(ws.helloTimer);
+      ws.helloTimer = null;
+      log.info(`link from ${ws.remoteAddress} (computer ${frame.computerId}) closed before hello-ok: its pin was reset meanwhile`);
+      ws.close(CLOSE_PIN_RESET, PIN_RESET_REASON);
+      return;
+    }
+    accept(ws, frame);
+  }
+
+  /** Registers the link and answers hello-ok. */
+  function accept(ws: ComputerSocket, frame: HelloFrame): void {
+    if (ws.helloTimer) clearTimeout(ws.helloTimer);
+    ws.helloTimer = null;
+    const { link, replaced } = registry.register(ws, frame, ws.remoteAddress);
+    ws.link = link;
+    metrics.linksLinked++;
+    ws.send(helloOk);
+    if (replaced) metrics.linksReplaced++;
+    if (replaced) log.info(`replaced ${logName(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
+    log.info(`linked ${logName(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${logText(link.version)})` : ''}${omittedText(link.identity.omitted)}`);
+  }
 }

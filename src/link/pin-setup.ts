@@ -46,6 +46,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line));
     pins.onChange = () => w.changed();
     writer = w;
+    metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });
     metrics.addGauge({ name: 'cc_link_pins_file_errors_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE that failed (the pins stay in memory; the next change tries again).', read: () => w.failures });
   }
   if (pins.strict) {

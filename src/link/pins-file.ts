@@ -2,8 +2,9 @@
 // <SHA-256 of its key, 64 hex digits>` (what `printf %s "$key" | sha256sum` prints), `#` comments and
 // blank lines ignored; never a key. Read once at start (a bad file stops the start, naming the file and
 // the line), written whole after each change: a temporary file beside it (mode 0600), synced, then
-// renamed over it, so a crash leaves the old file or the new one. Changes that come while a write is
-// under way are written together once it is done.
+// renamed over it and the directory synced, so a crash leaves the old file or the new one. Changes
+// that come while a write is under way are written together once it is done; a new pin's hello-ok
+// waits for the write that holds it (hello.ts).
 import { readFileSync, statSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { parseComputerId } from './computer-id.js';
@@ -95,10 +96,17 @@ function dirOf(path: string): string {
   return cut < 0 ? '.' : cut === 0 ? '/' : path.slice(0, cut);
 }
 
-/** Writes the pins file after each change (`changed()`), one write at a time, the latest table each time. */
+/**
+ * Writes the pins file after each change (`changed()`), one write at a time, the latest table each time:
+ * changes made while a write is under way are written together by the next one (many changes, few
+ * writes). `changed()` resolves once a write that holds the change has finished (or failed, logged).
+ */
 export class PinsWriter {
   private writing: Promise<void> | null = null;
   private dirty = false;
+  /** Resolves when the next write to start (the one that holds the changes not yet written) ends. */
+  private next: Promise<void> | null = null;
+  private endNext: (() => void) | null = null;
   /** Writes that failed (logged); the pins stay in memory and the next change tries again. */
   failures = 0;
   /** Writes done. */
@@ -110,10 +118,13 @@ export class PinsWriter {
     private readonly onError: (message: string) => void,
   ) {}
 
-  /** The table changed: write it (now, or after the write under way). */
-  changed(): void {
+  /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
+  changed(): Promise<void> {
     this.dirty = true;
+    this.next ??= new Promise((resolve) => (this.endNext = resolve));
+    const written = this.next;
     if (this.writing === null) this.writing = this.drain();
+    return written;
   }
 
   /** Resolves when every change so far is written (or its write failed). */
@@ -124,6 +135,9 @@ export class PinsWriter {
   private async drain(): Promise<void> {
     while (this.dirty) {
       this.dirty = false;
+      // this write holds every change so far; later ones wait for the next
+      const end = this.endNext;
+      this.next = this.endNext = null;
       try {
         await this.write(formatPins(this.snapshot()));
         this.writes++;
@@ -131,6 +145,7 @@ export class PinsWriter {
         this.failures++;
         this.onError(`cannot write the pins file ${this.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the pins are kept in memory and written at the next change`);
       }
+      end?.();
     }
     this.writing = null;
   }
@@ -151,6 +166,16 @@ export class PinsWriter {
     } catch (err) {
       await unlink(temp).catch(() => {});
       throw err;
+    }
+    // the rename itself is on disk once the directory is synced; a file system that cannot sync a
+    // directory (EINVAL, EISDIR ...) still has the synced file under its new name
+    const dir = await open(dirOf(this.path), 'r').catch(() => null);
+    if (dir !== null) {
+      try {
+        await dir.sync().catch(() => {});
+      } finally {
+        await dir.close();
+      }
     }
   }
 }

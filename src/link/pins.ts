@@ -61,8 +61,13 @@ export class KeyPins {
   private readonly open = new Map<number, number>();
   /** Keyed hellos for a new id that found the table full (linked unpinned). */
   full = 0;
-  /** Called after the table changed (a pin added, one reset): the pins file is saved then. */
-  onChange: (() => void) | null = null;
+  /**
+   * Called after the table changed (a pin added, one reset): the pins file is saved then. Its promise
+   * (with a pins file) resolves once the write that holds the change has ended.
+   */
+  onChange: (() => Promise<void> | void) | null = null;
+  /** Ids pinned whose pin is not on disk yet: the write that holds it (with a pins file). */
+  private readonly unsaved = new Map<number, Promise<void>>();
   readonly strict: boolean;
   readonly enrollMs: number;
   private readonly now: () => number;
@@ -132,8 +137,23 @@ export class KeyPins {
       return false;
     }
     this.pins.set(computerId, keyDigest(key));
-    this.onChange?.();
+    const saved = this.onChange?.();
+    if (saved) {
+      this.unsaved.set(computerId, saved);
+      void saved.then(() => {
+        if (this.unsaved.get(computerId) === saved) this.unsaved.delete(computerId);
+      });
+    }
     return true;
+  }
+
+  /**
+   * The write that puts the id's new pin on disk, while it is under way (with a pins file), else
+   * null: a hello that links with that pin is answered once it has ended, so a crash after hello-ok
+   * cannot lose the pin.
+   */
+  saving(computerId: number): Promise<void> | null {
+    return this.unsaved.get(computerId) ?? null;
   }
 
   /**

@@ -1,0 +1,158 @@
+// A new pin is on disk before its hello-ok: the bridge answers a hello that pinned an id only once
+// the CC_LINK_PINS_FILE write holding that pin has finished (synced, renamed, the directory synced).
+// The bug: hello-ok went out first and the file was written later, so a bridge that crashed in that
+// moment restarted without the pin, and the first keyed hello for the id after the restart (anyone's)
+// took it. With real bridge processes, a real file, and SIGKILL.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FakeComputer, startTestBridge, until } from '../helpers.js';
+import { PinsWriter, parsePins } from '../../dist/link/pins-file.js';
+import { attempt, request, sha } from './pins-helpers.js';
+import { startProcess, stop, tempDir } from '../surfaces/bridge-process.js';
+
+const KEY = 'realKey_0123456789abcdefABCDEF-x';
+const OTHER = 'impostorKey_0123456789abcdefABCD';
+const keyOf = (id) => `computer${id}Key_0123456789abcdefABCDEF`;
+
+async function start(space, file) {
+  const child = await startProcess(space, { CC_LINK_PINS_FILE: file, LOG_LEVEL: 'info' });
+  const linkUrl = /^Computer link: (ws:\/\/\S+) /m.exec(child.out.stdout)[1];
+  return Object.assign(child, { linkUrl });
+}
+
+async function hello(linkUrl, computerId, key) {
+  const c = new FakeComputer(linkUrl, { computerId });
+  const first = await c.link({ type: 'hello', computerId, key });
+  return { c, first };
+}
+
+test('bug: a pin made just before a crash was lost (hello-ok went out before the pins file held it); now the file holds the pin when hello-ok arrives, and a SIGKILL right then keeps it', async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  const bridge = await start(space, file);
+  // each new pin is in the file when its hello-ok arrives (read at once, nothing awaited in between)
+  for (let id = 1; id <= 10; id++) {
+    const { c, first } = await hello(bridge.linkUrl, id, keyOf(id));
+    assert.equal(first.type, 'hello-ok');
+    assert.ok(readFileSync(file, 'utf8').includes(`\n${id} ${sha(keyOf(id))}\n`), `pin ${id} is on disk at its hello-ok`);
+    await c.close();
+  }
+  // a relink with the pinned key writes nothing and is answered as before
+  const again = await hello(bridge.linkUrl, 3, keyOf(3));
+  assert.equal(again.first.type, 'hello-ok');
+  await again.c.close();
+
+  // the crash: SIGKILL as soon as hello-ok for a new id arrives
+  const last = new FakeComputer(bridge.linkUrl, { computerId: 11 });
+  const answered = last.link({ type: 'hello', computerId: 11, key: KEY });
+  await last.next((f) => f.type === 'hello-ok' && (bridge.kill('SIGKILL'), true));
+  await answered;
+  assert.equal((await bridge.exited).signal, 'SIGKILL');
+
+  const restarted = await start(space, file);
+  assert.match(restarted.out.stdout + restarted.out.stderr, /11 pins read from/);
+  const impostor = await hello(restarted.linkUrl, 11, OTHER);
+  assert.equal(impostor.first.code, 'key_mismatch', 'the pin made just before the crash holds');
+  const real = await hello(restarted.linkUrl, 11, KEY);
+  assert.equal(real.first.type, 'hello-ok');
+  await real.c.close();
+  await stop(restarted);
+});
+
+/**
+ * Holds every thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default) of this process in an open()
+ * of a FIFO that has no writer yet, so the in-process bridge's file writes cannot progress until
+ * release(): a write "under way" for as long as a test needs, with the real file code. release()
+ * opens each FIFO for writing synchronously, which lets the blocked opens return.
+ */
+let held = 0;
+function holdThreadPool(dir) {
+  const size = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  const round = held++;
+  const fifos = Array.from({ length: size }, (_, i) => join(dir, `fifo${round}.${i}`));
+  for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+  const readers = fifos.map((fifo) => open(fifo, 'r'));
+  return async () => {
+    const writers = fifos.map((fifo) => openSync(fifo, 'w'));
+    for (const handle of await Promise.all(readers)) await handle.close();
+    for (const fd of writers) closeSync(fd);
+  };
+}
+
+test('PinsWriter: 1,000 changes during a write make 2 writes; each change\'s promise resolves once a write holding it has ended', async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  const table = new Map();
+  const writer = new PinsWriter(file, () => [...table], (line) => assert.fail(line));
+  const done = [];
+  for (let id = 0; id < 1000; id++) {
+    table.set(id, sha(keyOf(id)));
+    const changed = writer.changed();
+    done.push(changed.then(() => assert.ok(readFileSync(file, 'utf8').includes(`\n${id} ${sha(keyOf(id))}\n`), `${id} written when its promise resolves`)));
+  }
+  await Promise.all(done);
+  assert.equal(writer.writes, 2);
+  assert.equal(parsePins(readFileSync(file, 'utf8'), file, 1000).size, 1000);
+  // a change after the writes is a write of its own
+  table.delete(5);
+  await writer.changed();
+  assert.equal(writer.writes, 3);
+  assert.equal(readFileSync(file, 'utf8').includes('\n5 '), false);
+});
+
+test('a hello waiting for its pin\'s write: a pin reset meanwhile closes it 4410 instead of hello-ok; a socket closed meanwhile is dropped; waiting hellos count toward CC_MAX_LINKS; relinks with the same key wait for the same write', async (t) => {
+  const space = { dir: mkdtempSync(join(tmpdir(), 'pins-durable-')) };
+  const file = join(space.dir, 'pins');
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file, CC_MAX_LINKS: '2' });
+  // closed (its last pins written) before its directory is removed
+  t.after(async () => {
+    await bridge.close();
+    rmSync(space.dir, { recursive: true, force: true });
+  });
+  const metric = async (name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text())[1]);
+
+  // 1. a reset while the hello waits for the write that holds its pin
+  let release = holdThreadPool(space.dir);
+  const waiting = new FakeComputer(bridge.linkUrl, { computerId: 1 });
+  const waitingAnswer = waiting.link({ type: 'hello', computerId: 1, key: KEY });
+  await until(() => bridge.pins.has(1));
+  // a relink with the same key in the meantime waits for the same write
+  const relink = new FakeComputer(bridge.linkUrl, { computerId: 1 });
+  const relinkAnswer = relink.link({ type: 'hello', computerId: 1, key: KEY });
+  // CC_MAX_LINKS=2: the two waiting hellos count, so a third id is refused busy
+  const third = await attempt(bridge, 3, OTHER);
+  assert.equal(third.first.code, 'busy');
+  assert.match(third.first.error, /the bridge already has 2 links \(CC_MAX_LINKS\)/);
+  assert.equal(bridge.links.size, 0, 'nothing linked before the write');
+  const reset = await request(bridge, '/pins/1/reset');
+  assert.equal(reset.body.wasPinned, true);
+  await release();
+  assert.deepEqual(await waiting.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
+  assert.deepEqual(await relink.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
+  assert.equal(waiting.received.some((f) => f.type === 'hello-ok'), false);
+  void waitingAnswer;
+  void relinkAnswer;
+  assert.equal(bridge.links.get(1), undefined);
+  assert.ok(bridge.logs.some((l) => /\(computer 1\) closed before hello-ok: its pin was reset meanwhile/.test(l)), bridge.logs.join('\n'));
+
+  // 2. the computer goes while its hello waits: nothing is linked, its place is given back
+  release = holdThreadPool(space.dir);
+  const gone = new FakeComputer(bridge.linkUrl, { computerId: 2 });
+  void gone.link({ type: 'hello', computerId: 2, key: KEY });
+  await until(() => bridge.pins.has(2));
+  await gone.close();
+  await release();
+  await until(async () => (await metric('cc_link_pins_file_writes_total')) >= 3);
+  assert.equal(bridge.links.get(2), undefined);
+  const after = await attempt(bridge, 2, KEY);
+  assert.equal(after.first.type, 'hello-ok', 'the pin made for it holds; its key links');
+  const four = await attempt(bridge, 4, OTHER);
+  assert.equal(four.first.type, 'hello-ok', 'the places of the hellos that waited were given back');
+  assert.ok(readFileSync(file, 'utf8').includes(`\n4 ${sha(OTHER)}\n`));
+  await Promise.all([after.c.close(), four.c.close()]);
+});
