@@ -6,7 +6,7 @@
 // that come while a write is under way are written together once it is done; a new pin's hello-ok
 // waits for the write that holds it (hello.ts).
 import { readFileSync, statSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, realpath, rename, unlink } from 'node:fs/promises';
 import { parseComputerId } from './computer-id.js';
 import { DIGEST_PATTERN } from './pins.js';
 
@@ -151,7 +151,9 @@ export class PinsWriter {
   }
 
   private async write(text: string): Promise<void> {
-    const temp = `${this.path}.${process.pid}.tmp`;
+    // a symlink's target is the file: renaming over the link itself left the target unwritten
+    const path = await realpath(this.path).catch(() => this.path);
+    const temp = `${path}.${process.pid}.tmp`;
     // a temporary file left by a crash may have other permissions: start afresh
     await unlink(temp).catch(() => {});
     const file = await open(temp, 'wx', 0o600);
@@ -162,7 +164,7 @@ export class PinsWriter {
       await file.close();
     }
     try {
-      await rename(temp, this.path);
+      await rename(temp, path);
     } catch (err) {
       await unlink(temp).catch(() => {});
       throw err;
