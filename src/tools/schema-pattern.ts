@@ -1,7 +1,7 @@
 // A schema `pattern` as the validator (schema.ts) runs it: compiled once (ECMA-262, u flag) and cached,
 // not run when pattern-safety.ts refuses it, and for an upstream tool's schema run only where regex
 // dialects agree.
-import { patternProblem } from './pattern-safety.js';
+import { MAX_PATTERN_LENGTH, patternProblem } from './pattern-safety.js';
 
 const regexps = new Map<string, RegExp | null>();
 
@@ -14,7 +14,9 @@ export function compilePattern(pattern: string): RegExp | null {
     } catch {
       compiled = null;
     }
-    // patterns come from the config file and upstream listings; a bound keeps re-listings from growing it
+    // patterns come from the config file and upstream listings; a bound keeps re-listings from growing
+    // it, and one longer than the check reads is never kept (1,000 of 4 MB each would be 4 GB)
+    if (pattern.length > MAX_PATTERN_LENGTH) return compiled;
     if (regexps.size >= 1000) regexps.clear();
     regexps.set(pattern, compiled);
   }
@@ -29,6 +31,8 @@ const runnable = new Map<string, RegExp | string | null>();
  * Cached, so a call costs one lookup.
  */
 export function runnablePattern(pattern: string): RegExp | string | null {
+  // never run, so neither compiled nor kept (patternProblem says why)
+  if (pattern.length > MAX_PATTERN_LENGTH) return patternProblem(pattern);
   let entry = runnable.get(pattern);
   if (entry === undefined) {
     const compiled = compilePattern(pattern);
@@ -79,6 +83,7 @@ const upstreamRegexps = new Map<string, RegExp | null>();
  * dialects read it alike; null when it is not run (the upstream checks). Cached: one lookup a call.
  */
 export function upstreamRegexp(pattern: string): RegExp | null {
+  if (pattern.length > MAX_PATTERN_LENGTH) return null;
   let entry = upstreamRegexps.get(pattern);
   if (entry === undefined) {
     const regexp = runnablePattern(pattern);

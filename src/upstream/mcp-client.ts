@@ -6,6 +6,7 @@
 //   const tools = await client.listTools();      // follows nextCursor
 //   const result = await client.callTool('name', { a: 1 }, { signal });
 //   await client.close();
+import { createHash } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions, type Transport } from '../jsonrpc/client.js';
@@ -114,11 +115,12 @@ export class McpClient {
     return tools;
   }
 
-  /** Said once per tool, keyword and pattern (a re-listing repeats none): tool name + NUL + keyword + NUL + pattern. */
+  /** Said once per tool, keyword and pattern (a re-listing repeats none): the SHA-256 of tool name + NUL + keyword + NUL + pattern. */
   private readonly unrunSaid = new Set<string>();
 
   private warnUnrun(tool: string, unrun: UnrunPattern): void {
-    const key = `${tool}\u0000${unrun.keyword}\u0000${unrun.pattern}`;
+    // a digest, not the text: 1,000 patterns of up to CC_UPSTREAM_MAX_MESSAGE_BYTES each are not kept
+    const key = createHash('sha256').update(`${tool}\u0000${unrun.keyword}\u0000${unrun.pattern}`).digest('base64');
     if (this.unrunSaid.has(key) || this.unrunSaid.size >= 1000) return;
     this.unrunSaid.add(key);
     const [what, passed] = unrun.keyword === 'pattern' ? ['pattern', 'values it would check'] : ['patternProperties key', 'argument keys only it could match'];
