@@ -19,21 +19,29 @@ export function useSessionKey(next: Buffer): void {
   key = Buffer.from(next);
 }
 
-// Every nonce this start issues begins with this tag, so an id without it was issued by an earlier
-// start (one that verifies now was kept valid by MCP_SESSION_KEY_FILE): its client may hold a tool
-// list from before the restart (issuedEarlier). An id from a build before the tag (random there)
-// counts as earlier too, but for one chance in 2^32.
+// Every nonce this start issues begins with this tag and then the tool set's generation (changes
+// since start, ToolRegistry.generation) when it was issued, so the GET /mcp stream can tell a client
+// whose tool list may be stale (toolsMayDiffer): an id of an earlier start (one that verifies now was
+// kept valid by MCP_SESSION_KEY_FILE), or one issued before a change. An id from a build before the
+// tag (random there) counts as earlier too, but for one chance in 2^32.
 const START_TAG = randomBytes(4).toString('hex');
+const generationHex = (generation: number) => (generation >>> 0).toString(16).padStart(8, '0');
 
-/** A fresh session id: 32 hex digits of nonce (this start's 8-digit tag, then 24 random), a dot, 32 of signature. */
-export function issueSessionId(): string {
-  const nonce = START_TAG + randomBytes(12).toString('hex');
+/**
+ * A fresh session id: 32 hex digits of nonce (this start's 8-digit tag, 8 of the tool set's
+ * `generation` now, 16 random), a dot, 32 of signature.
+ */
+export function issueSessionId(generation = 0): string {
+  const nonce = START_TAG + generationHex(generation) + randomBytes(8).toString('hex');
   return `${nonce}.${sign(nonce)}`;
 }
 
-/** Whether a valid session id was issued by an earlier start of the bridge, not by this one. */
-export function issuedEarlier(id: string): boolean {
-  return !id.startsWith(START_TAG);
+/**
+ * Whether the tool set may differ from the one when the valid session `id` was issued: an earlier
+ * start issued it, or the set has changed since (`generation` is ToolRegistry.generation now).
+ */
+export function toolsMayDiffer(id: string, generation: number): boolean {
+  return !id.startsWith(START_TAG) || id.slice(8, 16) !== generationHex(generation);
 }
 
 /** Whether `id` is one this process issued. */

@@ -2,8 +2,9 @@
 // that initialized and holds its Mcp-Session-Id opens it with Accept: text/event-stream; the bridge
 // sends notifications/tools/list_changed on it whenever the tool set changes, and nothing else
 // (never a response). One notice per change per session, on the session's newest stream; and one as
-// the first event when a session issued by an earlier start (MCP_SESSION_KEY_FILE) opens a stream
-// while holding none in this start, since changes made while the bridge was down reached nobody. 2026-07-28
+// the first event when a session opens a stream while holding none and the tool set may have changed
+// since its id was issued (an earlier start issued it, MCP_SESSION_KEY_FILE, or the set changed
+// since), as such a change reached no stream of it. 2026-07-28
 // has no GET stream (405 as before). Origin, Host and the token are checked by the listener first.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
@@ -11,7 +12,7 @@ import { INVALID_REQUEST, errorResponse } from '../jsonrpc/message.js';
 import { selectHttpEra } from '../mcp/http-era.js';
 import { SERVER_BUSY } from '../mcp/exchange.js';
 import { acceptsEventStream } from './accept.js';
-import { callerScope, issuedEarlier } from './caller-scope.js';
+import { callerScope, toolsMayDiffer } from './caller-scope.js';
 import type { EventStream, EventStreams } from './event-streams.js';
 import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE, methodNotAllowed } from './mcp-route.js';
 import { Shares } from '../mcp/shares.js';
@@ -26,6 +27,8 @@ export interface GetStreamDeps {
   streams: EventStreams;
   /** Tool set changes, once per burst (ToolRegistry.watch, shared with subscriptions/listen). */
   watchTools(listener: () => void): () => void;
+  /** ToolRegistry.generation: how many times the tool set changed since start. */
+  toolsGeneration(): number;
   log: Logger;
   /** MCP_MAX_GET_STREAMS_PER_SESSION: most streams one session holds; one more ends its oldest. */
   perSession: number;
@@ -46,6 +49,7 @@ class SessionStreams {
 
   constructor(
     private readonly watchTools: (listener: () => void) => () => void,
+    private readonly toolsGeneration: () => number,
     private readonly limits: { max: number; perSession: number },
   ) {
     this.shares = new Shares({ max: limits.max, perClient: limits.perSession, ownFirst: true });
@@ -67,10 +71,11 @@ class SessionStreams {
   }
 
   add(session: string, stream: EventStream): void {
-    // a session of an earlier start (MCP_SESSION_KEY_FILE kept its id valid) opening a stream while
-    // it holds none here: its client's tool list may be from before the restart, and a change made
-    // while the bridge was down was told to nobody, so its stream starts with the notice
-    const resumed = !this.watching.has(session) && issuedEarlier(session.slice(SESSION_SCOPE.length));
+    // a session opening a stream while it holds none, issued by an earlier start (MCP_SESSION_KEY_FILE
+    // kept its id valid) or before a change of the tool set: a change made while the bridge was down,
+    // or while the session had no stream (before its first, between a drop and the reconnect), was
+    // told to no stream of it, so its stream starts with the notice
+    const stale = !this.watching.has(session) && toolsMayDiffer(session.slice(SESSION_SCOPE.length), this.toolsGeneration());
     if (!this.watching.has(session)) {
       this.watching.set(
         session,
@@ -82,7 +87,7 @@ class SessionStreams {
     }
     this.shares.add(session, stream);
     stream.onClose(() => this.drop(session, stream));
-    if (resumed) stream.send(LIST_CHANGED_NOTICE);
+    if (stale) stream.send(LIST_CHANGED_NOTICE);
   }
 
   private drop(session: string, stream: EventStream): void {
@@ -102,7 +107,7 @@ function refuse(res: ServerResponse, status: number, code: number, message: stri
 
 export function getStream(deps: GetStreamDeps): Handler {
   const { streams, log } = deps;
-  const sessions = new SessionStreams(deps.watchTools, { max: streams.options.maxStreams, perSession: deps.perSession });
+  const sessions = new SessionStreams(deps.watchTools, deps.toolsGeneration, { max: streams.options.maxStreams, perSession: deps.perSession });
   let atLimit = false;
   return (req: IncomingMessage, res: ServerResponse) => {
     // a HEAD cannot carry a stream: answered as before the GET stream existed

@@ -28,6 +28,8 @@ export interface McpRouteOptions {
   listChanged?: boolean;
   /** MCP_AUTH_TOKEN is set: a listen's client is its token (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT). */
   tokens?: boolean;
+  /** ToolRegistry.generation: a session id carries the one it was issued at (see caller-scope.ts). */
+  toolsGeneration?: () => number;
 }
 
 /** 405 for a method /mcp does not serve (DELETE, HEAD ...); `get`: GET /mcp is served (MCP_MAX_GET_STREAMS > 0). */
@@ -172,7 +174,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     // can be matched to its calls on other connections (see caller-scope.ts); nothing else keys on it
     let headers = reply.headers;
     if (isRecord(body) && body.method === 'initialize' && reply.status === 200 && !scope.startsWith('session:')) {
-      headers = { ...headers, 'mcp-session-id': issueSessionId() };
+      headers = { ...headers, 'mcp-session-id': issueSessionId(options.toolsGeneration?.()) };
     }
     try {
       // a client that takes only an event stream gets its answer as one SSE event; errors stay JSON

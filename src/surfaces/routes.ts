@@ -52,13 +52,20 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
     ...(deps.listenStreams ? { listenStreams: deps.listenStreams } : {}),
     listChanged: deps.streams !== undefined,
     tokens: deps.config.mcpAuthTokens.length > 0,
+    toolsGeneration: () => deps.tools.generation,
   });
   const streams = deps.streams;
   if (streams) {
     // GET /mcp (the 2025 revisions' event stream): its module is loaded at the first GET, not at start
     let get: ReturnType<typeof getStream> | undefined;
     mcp.GET = async (req, res, ctx) => {
-      get ??= (await import('./get-stream.js')).getStream({ streams, watchTools: (listener) => deps.tools.watch(listener), log: deps.log, perSession: deps.config.maxGetStreamsPerSession });
+      get ??= (await import('./get-stream.js')).getStream({
+        streams,
+        watchTools: (listener) => deps.tools.watch(listener),
+        toolsGeneration: () => deps.tools.generation,
+        log: deps.log,
+        perSession: deps.config.maxGetStreamsPerSession,
+      });
       return get(req, res, ctx);
     };
   }

@@ -30,6 +30,7 @@ export class ToolRegistry {
   /** Streams told once per burst of changes (see watch). */
   private readonly watchers = new Set<() => void>();
   private burstPending = false;
+  private changes = 0;
   private byName = new Map<string, { tool: Tool; sourceId: string }>();
   private offered: Tool[] = [];
 
@@ -116,6 +117,11 @@ export class ToolRegistry {
     };
   }
 
+  /** How many times the offered tool set changed since start (a 2025 session id carries it: caller-scope.ts). */
+  get generation(): number {
+    return this.changes;
+  }
+
   /** Streams watching now (each open subscription or stream is one; must drain to 0 as they end). */
   get watching(): number {
     return this.watchers.size;
@@ -157,6 +163,7 @@ export class ToolRegistry {
     this.offered = [...byName.values()].map((e) => e.tool).filter((t) => this.isEnabled(t));
     const changed = before.length !== this.offered.length || before.some((t, i) => t !== this.offered[i]);
     if (!changed) return;
+    this.changes++;
     for (const listener of this.listeners) listener();
     this.announce();
   }

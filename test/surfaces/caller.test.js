@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { linkComputer, rpc, session, until, withBridge } from '../helpers.js';
-import { issueSessionId, issuedEarlier, validSessionId, callerScope } from '../../dist/surfaces/caller-scope.js';
+import { issueSessionId, toolsMayDiffer, validSessionId, callerScope } from '../../dist/surfaces/caller-scope.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
 
@@ -23,14 +23,18 @@ test('session ids: only ids this process signed are valid; others fall back to t
   assert.notEqual(callerScope(socketA, undefined), callerScope(socketB, undefined));
 });
 
-test('session ids carry this start\'s tag: ids it issued are not from an earlier start; an id with another tag (an earlier start, or a build before the tag) is', () => {
-  const ids = [issueSessionId(), issueSessionId()];
-  assert.match(ids[0], /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
-  assert.equal(ids[0].slice(0, 8), ids[1].slice(0, 8), 'one tag a start');
-  assert.notEqual(ids[0].slice(8, 32), ids[1].slice(8, 32), 'the rest of the nonce is random');
-  for (const id of ids) assert.equal(issuedEarlier(id), false);
+test('session ids carry this start\'s tag and the tool set\'s generation: the tools may differ for an id of another tag (an earlier start, or a build before the tag) or of another generation', () => {
+  const ids = [issueSessionId(), issueSessionId(), issueSessionId(5), issueSessionId(2 ** 32 + 7)];
+  for (const id of ids) assert.match(id, /^[0-9a-f]{32}\.[0-9a-f]{32}$/);
+  assert.ok(ids.every((id) => id.slice(0, 8) === ids[0].slice(0, 8)), 'one tag a start');
+  assert.deepEqual(ids.map((id) => id.slice(8, 16)), ['00000000', '00000000', '00000005', '00000007']);
+  assert.notEqual(ids[0].slice(16, 32), ids[1].slice(16, 32), 'the rest of the nonce is random');
+  assert.equal(toolsMayDiffer(ids[0], 0), false);
+  assert.equal(toolsMayDiffer(ids[0], 1), true);
+  assert.equal(toolsMayDiffer(ids[2], 5), false);
+  assert.equal(toolsMayDiffer(ids[2], 4), true);
   const otherTag = `${ids[0].slice(0, 7)}${ids[0][7] === '0' ? '1' : '0'}${ids[0].slice(8)}`;
-  assert.equal(issuedEarlier(otherTag), true);
+  assert.equal(toolsMayDiffer(otherTag, 0), true);
 });
 
 test('session id cache: an altered id after a good one on the same socket is refused; another socket with the same id is verified on its own', () => {

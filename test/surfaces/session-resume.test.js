@@ -1,4 +1,5 @@
-// A 2025 session resumed after a real restart (MCP_SESSION_KEY_FILE keeps its id valid) whose tool
+// A 2025 session's GET /mcp stream opened after a tool change that reached no stream of it. First a
+// session resumed after a real restart (MCP_SESSION_KEY_FILE keeps its id valid) whose tool
 // set changed while the bridge was down. The bug: the change was told to nobody (no stream was open
 // while the bridge was down, and the restarted bridge sends a notice only for changes it makes), so
 // a client that resumed with its Mcp-Session-Id kept its cached tools/list: a tool added between
@@ -10,7 +11,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rpc, until } from '../helpers.js';
+import { rpc, until, withBridge } from '../helpers.js';
+import { writeConfig } from '../config/write.js';
 import { LIST_CHANGED, VERSION, initialize, luaTool, openStream, startProcess, stop, tempDir } from './bridge-process.js';
 
 /** The events a stream got before its first keep-alive comment after `mark` bytes of its body. */
@@ -73,4 +75,42 @@ test('bug: a tool added while the bridge was down was never announced to a 2025 
   assert.deepEqual(await eventsAtOpen(again), [LIST_CHANGED]);
   again.close();
   await stop(second);
+});
+
+test('bug: a tool change made while a 2025 session had no GET /mcp stream (between its initialize and its first stream, or between a dropped stream and the reconnect) was never announced to it; the stream it opens then starts with notifications/tools/list_changed', async () => {
+  const config = writeConfig({ tools: [luaTool('one')] });
+  await withBridge({ CC_CONFIG: config, MCP_LISTEN_KEEPALIVE_MS: '50' }, async (bridge) => {
+    const url = bridge.mcpUrl;
+    const reload = async (names) => {
+      writeConfig({ tools: names.map(luaTool) }, config);
+      assert.equal((await fetch(new URL('/reload', url), { method: 'POST' })).status, 200);
+    };
+    // no change since initialize: nothing at open
+    const quiet = await initialize(url);
+    const quietStream = await openStream(url, quiet);
+    assert.deepEqual(await eventsAtOpen(quietStream), []);
+    quietStream.close();
+
+    // the client initialized and listed the tools; a tool is added before its GET stream opens
+    const id = await initialize(url);
+    assert.ok(!(await toolNames(url, id)).includes('two'));
+    await reload(['one', 'two']);
+    const first = await openStream(url, id);
+    assert.deepEqual(await eventsAtOpen(first), [LIST_CHANGED]);
+    assert.ok((await toolNames(url, id)).includes('two'));
+
+    // its stream drops; a change comes before it reconnects
+    first.close();
+    await until(async () => (await openStreams(url)) === 0);
+    await reload(['one', 'two', 'three']);
+    const reconnected = await openStream(url, id);
+    assert.deepEqual(await eventsAtOpen(reconnected), [LIST_CHANGED]);
+    // a second stream while it holds one: nothing at open; the next change goes to the newest, once
+    const second = await openStream(url, id);
+    assert.deepEqual(await eventsAtOpen(second), []);
+    await reload(['one']);
+    await until(() => second.events.length === 1);
+    assert.deepEqual(second.events[0].json, LIST_CHANGED);
+    for (const stream of [reconnected, second]) stream.close();
+  });
 });
