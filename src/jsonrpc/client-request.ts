@@ -39,6 +39,17 @@ export interface RequestOwner {
 }
 
 /**
+ * How a caller turns the end of its request into the value the request's promise resolves with,
+ * given to JsonRpcClient.request instead of a `.then(ok, failed)` on its promise (one promise and
+ * one job per request fewer). Called once, synchronously, when the request ends; a throw rejects
+ * the promise with what was thrown.
+ */
+export interface RequestEnds<R> {
+  ok(result: unknown): R;
+  failed(err: RpcClientError): R;
+}
+
+/**
  * One request in flight: its pending entry, its deadline (the client's Deadlines times it out) and its
  * abort listener (handleEvent) in one object, instead of six closures and a timer per request. It is also the signal its
  * transport gets for the delivery (aborted when the request is given up: HTTP aborts the POST); the
@@ -49,7 +60,7 @@ export class ClientRequest<T> implements Pending, CancelSignal {
   private delivery: Cancellation | null = null;
   private given = false;
   private ok!: (value: T) => void;
-  private fail!: (err: RpcClientError) => void;
+  private fail!: (err: unknown) => void;
   readonly deadline: number;
 
   constructor(
@@ -58,6 +69,7 @@ export class ClientRequest<T> implements Pending, CancelSignal {
     readonly method: string,
     private readonly timeoutMs: number,
     private readonly signal: CancelSignal | undefined,
+    private readonly ends?: RequestEnds<T>,
   ) {
     this.promise = new Promise<T>((resolve, reject) => {
       this.ok = resolve;
@@ -85,12 +97,41 @@ export class ClientRequest<T> implements Pending, CancelSignal {
 
   resolve(result: unknown): void {
     this.finish();
-    this.ok(result as T);
+    const ends = this.ends;
+    if (ends === undefined) {
+      this.ok(result as T);
+      return;
+    }
+    let value: T;
+    try {
+      value = ends.ok(result);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    this.ok(value);
   }
 
   reject(err: RpcClientError): void {
     this.finish();
-    this.fail(err);
+    this.failWith(err);
+  }
+
+  /** Rejects with `err`, or resolves with what the caller's ends make of it. */
+  private failWith(err: RpcClientError): void {
+    const ends = this.ends;
+    if (ends === undefined) {
+      this.fail(err);
+      return;
+    }
+    let value: T;
+    try {
+      value = ends.failed(err);
+    } catch (thrown) {
+      this.fail(thrown);
+      return;
+    }
+    this.ok(value);
   }
 
   /** The caller's signal aborted. */
@@ -111,7 +152,7 @@ export class ClientRequest<T> implements Pending, CancelSignal {
   private giveUp(err: RpcClientError, reason: string): void {
     if (!this.owner.pending.has(this.id)) return;
     this.finish();
-    this.fail(err);
+    this.failWith(err);
     const notice = this.owner.cancelRemote(this.id, reason);
     if (this.owner.noticeBeforeClose) void notice.finally(() => this.abortDelivery());
     else this.abortDelivery();

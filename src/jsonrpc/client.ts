@@ -14,10 +14,10 @@ import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import type { JsonRpcId } from './message.js';
 import { DEFAULT_MAX_JSON_DEPTH } from './bounds.js';
-import { ClientRequest, Deadlines, RpcClientError, type Pending, type RequestOwner } from './client-request.js';
+import { ClientRequest, Deadlines, RpcClientError, type Pending, type RequestEnds, type RequestOwner } from './client-request.js';
 import { failAnswer, receive, type InboundPeer } from './client-inbound.js';
 
-export { RpcClientError, type RpcClientErrorCode } from './client-request.js';
+export { RpcClientError, type RequestEnds, type RpcClientErrorCode } from './client-request.js';
 
 /** What a transport tells its client. */
 export interface TransportHandlers {
@@ -142,12 +142,18 @@ export class JsonRpcClient {
     });
   }
 
-  request<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}): Promise<T> {
-    if (this.closedReason !== null) return Promise.reject(new RpcClientError('ERR_RPC_CLOSED', `connection closed: ${this.closedReason}`));
+  /**
+   * Sends a request; its promise resolves with the answer's result or rejects with RpcClientError.
+   * With `ends`, it resolves with what `ends.ok(result)` or `ends.failed(error)` returns instead
+   * (as `.then(ends.ok, ends.failed)` would, without that promise): also when it fails before it
+   * is sent (closed, cancelled).
+   */
+  request<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}, ends?: RequestEnds<T>): Promise<T> {
+    if (this.closedReason !== null) return this.failed(new RpcClientError('ERR_RPC_CLOSED', `connection closed: ${this.closedReason}`), ends);
     const { signal } = options;
-    if (signal?.aborted) return Promise.reject(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled before it was sent`));
+    if (signal?.aborted) return this.failed(new RpcClientError('ERR_RPC_CANCELLED', `${method} cancelled before it was sent`), ends);
     const id = this.nextId++;
-    const request = new ClientRequest<T>(this.owner, id, method, options.timeoutMs ?? this.options.timeoutMs, signal);
+    const request = new ClientRequest<T>(this.owner, id, method, options.timeoutMs ?? this.options.timeoutMs, signal, ends);
     this.pending.set(id, request);
     this.owner.deadlines.watch(request.deadline);
     signal?.addEventListener('abort', request, { once: true });
@@ -159,6 +165,16 @@ export class JsonRpcClient {
     if (group !== null && group.sent === sent) group.requests.push(request);
     else this.watchSend(sent, request);
     return request.promise;
+  }
+
+  /** A request that ends before it is sent: rejected with `err`, or what `ends` makes of it. */
+  private failed<T>(err: RpcClientError, ends: RequestEnds<T> | undefined): Promise<T> {
+    if (ends === undefined) return Promise.reject(err);
+    try {
+      return Promise.resolve(ends.failed(err));
+    } catch (thrown) {
+      return Promise.reject(thrown);
+    }
   }
 
   /** Fails the requests sent with `sent` (ERR_RPC_SEND) if it rejects; forgets them once it settles. */

@@ -252,12 +252,12 @@ export class UpstreamServer {
     };
   }
 
-  // one promise per call past the JSON-RPC request's own (no async layers in between)
+  // the JSON-RPC request's own promise is the call's: its ends map the answer (no .then, no async layers)
   private call(ends: CallEnds, args: Record<string, unknown>, signal: CancelSignal): Promise<ToolResult> {
     const client = this.client;
     if (this.state !== 'up' || !client) return Promise.resolve(failedResult(this.downText(), 'unavailable'));
     this.calls++;
-    return client.rpc.request('tools/call', { name: ends.upstreamName, arguments: args }, { signal }).then(ends.ok, ends.failed);
+    return client.rpc.request('tools/call', { name: ends.upstreamName, arguments: args }, { signal }, ends);
   }
 
   /** The end of a call: the server's result, whole (every content type, structuredContent, isError, _meta), or what went wrong. */

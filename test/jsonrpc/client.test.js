@@ -220,6 +220,40 @@ test('a request answered before its shared send rejects keeps its answer; a late
   assert.equal(client.inFlight, 0);
 });
 
+test('a request with ends resolves with what they make of its answer or its failure, as .then(ok, failed) would', async () => {
+  const seen = [];
+  const ends = {
+    ok: (result) => (seen.push(['ok', result]), { mapped: result }),
+    failed: (err) => (seen.push(['failed', err.code]), { failedWith: err.code, message: err.message }),
+  };
+  const { client, transport } = await started({ timeoutMs: 20 });
+  const answered = client.request('a', { x: 1 }, {}, ends);
+  const remoteError = client.request('b', undefined, {}, ends);
+  const timedOut = client.request('slow', undefined, {}, ends);
+  const controller = new AbortController();
+  const cancelled = client.request('c', undefined, { signal: controller.signal, timeoutMs: 10_000 }, ends);
+  const throwing = client.request('d', undefined, {}, { ok: () => { throw new TypeError('bug in ok'); }, failed: ends.failed });
+  transport.deliver([{ jsonrpc: '2.0', id: 1, result: 'A' }, { jsonrpc: '2.0', id: 2, error: { code: -1, message: 'no' } }, { jsonrpc: '2.0', id: 5, result: 'D' }]);
+  controller.abort();
+  assert.deepEqual(await answered, { mapped: 'A' });
+  assert.deepEqual(await remoteError, { failedWith: 'ERR_RPC_REMOTE', message: 'b failed: no (-1)' });
+  assert.deepEqual(await cancelled, { failedWith: 'ERR_RPC_CANCELLED', message: 'c cancelled' });
+  await assert.rejects(throwing, (err) => err instanceof TypeError && err.message === 'bug in ok', 'a throw from ends rejects the promise with it');
+  assert.deepEqual(await timedOut, { failedWith: 'ERR_RPC_TIMEOUT', message: 'slow timed out after 20 ms' });
+  // before it is sent: an aborted signal, then a closed connection
+  const aborted = new AbortController();
+  aborted.abort();
+  assert.deepEqual(await client.request('e', undefined, { signal: aborted.signal }, ends), { failedWith: 'ERR_RPC_CANCELLED', message: 'e cancelled before it was sent' });
+  const failedThrows = { ok: ends.ok, failed: () => { throw new RangeError('bug in failed'); } };
+  const inFlight = client.request('f', undefined, { timeoutMs: 10_000 }, failedThrows);
+  transport.handlers.close('gone');
+  await assert.rejects(inFlight, (err) => err instanceof RangeError);
+  assert.deepEqual(await client.request('g', undefined, {}, ends), { failedWith: 'ERR_RPC_CLOSED', message: 'connection closed: gone' });
+  await assert.rejects(client.request('h', undefined, {}, failedThrows), (err) => err instanceof RangeError);
+  assert.deepEqual(seen.map(([kind, x]) => `${kind}:${x}`), ['ok:A', 'failed:ERR_RPC_REMOTE', 'failed:ERR_RPC_CANCELLED', 'failed:ERR_RPC_TIMEOUT', 'failed:ERR_RPC_CANCELLED', 'failed:ERR_RPC_CLOSED']);
+  assert.equal(client.inFlight, 0);
+});
+
 test('the transport closing fails what is in flight and everything after', async () => {
   const { client, transport } = await started();
   const reasons = [];
