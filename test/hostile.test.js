@@ -188,4 +188,13 @@ test('MCP_MAX_JSON_DEPTH at its smallest (2): the shortest texts one level too d
     const fine = await rpc(bridge.mcpUrl, '{"jsonrpc":"2.0","id":5,"method":"ping","params":{}}', V2025);
     assert.equal(fine.status, 200);
     assert.deepEqual(fine.json, { jsonrpc: '2.0', id: 5, result: {} });
+    // REST: 3 levels in 6 bytes ('[[[]]]', the least there is: 2 * (2 + 1)) and in a few more
+    const restUrl = bridge.mcpUrl.replace(/\/mcp$/, '/tools/probe-computers');
+    for (const body of ['[[[]]]', '{"a":[{}]}', '{"x":[[]]}']) {
+      const rest = await fetch(restUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      assert.equal(rest.status, 400, body);
+      const json = await rest.json();
+      assert.equal(json.error.code, 'invalid_body');
+      assert.match(json.error.message, /^The body nests deeper than 2 levels \(MCP_MAX_JSON_DEPTH\)$/);
+    }
   }));

@@ -107,7 +107,9 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
         return sendError(res, 400, 'invalid_json', 'The body is not valid JSON');
       }
     }
-    const tooDeep = boundsProblem(args, { maxDepth: deps.config.maxJsonDepth });
+    // d levels take 2d brackets: a text shorter than 2 * (MCP_MAX_JSON_DEPTH + 1) is not walked
+    const maxDepth = deps.config.maxJsonDepth;
+    const tooDeep = text.length < 2 * (maxDepth + 1) ? null : boundsProblem(args, { maxDepth });
     if (tooDeep) return sendError(res, 400, 'invalid_body', `The body ${tooDeep} (MCP_MAX_JSON_DEPTH)`);
     if (!isRecord(args)) {
       return sendError(res, 400, 'invalid_body', `The body must be a JSON object of the tool's arguments, got ${kindOf(args)}`);
