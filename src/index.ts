@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<number | null> {
   bridge.announceLink();
   if (stdio) {
     // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
-    const [{ serveStdio }, { shutdownClock }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js')]);
+    const [{ serveStdio }, { shutdownClock, expiryMessage }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js')]);
     const surface = serveStdio({
       input: process.stdin,
       output: process.stdout,
@@ -151,17 +151,19 @@ async function main(argv: string[]): Promise<number | null> {
     metrics.addGauge({ name: 'cc_stdio_notices_coalesced_total', type: 'counter', help: 'Tool list change notices folded into one already owed while stdout was stuck (--stdio).', read: () => surface.coalesced });
     // the shutdown's clock starts at EOF or at the first signal, whichever is first: the host may
     // still be reading the answers (MCP_STDIO_SHUTDOWN_IDLE_MS, MCP_STDIO_SHUTDOWN_MAX_MS)
-    let clock: { stop(): void } | null = null;
-    const startClock = () => {
-      clock ??= shutdownClock(process.stdout, { idleMs: config.stdioShutdownIdleMs, maxMs: config.stdioShutdownMaxMs }, (why, unsent) => {
-        const bound = why === 'idle' ? `the host took no byte of stdout for ${config.stdioShutdownIdleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS)` : `the shutdown took ${config.stdioShutdownMaxMs} ms (MCP_STDIO_SHUTDOWN_MAX_MS)`;
-        log.warn(`${bound}; exiting with ${unsent} bytes of stdout not taken`);
+    const bounds = { idleMs: config.stdioShutdownIdleMs, maxMs: config.stdioShutdownMaxMs };
+    let clock: { limit(): void } | null = null;
+    const startClock = () =>
+      (clock ??= shutdownClock(process.stdout, bounds, (why, unsent) => {
+        log.warn(`${expiryMessage(why, unsent, bounds)}; exiting`);
         process.exit(0);
-      });
-    };
+      }));
     void surface.inputEnded.then(startClock);
+    // a call that ignores its cancel must not hold the exit: from here any time without a byte taken counts
+    void surface.allRun.then(() => startClock().limit());
     stopStdio = (signal) => {
-      startClock();
+      // at a signal the lines read and not run are refused at once: nothing is left to run
+      startClock().limit();
       // stdin is no longer read and the requests read are answered; what stdout then holds (those
       // answers, the subscriptions' final ones) is handed to the host before exiting
       void Promise.all([surface.shutdown(signal), bridge.close(SHUTDOWN_DEADLINE_MS - 1000)])

@@ -40,7 +40,19 @@ export interface ShutdownBounds {
 /** Why the clock ran out: the host took nothing for idleMs, or maxMs passed. */
 export type Expiry = 'idle' | 'max';
 
+/** The warning when the clock runs out (`unsent`: bytes of stdout the host has not taken). */
+export function expiryMessage(why: Expiry, unsent: number, bounds: ShutdownBounds): string {
+  if (why === 'max') return `the shutdown took ${bounds.maxMs} ms (MCP_STDIO_SHUTDOWN_MAX_MS) with ${unsent} bytes of stdout not taken by the host`;
+  if (unsent > 0) return `the host took no byte of stdout for ${bounds.idleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with ${unsent} bytes not taken`;
+  return `the shutdown waited ${bounds.idleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with nothing for the host to read: calls or links still closing`;
+}
+
 export interface ShutdownClock {
+  /**
+   * The bridge has nothing left to run (at EOF: every line read has been; at a signal: at once):
+   * from now, time with nothing for the host to take counts as idle too, and maxMs runs.
+   */
+  limit(): void;
   /** The shutdown finished by itself: no expiry. */
   stop(): void;
 }
@@ -52,16 +64,19 @@ function unsentOfHandle(output: Writable): number {
 }
 
 /**
- * Calls `expire` (once) when `bounds.idleMs` pass in which the host took no byte of `output`
- * (counted from now and from each byte it takes, so the time the bridge's own work takes counts
- * too), or `bounds.maxMs` from now, whichever is first. A byte taken shows as less queued in
- * `output` or, within one large write (stream writes queued behind a slow host go out as one),
- * less left in the handle's write queue; looked at every idleMs / 4 (at most every 100 ms).
+ * Calls `expire` (once) when `bounds.idleMs` pass in which the host took no byte of `output`, or
+ * `bounds.maxMs` after limit(), whichever is first. Until limit() only time in which `output` holds
+ * bytes the host does not take counts (the lines read are still being run: input from a file ends
+ * at once, and the answers may all go out synchronously); from limit() on, any time without a byte
+ * taken counts, so a call or a close that hangs costs at most idleMs. A byte taken shows as less
+ * queued in `output` or, within one large write (stream writes queued behind a slow host go out as
+ * one), less left in the handle's write queue; looked at every idleMs / 4 (at most every 100 ms).
  */
 export function shutdownClock(output: Writable, bounds: ShutdownBounds, expire: (why: Expiry, unsent: number) => void): ShutdownClock {
   let queued = output.writableLength;
   let unsent = unsentOfHandle(output);
   let lastTaken = Date.now();
+  let max: NodeJS.Timeout | null = null;
   const fire = (why: Expiry) => {
     stop();
     expire(why, output.writableLength);
@@ -69,18 +84,23 @@ export function shutdownClock(output: Writable, bounds: ShutdownBounds, expire: 
   const look = setInterval(() => {
     const nowQueued = output.writableLength;
     const nowUnsent = unsentOfHandle(output);
-    if (nowQueued < queued || nowUnsent < unsent) lastTaken = Date.now();
+    const hostsTurn = nowQueued > 0 || nowUnsent > 0;
+    if (nowQueued < queued || nowUnsent < unsent || (max === null && !hostsTurn)) lastTaken = Date.now();
     queued = nowQueued;
     unsent = nowUnsent;
     if (Date.now() - lastTaken >= bounds.idleMs) fire('idle');
   }, Math.max(1, Math.min(100, Math.floor(bounds.idleMs / 4))));
-  const max = setTimeout(() => fire('max'), bounds.maxMs);
-  // neither keeps the process alive: what does is the shutdown still under way
+  // neither timer keeps the process alive: what does is the shutdown still under way
   look.unref();
-  max.unref();
   const stop = () => {
     clearInterval(look);
-    clearTimeout(max);
+    if (max !== null) clearTimeout(max);
   };
-  return { stop };
+  const limit = () => {
+    if (max !== null) return;
+    lastTaken = Date.now();
+    max = setTimeout(() => fire('max'), bounds.maxMs);
+    max.unref();
+  };
+  return { limit, stop };
 }

@@ -25,6 +25,8 @@ export interface StdioSurface {
   readonly ended: Promise<void>;
   /** Resolves at EOF (or a stdin error), before the lines read are all run. */
   readonly inputEnded: Promise<void>;
+  /** Resolves after EOF once every line read has been run (calls still in flight are being cancelled). */
+  readonly allRun: Promise<void>;
   /**
    * The bridge stops (`reason`: "SIGTERM received"): stdin is no longer read, each request read and
    * not run yet is answered -32003 (notifications among those lines are still handled); resolves

@@ -220,10 +220,13 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   };
   input.on('data', onData);
   let finish = () => {};
+  let markAllRun = () => {};
+  const allRun = new Promise<void>((resolve) => (markAllRun = resolve));
   const ended = new Promise<void>((resolve) => {
     finish = () => {
       if (finished) return;
       finished = true;
+      markAllRun();
       unsubscribe();
       // the transport closed: its subscriptions end without an answer
       dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
@@ -276,6 +279,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   return {
     ended,
     inputEnded,
+    allRun,
     shutdown,
     queuedBytes: () => output.writableLength,
     get waiting() {

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { refusal, refusalOf, shutdownClock } from '../../dist/surfaces/stdio-shutdown.js';
+import { until } from '../helpers.js';
+import { expiryMessage, refusal, refusalOf, shutdownClock } from '../../dist/surfaces/stdio-shutdown.js';
 
 const REASON = 'SIGTERM received';
 
@@ -26,9 +27,12 @@ test('refusal: a request gets -32003 naming the reason; a batch gets one per req
 });
 
 /** The clock's timers are unref'd (they never keep the bridge alive): the test holds the loop itself. */
-function expiry(stream, bounds) {
+function expiry(stream, bounds, { limit = true } = {}) {
   const hold = setInterval(() => {}, 1000);
-  return new Promise((resolve) => shutdownClock(stream, bounds, (...args) => resolve(args))).finally(() => clearInterval(hold));
+  return new Promise((resolve) => {
+    const clock = shutdownClock(stream, bounds, (...args) => resolve(args));
+    if (limit) clock.limit();
+  }).finally(() => clearInterval(hold));
 }
 
 /** A Writable that takes a chunk only when `take()` is called (a host reading at its own pace). */
@@ -38,10 +42,10 @@ function heldWritable() {
   return { stream, take: () => callbacks.shift()?.() };
 }
 
-test('shutdownClock: a stream the host takes nothing of expires "idle", with the bytes still queued', async () => {
+test('shutdownClock: a stream the host takes nothing of expires "idle", with the bytes still queued, before limit() too (the lines read still being run)', async () => {
   const { stream } = heldWritable();
   for (let i = 0; i < 3; i++) stream.write(Buffer.alloc(1000));
-  const [why, unsent] = await expiry(stream, { idleMs: 100, maxMs: 3_600_000 });
+  const [why, unsent] = await expiry(stream, { idleMs: 100, maxMs: 3_600_000 }, { limit: false });
   assert.equal(why, 'idle');
   assert.equal(unsent, 3000);
 });
@@ -59,4 +63,26 @@ test('shutdownClock: a host that keeps taking bytes is not cut off as idle, only
   clock.stop();
   await new Promise((resolve) => setTimeout(resolve, 400));
   assert.equal(expired, false);
+});
+
+test('shutdownClock: with nothing queued (stdout a file, or a fast host) time does not count until limit(): the lines read are still being run; after limit() it does (a call or a close that hangs)', async () => {
+  const stream = new Writable({ write: (_chunk, _enc, cb) => cb() });
+  let expired = null;
+  const hold = setInterval(() => {}, 1000);
+  const clock = shutdownClock(stream, { idleMs: 20, maxMs: 3_600_000 }, (why, unsent) => (expired = { why, unsent }));
+  stream.write('x');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(expired, null, 'no expiry while the bridge is still running the lines read');
+  clock.limit();
+  clock.limit(); // once is enough; a second call changes nothing
+  await until(() => expired !== null);
+  clearInterval(hold);
+  assert.deepEqual(expired, { why: 'idle', unsent: 0 });
+});
+
+test('expiryMessage names the variable and what was not taken', () => {
+  const bounds = { idleMs: 5000, maxMs: 60000 };
+  assert.equal(expiryMessage('max', 12, bounds), 'the shutdown took 60000 ms (MCP_STDIO_SHUTDOWN_MAX_MS) with 12 bytes of stdout not taken by the host');
+  assert.equal(expiryMessage('idle', 34, bounds), 'the host took no byte of stdout for 5000 ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with 34 bytes not taken');
+  assert.equal(expiryMessage('idle', 0, bounds), 'the shutdown waited 5000 ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with nothing for the host to read: calls or links still closing');
 });
