@@ -171,7 +171,7 @@ export class PinsWriter {
     }
     // the rename itself is on disk once the directory is synced; a file system that cannot sync a
     // directory (EINVAL, EISDIR ...) still has the synced file under its new name
-    const dir = await open(dirOf(this.path), 'r').catch(() => null);
+    const dir = await open(dirOf(path), 'r').catch(() => null);
     if (dir !== null) {
       try {
         await dir.sync().catch(() => {});

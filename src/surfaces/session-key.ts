@@ -9,7 +9,7 @@
 // not exactly that, cannot be read, or that group or others may read or write stops the start: a bad
 // key never becomes a fresh one silently, and the key is never printed.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, lstatSync, openSync, readlinkSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 export class SessionKeyFileError extends Error {
@@ -32,16 +32,22 @@ export interface LoadedSessionKey {
 const reasonOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 
 /** The signing key kept in `path`, made there if the file does not exist; throws SessionKeyFileError. */
-export function loadSessionKey(path: string): LoadedSessionKey {
+export function loadSessionKey(path: string, again = false): LoadedSessionKey {
   let stat;
   try {
     stat = statSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new SessionKeyFileError(path, `cannot read the file (${reasonOf(err)})`);
+    // a symlink to a missing file: the path exists, so the key could never be linked in (before: a
+    // new key made and dropped until the stack overflowed)
+    if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
+      throw new SessionKeyFileError(path, `is a symbolic link to ${readlinkSync(path)}, which does not exist: make that file (or let the bridge make it by naming it in MCP_SESSION_KEY_FILE), or remove the link`);
+    }
     const key = makeKeyFile(path);
     if (key !== null) return { key, made: true };
     // another process made it first: its key, read and checked as any existing file
-    return loadSessionKey(path);
+    if (again) throw new SessionKeyFileError(path, 'was made by another process and is gone again');
+    return loadSessionKey(path, true);
   }
   if (!stat.isFile()) throw new SessionKeyFileError(path, 'is not a file');
   const loose = stat.mode & 0o077;
