@@ -176,6 +176,20 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     void done.finally(() => handling.delete(done));
   };
 
+  /**
+   * Runs a line read; once the bridge stops (shutdown()), a request is refused instead (true), and
+   * anything else (a notification, a bad line) is handled as it would have been.
+   */
+  const take = (line: Pending): boolean => {
+    const answer = closing !== null && typeof line === 'string' ? refusalOf(line, closing) : null;
+    if (answer === null) {
+      handleLine(line);
+      return false;
+    }
+    write(answer);
+    return true;
+  };
+
   /** Handles the lines read, in order, while stdout takes its answers; reads stdin again once all are. */
   const pump = () => {
     let turn = 0;
@@ -193,7 +207,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
         }
         return;
       }
-      handleLine(pending[head++] as Pending);
+      take(pending[head++] as Pending);
       turn++;
     }
     if (waiting) return;
@@ -258,18 +272,8 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       closing = reason;
       input.off('data', onData);
       input.pause();
-      // a line read but not run yet: a request is refused, anything else (a notification, a bad
-      // line) is handled as it would have been
       let refused = 0;
-      for (; head < pending.length; head++) {
-        const line = pending[head] as Pending;
-        const answer = typeof line === 'string' ? refusalOf(line, reason) : null;
-        if (answer === null) handleLine(line);
-        else {
-          refused++;
-          write(answer);
-        }
-      }
+      for (; head < pending.length; head++) if (take(pending[head] as Pending)) refused++;
       pending = [];
       head = 0;
       log.info(`${reason}: stdin is no longer read${refused > 0 ? `; ${refused} request(s) read and not run yet answered -32003 (shutting down)` : ''}`);
