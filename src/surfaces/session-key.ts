@@ -1,13 +1,14 @@
 // MCP_SESSION_KEY_FILE: the key that signs the Mcp-Session-Id values of the 2025 revisions, kept across
 // restarts so that ids issued before a restart still verify after it (a client reconnecting its GET
 // /mcp stream with its old id gets the stream, not a 404). The file holds 64 lowercase hex digits (32
-// random bytes) and a newline. Read once at start; when the file does not exist it is made: a temporary
-// file beside it (mode 0600, created exclusively under a random name), synced, then hard-linked to the path, which fails
-// when the path exists: of bridges started together on one missing file exactly one key wins and the
-// others read it (a rename would replace: the last one won, and the others signed with keys no file
-// held). A file system without hard links gets the rename, and that race, as before. A file that is
-// not exactly that, cannot be read, or that group or others may read or write stops the start: a bad
-// key never becomes a fresh one silently, and the key is never printed.
+// random bytes) and a newline. Read once at start; when the file does not exist it is made: a
+// temporary file beside it (mode 0600, created exclusively under a random name), synced, then
+// hard-linked to the path, which fails when the path exists: of bridges started together on one
+// missing file exactly one key wins and the others read it (a rename would replace: the last one
+// won, and the others signed with keys no file held); then the directory is synced. A file system
+// without hard links gets the rename, and that race, as before. A file that is not exactly that,
+// cannot be read, or that group or others may read or write stops the start: a bad key never
+// becomes a fresh one silently, and the key is never printed.
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, lstatSync, openSync, readlinkSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -104,7 +105,30 @@ function makeKeyFile(path: string): Buffer | null {
     throw new SessionKeyFileError(path, `cannot make the file (${reasonOf(err)})`);
   }
   removeTemp(temp);
-  return lost ? null : key;
+  if (lost) return null;
+  syncDirectory(dirname(path));
+  return key;
+}
+
+/**
+ * The new name is on disk once its directory is synced: without it a crash soon after the first
+ * start could lose the file, and the next start would make another key (every session ended). A
+ * file system that cannot open or sync a directory still has the synced file under its name.
+ */
+function syncDirectory(dir: string): void {
+  let fd: number;
+  try {
+    fd = openSync(dir, 'r');
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch {
+    // EINVAL, EISDIR ...: see above
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function removeTemp(temp: string): void {
