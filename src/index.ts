@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<number | null> {
   bridge.announceLink();
   if (stdio) {
     // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
-    const [{ serveStdio }, { shutdownClock, expiryMessage }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js')]);
+    const [{ serveStdio }, { shutdownClock, expiryMessage }, { addStdioGauges }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js'), import('./surfaces/stdio-surface.js')]);
     const surface = serveStdio({
       input: process.stdin,
       output: process.stdout,
@@ -144,11 +144,7 @@ async function main(argv: string[]): Promise<number | null> {
       onToolsChanged: (listener) => bridge.tools.watch(listener),
       highWaterBytes: config.stdioHighWaterBytes,
     });
-    const { metrics } = bridge;
-    metrics.addGauge({ name: 'cc_stdio_output_queued_bytes', help: 'Bytes written to stdout that the host has not read yet (--stdio; stdin is not read while over MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.queuedBytes() });
-    metrics.addGauge({ name: 'cc_stdio_input_waiting', help: 'Whether stdin is not being read now, waiting for the host to read stdout (--stdio).', read: () => (surface.waiting ? 1 : 0) });
-    metrics.addGauge({ name: 'cc_stdio_input_waits_total', type: 'counter', help: 'Times stdin reading stopped until the host read stdout (MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.waits });
-    metrics.addGauge({ name: 'cc_stdio_notices_coalesced_total', type: 'counter', help: 'Tool list change notices folded into one already owed while stdout was stuck (--stdio).', read: () => surface.coalesced });
+    addStdioGauges(bridge.metrics, surface);
     // the shutdown's clock starts at EOF or at the first signal, whichever is first: the host may
     // still be reading the answers (MCP_STDIO_SHUTDOWN_IDLE_MS, MCP_STDIO_SHUTDOWN_MAX_MS)
     const bounds = { idleMs: config.stdioShutdownIdleMs, maxMs: config.stdioShutdownMaxMs };

@@ -20,9 +20,9 @@ import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
 import { refusalOf } from './stdio-shutdown.js';
-import type { StdioOptions, StdioSurface } from './stdio-types.js';
+import type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
-export type { StdioOptions, StdioSurface } from './stdio-types.js';
+export type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
 export const LIST_CHANGED = 'notifications/tools/list_changed';
 

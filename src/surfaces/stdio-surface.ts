@@ -1,8 +1,9 @@
-// What serveStdio (stdio.ts) is given and hands back: the --stdio surface's options and its view
-// for the process (metrics, shutdown).
+// The --stdio surface as the process sees it: what serveStdio (stdio.ts) is given, what it hands
+// back (its state, its shutdown), and the metrics read from it.
 import type { Readable, Writable } from 'node:stream';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
+import type { Metrics } from '../metrics.js';
 
 export interface StdioOptions {
   input: Readable;
@@ -41,4 +42,12 @@ export interface StdioSurface {
   readonly waits: number;
   /** Tool list notices not written because one for the same target was already owed. */
   readonly coalesced: number;
+}
+
+/** The stdio gauges of /metrics (served with MCP_PORT). */
+export function addStdioGauges(metrics: Metrics, surface: StdioSurface): void {
+  metrics.addGauge({ name: 'cc_stdio_output_queued_bytes', help: 'Bytes written to stdout that the host has not read yet (--stdio; stdin is not read while over MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.queuedBytes() });
+  metrics.addGauge({ name: 'cc_stdio_input_waiting', help: 'Whether stdin is not being read now, waiting for the host to read stdout (--stdio).', read: () => (surface.waiting ? 1 : 0) });
+  metrics.addGauge({ name: 'cc_stdio_input_waits_total', type: 'counter', help: 'Times stdin reading stopped until the host read stdout (MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.waits });
+  metrics.addGauge({ name: 'cc_stdio_notices_coalesced_total', type: 'counter', help: 'Tool list change notices folded into one already owed while stdout was stuck (--stdio).', read: () => surface.coalesced });
 }
