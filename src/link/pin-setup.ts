@@ -33,7 +33,10 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     const { PinsWriter, readPinsFile } = await import('./pins-file.js');
     reread = () => {
       try {
-        pins.replace(readPinsFile(path, config.linkMaxPins).pins);
+        const again = readPinsFile(path, config.linkMaxPins);
+        pins.replace(again.pins);
+        // the other bridge's openings count too (strict); this bridge's own stay
+        pins.loadOpenings(again.openings);
         log.info(`link port taken over: ${pins.size} pin${pins.size === 1 ? '' : 's'} read again from ${path}`);
       } catch (err) {
         log.error(`link port taken over, but ${(err as Error).message}; keeping the ${plural(pins.size, 'pin')} this bridge holds`);
@@ -41,9 +44,19 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     };
     const loaded = readPinsFile(path, config.linkMaxPins);
     pins.load(loaded.pins);
+    if (loaded.openings.size > 0) {
+      // strict's openings (cc-mcp pin-reset) the file kept across the restart, until their end
+      const kept = pins.loadOpenings(loaded.openings);
+      const left = loaded.openings.size - kept;
+      log.info(
+        pins.strict
+          ? `${plural(kept, 'enrollment opening')} kept from ${path}${left > 0 ? ` (${left} ended, pinned since or past CC_LINK_MAX_PINS: left out)` : ''}`
+          : `${plural(loaded.openings.size, 'enrollment opening')} in ${path} left out: CC_LINK_PIN is not strict`,
+      );
+    }
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
     log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}` : `no pins file at ${path} yet: it is written at the first pin`);
-    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line));
+    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings());
     pins.onChange = () => w.changed();
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });

@@ -43,15 +43,37 @@ export function parsePins(text: string, path: string, max: number): Map<number, 
   return pins;
 }
 
-/** The file's text for these pins. */
-export function formatPins(entries: Iterable<readonly [number, string]>): string {
+/**
+ * CC_LINK_PIN=strict: an id the operator let in (cc-mcp pin-reset) and until when, kept as a comment
+ * line so that a bridge that does not know openings (or runs without strict) reads the file as before.
+ */
+const OPENING = /^#\s*open\s+(\d{1,16})\s+until\s+(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z)\s*$/;
+
+/** The openings in `text` (`# open <id> until <ISO time>` lines): id -> until (ms). Other comments are comments. */
+export function parseOpenings(text: string): Map<number, number> {
+  const openings = new Map<number, number>();
+  for (const raw of text.split('\n')) {
+    const m = OPENING.exec(raw.trim());
+    if (!m) continue;
+    const id = parseComputerId(m[1] as string);
+    const until = Date.parse(m[2] as string);
+    if (id !== null && Number.isFinite(until)) openings.set(id, until);
+  }
+  return openings;
+}
+
+/** The file's text for these pins (and strict's openings: id, until in ms). */
+export function formatPins(entries: Iterable<readonly [number, string]>, openings: Iterable<readonly [number, number]> = []): string {
   let text = HEADER;
   for (const [id, digest] of entries) text += `${id} ${digest}\n`;
+  for (const [id, until] of openings) text += `# open ${id} until ${new Date(until).toISOString()}\n`;
   return text;
 }
 
 export interface LoadedPins {
   pins: Map<number, string>;
+  /** Strict's openings written by the bridge: id -> until (ms), expired ones included. */
+  openings: Map<number, number>;
   /** False when the file did not exist (it is made at the first pin). */
   existed: boolean;
   /** Group or others may read or write it (the bridge writes 0600). */
@@ -77,7 +99,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
       } catch {
         throw new PinsFileError(path, '', `neither the file nor its directory ${dirOf(path)} exists`);
       }
-      return { pins: new Map(), existed: false, loose: false };
+      return { pins: new Map(), openings: new Map(), existed: false, loose: false };
     }
     throw new PinsFileError(path, '', `cannot read the file (${code ?? (err as Error).message})`);
   }
@@ -88,7 +110,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
   } catch (err) {
     throw new PinsFileError(path, '', `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  return { pins: parsePins(text, path, max), existed: true, loose: (mode & 0o077) !== 0 };
+  return { pins: parsePins(text, path, max), openings: parseOpenings(text), existed: true, loose: (mode & 0o077) !== 0 };
 }
 
 function dirOf(path: string): string {
@@ -116,6 +138,8 @@ export class PinsWriter {
     readonly path: string,
     private readonly snapshot: () => Iterable<readonly [number, string]>,
     private readonly onError: (message: string) => void,
+    /** Strict's openings to keep with the pins: [id, until (ms)]. */
+    private readonly openings: () => Iterable<readonly [number, number]> = () => [],
   ) {}
 
   /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
@@ -139,7 +163,7 @@ export class PinsWriter {
       const end = this.endNext;
       this.next = this.endNext = null;
       try {
-        await this.write(formatPins(this.snapshot()));
+        await this.write(formatPins(this.snapshot(), this.openings()));
         this.writes++;
       } catch (err) {
         this.failures++;

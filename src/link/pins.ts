@@ -52,6 +52,8 @@ export interface PinReset {
   wasPinned: boolean;
   /** Strict: when the id stops waiting for its computer's keyed hello (ms since the epoch); null when not strict. */
   openUntil: number | null;
+  /** The pins file write that holds the reset, while it is under way (with a pins file and a change); else null. */
+  saved: Promise<void> | null;
 }
 
 export class KeyPins {
@@ -100,6 +102,29 @@ export class KeyPins {
     this.load(entries);
   }
 
+  /**
+   * Strict: takes the openings the pins file kept across a restart (id -> until, ms). Expired ones, ids
+   * pinned since, and ones past CC_LINK_MAX_PINS are left out; an end further away than `enrollMs`
+   * (a clock set back) is brought in to now + `enrollMs`. Returns how many were taken.
+   */
+  loadOpenings(openings: Iterable<readonly [number, number]>): number {
+    if (!this.strict) return 0;
+    const now = this.now();
+    let taken = 0;
+    for (const [id, until] of openings) {
+      if (until <= now || this.pins.has(id) || this.open.has(id) || this.pins.size + this.open.size >= this.max) continue;
+      this.open.set(id, Math.min(until, now + this.enrollMs));
+      taken++;
+    }
+    return taken;
+  }
+
+  /** Strict: the ids open for enrollment now and until when (ms), ids ascending: kept in the pins file. */
+  openings(): Array<[number, number]> {
+    this.expire();
+    return [...this.open].sort((a, b) => a[0] - b[0]);
+  }
+
   /** Every pin, for the pins file: [id, hex digest], ids ascending. */
   entries(): Array<[number, string]> {
     return [...this.pins].sort((a, b) => a[0] - b[0]);
@@ -137,8 +162,8 @@ export class KeyPins {
       return false;
     }
     this.pins.set(computerId, keyDigest(key));
-    const saved = this.onChange?.();
-    if (saved) {
+    const saved = this.save();
+    if (saved !== null) {
       this.unsaved.set(computerId, saved);
       void saved.then(() => {
         if (this.unsaved.get(computerId) === saved) this.unsaved.delete(computerId);
@@ -164,20 +189,26 @@ export class KeyPins {
   reset(computerId: number): PinReset | null {
     const wasPinned = this.pins.has(computerId);
     if (!this.strict) {
+      let saved: Promise<void> | null = null;
       if (wasPinned) {
         this.pins.delete(computerId);
-        this.onChange?.();
+        saved = this.save();
       }
-      return { wasPinned, openUntil: null };
+      return { wasPinned, openUntil: null, saved };
     }
     if (!wasPinned && !this.open.has(computerId) && this.pins.size + this.opened >= this.max) return null;
     const openUntil = this.now() + this.enrollMs;
     this.open.set(computerId, openUntil);
-    if (wasPinned) {
-      this.pins.delete(computerId);
-      this.onChange?.();
-    }
-    return { wasPinned, openUntil };
+    this.pins.delete(computerId);
+    // the pins file keeps the opening too, so a restart inside it keeps it
+    const saved = this.save();
+    return { wasPinned, openUntil, saved };
+  }
+
+  /** Tells onChange; the pins file's write that holds the change, when there is one. */
+  private save(): Promise<void> | null {
+    const saved = this.onChange?.();
+    return saved instanceof Promise ? saved : null;
   }
 
   private expire(): void {

@@ -37,7 +37,7 @@ export function pinsRoutes(deps: PinsRouteDeps): Record<string, Methods> {
       '*': (req, res) => sendJson(res, 405, { error: 'method not allowed', message: `${req.method} is not allowed on /pins; use GET, or POST /pins/<id>/reset` }, { allow: 'GET, HEAD' }),
     },
     '/pins/*': {
-      POST: (req, res, ctx) => {
+      POST: async (req, res, ctx) => {
         // no body is read, but a form or text/plain POST (a browser's, cross-site) resets nothing
         const mediaProblem = contentTypeProblem(req.headers['content-type']);
         if (mediaProblem !== null) return sendJson(res, 415, { error: 'unsupported media type', message: mediaProblem }, UNSUPPORTED_MEDIA_HEADERS);
@@ -68,6 +68,9 @@ export function pinsRoutes(deps: PinsRouteDeps): Record<string, Methods> {
             : `the next hello with a key until ${new Date(result.openUntil).toISOString()} pins it (CC_LINK_PIN=strict)`;
         const message = `computer ${computerId}: ${result.wasPinned ? 'pin reset' : 'was not pinned'}; ${next}${kept}`;
         log.info(`${message} (POST /pins/${computerId}/reset from ${from(req)})`);
+        // answered once the pins file holds the reset (with CC_LINK_PINS_FILE): a restart after the
+        // answer keeps what it says (the pin gone; under strict, the opening until its end)
+        if (result.saved) await result.saved;
         sendJson(res, 200, {
           ok: true,
           computerId,

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -68,7 +68,7 @@ test('bug: a pin made just before a crash was lost (hello-ok went out before the
  * Holds every thread of libuv's pool (UV_THREADPOOL_SIZE, 4 by default) of this process in an open()
  * of a FIFO that has no writer yet, so the in-process bridge's file writes cannot progress until
  * release(): a write "under way" for as long as a test needs, with the real file code. release()
- * opens each FIFO for writing synchronously, which lets the blocked opens return.
+ * opens each FIFO for writing, which lets the blocked opens return.
  */
 let held = 0;
 function holdThreadPool(dir) {
@@ -78,7 +78,8 @@ function holdThreadPool(dir) {
   for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
   const readers = fifos.map((fifo) => open(fifo, 'r'));
   return async () => {
-    const writers = fifos.map((fifo) => openSync(fifo, 'w'));
+    // read-write and non-blocking: never waits, even for a reader's open not started yet
+    const writers = fifos.map((fifo) => openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK));
     for (const handle of await Promise.all(readers)) await handle.close();
     for (const fd of writers) closeSync(fd);
   };
@@ -129,9 +130,11 @@ test('a hello waiting for its pin\'s write: a pin reset meanwhile closes it 4410
   assert.equal(third.first.code, 'busy');
   assert.match(third.first.error, /the bridge already has 2 links \(CC_MAX_LINKS\)/);
   assert.equal(bridge.links.size, 0, 'nothing linked before the write');
-  const reset = await request(bridge, '/pins/1/reset');
-  assert.equal(reset.body.wasPinned, true);
+  // the reset is answered once the file holds it, so only after the pool is released
+  const resetting = request(bridge, '/pins/1/reset');
+  await until(() => !bridge.pins.has(1));
   await release();
+  assert.equal((await resetting).body.wasPinned, true);
   assert.deepEqual(await waiting.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
   assert.deepEqual(await relink.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
   assert.equal(waiting.received.some((f) => f.type === 'hello-ok'), false);

@@ -216,9 +216,9 @@ test('KeyPins: hex SHA-256 digests, entries in id order, onChange on a pin and a
     [4, keyDigest(KEY)],
     [9, keyDigest(OTHER)],
   ]);
-  assert.deepEqual(pins.reset(9), { wasPinned: true, openUntil: null });
+  assert.deepEqual(pins.reset(9), { wasPinned: true, openUntil: null, saved: null });
   assert.equal(changes, 2);
-  assert.deepEqual(pins.reset(9), { wasPinned: false, openUntil: null });
+  assert.deepEqual(pins.reset(9), { wasPinned: false, openUntil: null, saved: null });
   assert.equal(changes, 2, 'nothing changed, nothing to write');
   assert.equal(pins.has(9), false);
   assert.equal(pins.check(9, KEY), 'new', 'the next keyed hello pins it again');
@@ -229,20 +229,20 @@ test('KeyPins strict: only pinned ids, or ids the operator opened (until enrollM
   const pins = new KeyPins(2, { strict: true, enrollMs: 500, now: () => now });
   assert.equal(pins.check(1, KEY), 'not_enrolled');
   assert.equal(pins.check(1, null), 'not_enrolled');
-  assert.deepEqual(pins.reset(1), { wasPinned: false, openUntil: 1500 });
+  assert.deepEqual(pins.reset(1), { wasPinned: false, openUntil: 1500, saved: null });
   assert.equal(pins.opened, 1);
   assert.equal(pins.check(1, null), 'not_enrolled', 'enrolling takes a key');
   assert.equal(pins.check(1, KEY), 'new');
   assert.equal(pins.pin(1, KEY), true);
   assert.equal(pins.opened, 0);
   assert.equal(pins.check(1, KEY), 'ok');
-  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500 });
+  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500, saved: null });
   assert.equal(pins.reset(3), null, 'one pin and one open id fill a cap of 2');
-  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500 }, 'reopening an open id takes no new place');
+  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500, saved: null }, 'reopening an open id takes no new place');
   now = 1500;
   assert.equal(pins.isOpen(2), false);
   assert.equal(pins.check(2, KEY), 'not_enrolled', 'the window passed');
-  assert.deepEqual(pins.reset(1), { wasPinned: true, openUntil: 2000 });
+  assert.deepEqual(pins.reset(1), { wasPinned: true, openUntil: 2000, saved: null });
   assert.equal(pins.check(1, OTHER), 'new', 'a reset id takes the next keyed hello');
   assert.equal(pins.pin(1, OTHER), true);
   assert.equal(pins.check(1, KEY), 'mismatch');
