@@ -304,12 +304,19 @@ local function hello(link)
     end
 end
 
+-- How the status lines say to stop the link: Ctrl+T in front; in background
+-- mode Ctrl+T belongs to the player's shell, so "mcp-computer stop".
+local function stopHint()
+    if background then return "mcp-computer stop ends the link." end
+    return "Press Ctrl+T to stop."
+end
+
 -- Serves requests until the link drops. Returns a description of why, and
 -- whether reconnecting makes sense.
 local function serve(link)
     print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
     B.reportJobs(link)
-    print("waiting for requests... Press Ctrl+T to stop.")
+    print("waiting for requests... " .. stopHint())
     link.identityTimer = os.startTimer(identity.CHECK_EVERY)
     while true do
         local ev = nextEvent(link)
@@ -385,7 +392,7 @@ local function run(link)
         failures = failures + 1
         attempt = attempt + 1
         link.state = "waiting to reconnect"
-        print(("retrying in %d s... Press Ctrl+T to stop."):format(delay))
+        print(("retrying in %d s... %s"):format(delay, stopHint()))
         sleepFor(link, delay)
         print(("reconnecting to %s (attempt %d)"):format(link.url, attempt))
     end

@@ -85,6 +85,9 @@ describeLua('background mode', () => {
     assert.match(c.output, /^mcp-computer: linking to ws:\/\/[^ ]+ in the background;\nsee "mcp-computer status" and "mcp-computer stop"\.\n/);
     assert.match(logOf(c), /\] mcp-computer v[\d.]+ in the background \(computer 7\)\n/);
     assert.match(logOf(c), /\] linked as 7 \(Label: bg\)\n/);
+    // Ctrl+T goes to the shell here, so the log names the way that does stop the link.
+    assert.match(logOf(c), /\] waiting for requests\.\.\. mcp-computer stop ends the link\.\n/);
+    assert.doesNotMatch(logOf(c), /Ctrl\+T/);
 
     // exec-lua still works, its output captured as usual.
     const exec = await callTool(bridge, 'exec-lua', { computerId: 7, code: 'print("hi from bg") return 6 * 7' });
