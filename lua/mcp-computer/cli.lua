@@ -419,7 +419,7 @@ local function main(...)
         token = opts.token or nonEmpty(settings.get("mcp.token")),
         key = computerKey(),
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame, ownMaxFrame = opts.maxFrame,
-        chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {},
+        chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {}, ownTimers = {},
     }
     if opts.service then
         local screen = rawget(_G, SHELL_SCREEN)

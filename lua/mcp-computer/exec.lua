@@ -155,8 +155,29 @@ local function pongText()
     return ("pong from %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null")
 end
 
-local function isLinkEvent(link, ev)
+-- Timers mcp-computer starts for itself (the identity check, the hello and
+-- reconnect waits). CC sends every timer event to every coroutine, so
+-- without this a chunk's bare os.pullEvent() got a timer it never started.
+local function startOwnTimer(link, seconds)
+    local id = os.startTimer(seconds)
+    link.ownTimers[id] = true
+    return id
+end
+
+local function cancelOwnTimer(link, id)
+    os.cancelTimer(id)
+    link.ownTimers[id] = nil
+end
+
+-- The program's own events: its websocket's and its own timers'. Chunks
+-- never see them. A fired timer is forgotten here (CC never reuses an id).
+local function isOwnEvent(link, ev)
     local name = ev[1]
+    if name == "timer" then
+        if not link.ownTimers[ev[2]] then return false end
+        link.ownTimers[ev[2]] = nil
+        return true
+    end
     return ev[2] == link.url and (name == "websocket_message" or name == "websocket_closed"
         or name == "websocket_success" or name == "websocket_failure")
 end
@@ -266,7 +287,7 @@ function identity.watch(link, ev)
     local now = os.clock()
     local name = ev[1]
     local due = name == "peripheral" or name == "peripheral_detach" or (name == "timer" and ev[2] == link.identityTimer)
-    if name == "timer" and ev[2] == link.identityTimer then link.identityTimer = os.startTimer(identity.CHECK_EVERY) end
+    if name == "timer" and ev[2] == link.identityTimer then link.identityTimer = startOwnTimer(link, identity.CHECK_EVERY) end
     if not due and now - (link.identityChecked or 0) < 1 then return end
     link.identityChecked = now
     local label = labelOf()
@@ -465,5 +486,6 @@ end
 
 -- For the parts after this one.
 M.cutError, M.failExec, M.frameBudget, M.newCapture, M.respond, M.stepChunk = cutError, failExec, frameBudget, newCapture, respond, stepChunk
-M.describeError, M.pongText, M.identity, M.isLinkEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isLinkEvent, labelOf, runAnswer
+M.describeError, M.pongText, M.identity, M.isOwnEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isOwnEvent, labelOf, runAnswer
+M.startOwnTimer, M.cancelOwnTimer = startOwnTimer, cancelOwnTimer
 M.sendJson = sendJson

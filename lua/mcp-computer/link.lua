@@ -3,7 +3,8 @@
 
 -- From the parts before this one (see M in core.lua).
 local B, CONTINUE, array, deliverToChunks, encode, failExec = M.B, M.CONTINUE, M.array, M.deliverToChunks, M.encode, M.failExec
-local files, identity, isLinkEvent, labelOf, respond, runAnswer = M.files, M.identity, M.isLinkEvent, M.labelOf, M.respond, M.runAnswer
+local files, identity, isOwnEvent, labelOf, respond, runAnswer = M.files, M.identity, M.isOwnEvent, M.labelOf, M.respond, M.runAnswer
+local startOwnTimer, cancelOwnTimer = M.startOwnTimer, M.cancelOwnTimer
 local safe, sendJson, startExec = M.safe, M.sendJson, M.startExec
 
 ---------------------------------------------------------------------------
@@ -130,7 +131,7 @@ local function nextEvent(link)
         local d = table.remove(link.deferred, 1)
         local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
         if not ok then printError("internal error: " .. shorten(err, 200)) end
-    elseif not isLinkEvent(link, ev) then
+    elseif not isOwnEvent(link, ev) then
         local ok, err = pcall(deliverToChunks, link, ev)
         if not ok then printError("internal error: " .. shorten(err, 200)) end
     end
@@ -138,7 +139,7 @@ local function nextEvent(link)
 end
 
 local function sleepFor(link, seconds)
-    local timer = os.startTimer(seconds)
+    local timer = startOwnTimer(link, seconds)
     repeat
         local ev = nextEvent(link)
     until ev[1] == "timer" and ev[2] == timer
@@ -267,7 +268,7 @@ local function hello(link)
         if link.lost:find("too large", 1, true) then helloTooLarge(#json, "CC refused to send it") end
         return false, link.lost
     end
-    local timer = os.startTimer(HELLO_TIMEOUT)
+    local timer = startOwnTimer(link, HELLO_TIMEOUT)
     while true do
         local ev = nextEvent(link)
         if ev[1] == "timer" and ev[2] == timer then
@@ -286,13 +287,13 @@ local function hello(link)
             if not msg then
                 warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
             elseif msg.type == "hello-ok" then
-                os.cancelTimer(timer)
+                cancelOwnTimer(link, timer)
                 bridgeLimit(link, msg.maxFrame)
                 return true
             elseif msg.type == "hello-error" and msg.code == "unauthorized" then
                 tokenRefused()
             elseif msg.type == "hello-error" and msg.code == "busy" then
-                os.cancelTimer(timer)
+                cancelOwnTimer(link, timer)
                 return false, "the bridge is busy: " .. tostring(msg.error)
             elseif msg.type == "hello-error" then
                 printError("The bridge refused this computer: " .. tostring(msg.error or "no reason given"))
@@ -317,7 +318,7 @@ local function serve(link)
     print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
     B.reportJobs(link)
     print("waiting for requests... " .. stopHint())
-    link.identityTimer = os.startTimer(identity.CHECK_EVERY)
+    link.identityTimer = startOwnTimer(link, identity.CHECK_EVERY)
     while true do
         local ev = nextEvent(link)
         identity.watch(link, ev)

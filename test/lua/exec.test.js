@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { COLOURS, useComputer } from './computer.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
+import { until } from '../helpers.js';
 
 const T = { timeout: 30000 };
 
@@ -390,6 +391,27 @@ describeLua('exec-lua: chunks run alongside the link', () => {
     c.queueEvent('custom');
     const res = await link.waitFrame((f) => f.id === 'listener');
     assert.deepEqual(ok(res).returns, [{ type: 'string', value: 'custom' }]);
+  });
+
+  test('bug: mcp-computer\'s own identity-check timer reached a chunk\'s bare os.pullEvent() as a timer it never started', T, async (t) => {
+    // the 2 s identity check runs every 20 ms here; counting its starts shows it fired while the chunk waited
+    let checks = 0;
+    const timerMs = (s) => (s === 2 ? (checks++, 20) : s * 1000);
+    const { c, link } = await linked(t, { timerMs });
+    link.send({ type: 'request', id: 'listener', method: 'exec-lua', params: { code: 'local e, id = os.pullEvent() return e, id' } });
+    await link.request('ping');
+    const started = checks;
+    await until(() => checks >= started + 3);
+    c.queueEvent('custom', 'from-test');
+    const res = await link.waitFrame((f) => f.id === 'listener');
+    assert.deepEqual(ok(res).returns, [{ type: 'string', value: 'custom' }, { type: 'string', value: 'from-test' }]);
+  });
+
+  test('a chunk\'s own timers still reach it, beside mcp-computer\'s', T, async (t) => {
+    const timerMs = (s) => (s === 2 ? 20 : s * 1000);
+    const { link } = await linked(t, { timerMs });
+    const res = await link.request('exec-lua', { code: 'local mine = os.startTimer(0.3) local e, id = os.pullEvent() return e, id == mine' });
+    assert.deepEqual(ok(res).returns, [{ type: 'string', value: 'timer' }, { type: 'boolean', value: true }]);
   });
 });
 
