@@ -31,8 +31,10 @@ const HIDDEN = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060
  * reads, and still valid JSON. For a value that is data (a computer's label in list-computers).
  */
 export function quoteWhole(text: string): string {
-  return JSON.stringify(text).replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(text).replace(HIDDEN, escapeChar);
 }
+
+const escapeChar = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** A client string put into structured error data: whole up to QUOTE_MAX characters, else its first QUOTE_MAX. */
 export function cutString(text: string): string {
@@ -44,11 +46,15 @@ export function cutString(text: string): string {
  * QUOTE_MAX characters, else its first QUOTE_MAX and its length, as quoteValue does.
  */
 export function cutText(text: string): string {
-  return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}... (${text.length} characters)` : text;
+  // control and invisible characters as \uXXXX escapes: a line break or U+202E would otherwise reach
+  // whoever reads the message as it is
+  const shown = UNSHOWN.test(text) ? text.replace(UNSHOWN_ALL, escapeChar) : text;
+  return shown.length > QUOTE_MAX ? `${shown.slice(0, QUOTE_MAX)}... (${text.length} characters)` : shown;
 }
 
 /** A control character (C0, C1), or one of HIDDEN: what would break or disguise a line of text. */
 const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
+const UNSHOWN_ALL = new RegExp(UNSHOWN.source, 'g');
 
 /**
  * A peer's string shown as data in a tool's text (a computer's label, version, peripheral names in
