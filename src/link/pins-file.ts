@@ -5,6 +5,7 @@
 // renamed over it and the directory synced, so a crash leaves the old file or the new one. Changes
 // that come while a write is under way are written together once it is done; a new pin's hello-ok
 // waits for the write that holds it (hello.ts).
+import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { open, realpath, rename, unlink } from 'node:fs/promises';
 import { parseComputerId } from './computer-id.js';
@@ -177,9 +178,9 @@ export class PinsWriter {
   private async write(text: string): Promise<void> {
     // a symlink's target is the file: renaming over the link itself left the target unwritten
     const path = await realpath(this.path).catch(() => this.path);
-    const temp = `${path}.${process.pid}.tmp`;
-    // a temporary file left by a crash may have other permissions: start afresh
-    await unlink(temp).catch(() => {});
+    // random, not the pid alone: bridges in containers sharing the file are all PID 1, and one removed
+    // the other's temporary file in the middle of its write (as MCP_SESSION_KEY_FILE's were, 48de2ce)
+    const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     const file = await open(temp, 'wx', 0o600);
     try {
       await file.writeFile(text);

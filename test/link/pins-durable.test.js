@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -104,6 +104,21 @@ test('PinsWriter: 1,000 changes during a write make 2 writes; each change\'s pro
   await writer.changed();
   assert.equal(writer.writes, 3);
   assert.equal(readFileSync(file, 'utf8').includes('\n5 '), false);
+});
+
+test('bug: the pins file\'s temporary file was named by the path and the pid alone, so a bridge removed another\'s (PID 1 in two containers sharing the file) in the middle of its write; now each write has its own name', async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  // what another bridge with this pid (another container's PID 1) is writing right now
+  const theirs = `${file}.${process.pid}.tmp`;
+  writeFileSync(theirs, 'the other bridge\'s write in progress\n', { mode: 0o600 });
+  const table = new Map([[7, sha(keyOf(7))]]);
+  const writer = new PinsWriter(file, () => [...table], (line) => assert.fail(line));
+  await writer.changed();
+  assert.equal(readFileSync(theirs, 'utf8'), 'the other bridge\'s write in progress\n');
+  assert.deepEqual([...parsePins(readFileSync(file, 'utf8'), file, 10)], [[7, sha(keyOf(7))]]);
+  // nothing of ours is left beside it
+  assert.deepEqual(readdirSync(space.dir).sort(), ['pins', 'pins.' + process.pid + '.tmp']);
 });
 
 test('a hello waiting for its pin\'s write: a pin reset meanwhile closes it 4410 instead of hello-ok; a socket closed meanwhile is dropped; waiting hellos count toward CC_MAX_LINKS; relinks with the same key wait for the same write', async (t) => {
