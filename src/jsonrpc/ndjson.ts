@@ -20,6 +20,8 @@ export class LineReader {
   private dropping = -1;
   /** Reads the id of the line being dropped as it streams past. */
   private scanner: TopLevelIdScanner | null = null;
+  /** Until the first line ends: a UTF-8 byte order mark before it is not part of the message. */
+  private first = true;
 
   constructor(private readonly options: LineReaderOptions) {}
 
@@ -45,6 +47,12 @@ export class LineReader {
   /** The line `bytes[start, end)` without a trailing \r, unless blank. */
   private emit(bytes: Buffer, start: number, end: number): void {
     if (end > start && bytes[end - 1] === 0x0d) end--;
+    // a host whose text encoder writes a BOM (PowerShell, .NET) puts one at the start of the stream:
+    // JSON.parse refuses it, so that host's first message (its initialize) got a parse error
+    if (this.first) {
+      this.first = false;
+      if (end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) start += 3;
+    }
     const line = bytes.toString('utf8', start, end);
     if (line.trim() !== '') this.options.onLine(line);
   }
@@ -82,6 +90,7 @@ export class LineReader {
       const id = this.scanner?.id ?? null;
       this.dropping = -1;
       this.scanner = null;
+      this.first = false;
       this.options.onOversize(bytes, id);
       return;
     }

@@ -51,6 +51,20 @@ test('lines whole inside one chunk: CRLF split across chunks, a line of exactly 
   assert.deepEqual(lines, ['12345678', '"a"', '"b"', 'a\rb\r']);
 });
 
+test('a UTF-8 byte order mark before the first line is dropped (also split across chunks); one on a later line is kept, so that line stays invalid JSON', () => {
+  const { r, lines } = reader();
+  r.push(Buffer.from([0xef, 0xbb]));
+  r.push(Buffer.concat([Buffer.from([0xbf]), Buffer.from('{"a":1}\n\ufeff{"b":2}\n')]));
+  assert.deepEqual(lines, ['{"a":1}', '\ufeff{"b":2}']);
+  const whole = reader();
+  whole.r.push(Buffer.from('\ufeff{"c":3}\n'));
+  assert.deepEqual(whole.lines, ['{"c":3}']);
+  // a first line dropped for its size uses up the first line: a BOM after it is kept
+  const dropped = reader(8);
+  dropped.r.push(Buffer.from('{"long":"line"}\n\ufeff{}\n'));
+  assert.deepEqual(dropped.lines, ['\ufeff{}']);
+});
+
 test('encodeLine writes one line with no embedded newline', () => {
   const line = encodeLine({ text: 'a\nb' });
   assert.equal(line, '{"text":"a\\nb"}\n');

@@ -68,6 +68,16 @@ test('stdio framing: many messages in one chunk, one message across chunks, CRLF
     assert.ok(bridge.messages.some((m) => m.id === 'last' && 'result' in m));
   }));
 
+test('bug: a host whose text encoder starts the stream with a byte order mark (PowerShell, .NET) got -32700 for its initialize; the BOM is dropped', { timeout: 30000 }, () =>
+  run({}, async (bridge) => {
+    bridge.raw(`\ufeff${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT })}\n`);
+    const init = await bridge.answer(1);
+    assert.equal(init.result.protocolVersion, '2025-06-18');
+    assert.equal(bridge.messages.filter((m) => m.error?.code === -32700).length, 0);
+    bridge.stdin.end();
+    assert.equal((await bridge.exited).code, 0);
+  }));
+
 test('stdio: EOF closes the links with 1001 and exits 0; a call in flight is cancelled at its computer', () =>
   run({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
     const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 4, onRequest: () => null });
