@@ -25,25 +25,19 @@ async function start(space, file) {
   return Object.assign(child, { linkUrl });
 }
 
-async function hello(linkUrl, computerId, key) {
-  const c = new FakeComputer(linkUrl, { computerId });
-  const first = await c.link({ type: 'hello', computerId, key });
-  return { c, first };
-}
-
 test('bug: a pin made just before a crash was lost (hello-ok went out before the pins file held it); now the file holds the pin when hello-ok arrives, and a SIGKILL right then keeps it', async (t) => {
   const space = tempDir(t);
   const file = join(space.dir, 'pins');
   const bridge = await start(space, file);
   // each new pin is in the file when its hello-ok arrives (read at once, nothing awaited in between)
   for (let id = 1; id <= 10; id++) {
-    const { c, first } = await hello(bridge.linkUrl, id, keyOf(id));
+    const { c, first } = await attempt(bridge, id, keyOf(id));
     assert.equal(first.type, 'hello-ok');
     assert.ok(readFileSync(file, 'utf8').includes(`\n${id} ${sha(keyOf(id))}\n`), `pin ${id} is on disk at its hello-ok`);
     await c.close();
   }
   // a relink with the pinned key writes nothing and is answered as before
-  const again = await hello(bridge.linkUrl, 3, keyOf(3));
+  const again = await attempt(bridge, 3, keyOf(3));
   assert.equal(again.first.type, 'hello-ok');
   await again.c.close();
 
@@ -56,9 +50,9 @@ test('bug: a pin made just before a crash was lost (hello-ok went out before the
 
   const restarted = await start(space, file);
   assert.match(restarted.out.stdout + restarted.out.stderr, /11 pins read from/);
-  const impostor = await hello(restarted.linkUrl, 11, OTHER);
+  const impostor = await attempt(restarted, 11, OTHER);
   assert.equal(impostor.first.code, 'key_mismatch', 'the pin made just before the crash holds');
-  const real = await hello(restarted.linkUrl, 11, KEY);
+  const real = await attempt(restarted, 11, KEY);
   assert.equal(real.first.type, 'hello-ok');
   await real.c.close();
   await stop(restarted);

@@ -8,18 +8,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeComputer, startTestBridge, until } from '../helpers.js';
+import { startTestBridge, until } from '../helpers.js';
 import { attempt, request, sha } from './pins-helpers.js';
 import { startProcess, stop, tempDir } from '../surfaces/bridge-process.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const NEW = 'newComputerKey_0123456789abcdefA';
-
-async function hello(linkUrl, computerId, key) {
-  const c = new FakeComputer(linkUrl, { computerId });
-  const first = await c.link({ type: 'hello', computerId, key });
-  return { c, first };
-}
 
 test('bug: an enrollment opening was lost when the bridge restarted; the pins file keeps it (written before the reset is answered), so a bridge killed right after the answer still lets the computer in', async (t) => {
   const space = tempDir(t);
@@ -40,12 +34,12 @@ test('bug: an enrollment opening was lost when the bridge restarted; the pins fi
   const second = await startProcess(space, env);
   assert.match(second.out.stdout + second.out.stderr, /2 enrollment openings kept from \S+pins\n/);
   const linkUrl = /^Computer link: (ws:\/\/\S+) /m.exec(second.out.stdout)[1];
-  const five = await hello(linkUrl, 5, NEW);
+  const five = await attempt({ linkUrl }, 5, NEW);
   assert.equal(five.first.type, 'hello-ok', 'the opening made before the restart lets the computer in');
-  const one = await hello(linkUrl, 1, NEW);
+  const one = await attempt({ linkUrl }, 1, NEW);
   assert.equal(one.first.type, 'hello-ok', 'the reinstalled computer links with its new key');
-  assert.equal((await hello(linkUrl, 1, KEY)).first.code, 'key_mismatch', 'the old key stays refused');
-  assert.equal((await hello(linkUrl, 6, NEW)).first.code, 'not_enrolled', 'nothing else was let in');
+  assert.equal((await attempt({ linkUrl }, 1, KEY)).first.code, 'key_mismatch', 'the old key stays refused');
+  assert.equal((await attempt({ linkUrl }, 6, NEW)).first.code, 'not_enrolled', 'nothing else was let in');
   // the used openings are gone from the file, the new pins are in it
   await Promise.all([five.c.close(), one.c.close()]);
   await stop(second);
