@@ -1,7 +1,8 @@
 // CORS seen by a real browser: headless Chromium loads a page from one origin and calls tools/list on
 // the bridge with fetch (a JSON POST with MCP-Protocol-Version, so the browser sends a preflight first).
 // Allowed origins (loopback, MCP_ALLOWED_ORIGINS) read the answer; a foreign one is blocked.
-// Skips, saying why, when no Chromium is installed (Debian: apt-get install chromium).
+// Skips, saying why, when no Chromium is installed (Debian: apt-get install chromium); under CI=true
+// (.ci/run installs it) a missing Chromium fails instead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,6 +14,12 @@ import { withBridge } from '../helpers.js';
 
 const CHROMIUM = [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => p && existsSync(p));
 const why = CHROMIUM ? false : 'no Chromium found (set CHROMIUM, or apt-get install chromium): the real-browser CORS check did not run';
+
+if (why && process.env.CI === 'true') {
+  test('real browser: Chromium is required in CI', () => {
+    throw new Error(`${why}; .ci/run installs it`);
+  });
+}
 
 const page = (mcpUrl) => `<!doctype html><meta charset="utf-8"><title>cors</title><script>
 (async () => {

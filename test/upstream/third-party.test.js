@@ -1,7 +1,8 @@
 // An upstream nobody here wrote: the MCP reference server "everything" (@modelcontextprotocol/
 // server-everything, built on the official SDK), run with npx from the local npm cache only.
 // It is not a dependency and this test never reaches the network: when the package is not in the
-// cache (a fresh CI machine), both tests skip and say why. Put it there once with
+// cache, both tests skip and say why; under CI=true they fail instead (.ci/run puts it in the cache
+// first, so a skip there would hide a broken install step). Put it there once with
 //   npx -y @modelcontextprotocol/server-everything < /dev/null
 // Over stdio and over Streamable HTTP (its SSE answers, session id, GET stream and DELETE).
 import { test } from 'node:test';
@@ -110,10 +111,16 @@ async function exercise(bridge) {
 
 test('server-everything over stdio (npx from the cache), spawned by the bridge', { timeout: 180_000 }, async (t) => {
   const reason = await unavailable();
-  if (reason) return t.skip(reason);
+  if (reason) return missing(t, reason);
   const config = writeConfig({ servers: [{ id: 'every', command: NPX, args: ['-y', PACKAGE], env: OFFLINE }] });
   await withBridge({ CC_CONFIG: config }, exercise);
 });
+
+/** Skips, saying why; under CI=true .ci/run was to cache the package, so its absence fails. */
+function missing(t, reason) {
+  if (process.env.CI === 'true') throw new Error(`${reason}; .ci/run caches it with: npx -y ${PACKAGE} < /dev/null`);
+  return t.skip(reason);
+}
 
 async function freePort() {
   const server = createServer().listen(0, '127.0.0.1');
@@ -126,7 +133,7 @@ async function freePort() {
 
 test('server-everything over Streamable HTTP: SSE answers, its session kept and DELETEd at close', { timeout: 180_000 }, async (t) => {
   const reason = await unavailable();
-  if (reason) return t.skip(reason);
+  if (reason) return missing(t, reason);
   const port = await freePort();
   const server = startEverything(['streamableHttp'], { PORT: String(port) });
   t.after(() => stop(server));
