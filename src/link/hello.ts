@@ -7,14 +7,14 @@ import type { Admission } from './admission.js';
 import type { ComputerSocket } from './computer-socket.js';
 import { encodeHelloError, encodeHelloOk, type HelloErrorCode, type HelloFrame } from './frames.js';
 import { omittedText } from './identity.js';
-import type { KeyPins } from './pins.js';
+import type { KeyPins, PinCheck } from './pins.js';
 import { logName, logText, type LinkRegistry } from './registry.js';
 
 export const CLOSE_POLICY = 1008;
 /** A wrong or missing link token: the computer should stop and ask for the right one. */
 export const CLOSE_UNAUTHORIZED = 4401;
 /** A limit was hit: try again later. */
-const CLOSE_TRY_AGAIN = 1013;
+export const CLOSE_TRY_AGAIN = 1013;
 /** The computer id is pinned to another key (CC_LINK_PIN): retrying cannot help. */
 export const CLOSE_KEY_MISMATCH = 4409;
 /** CC_LINK_PIN=strict and the computer id is not enrolled: the operator must let it in first. */
@@ -111,6 +111,10 @@ export function helloHandshake(options: HelloOptions): Hellos {
         return;
       }
       const pin = pins ? pins.check(frame.computerId, frame.key) : 'ok';
+      if (pins?.strict && pin !== 'ok' && pin !== 'new') {
+        strictRefusal(ws, frame, pin);
+        return;
+      }
       if (pin === 'mismatch' || pin === 'missing') {
         metrics.linksRefused.inc('key_mismatch');
         // the remote address, never the key; the live link (if any) is left alone
@@ -123,27 +127,6 @@ export function helloHandshake(options: HelloOptions): Hellos {
           'key_mismatch',
           CLOSE_KEY_MISMATCH,
         );
-        return;
-      }
-      if (pin === 'not_enrolled') {
-        metrics.linksRefused.inc('not_enrolled');
-        const id = frame.computerId;
-        const letIn = `The bridge's operator lets it in with: cc-mcp pin-reset ${id} (or POST /pins/${id}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`;
-        if (frame.key === null) {
-          // one answer for every keyless hello: whether the id is pinned or open for enrollment is told
-          // to the operator's log only, never to a peer that has no key
-          const state = pins!.has(id) ? 'the id is pinned' : pins!.isOpen(id) ? 'the id is open for enrollment' : 'the id is not enrolled';
-          warn(`link from ${ws.remoteAddress} (computer ${id}) refused: no key (CC_LINK_PIN=strict; ${state})`);
-          refuse(
-            ws,
-            `computer id ${id} cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet: ${letIn}`,
-            'not_enrolled',
-            CLOSE_NOT_ENROLLED,
-          );
-          return;
-        }
-        warn(`link from ${ws.remoteAddress} (computer ${id}) refused: not enrolled (CC_LINK_PIN=strict)`);
-        refuse(ws, `computer id ${id} is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). ${letIn}`, 'not_enrolled', CLOSE_NOT_ENROLLED);
         return;
       }
       if (pin === 'new' && !pins!.pin(frame.computerId, frame.key!)) {
@@ -170,6 +153,42 @@ export function helloHandshake(options: HelloOptions): Hellos {
       refuse(ws, error, 'invalid', CLOSE_POLICY, closeReason(`${REASONS.invalid}: ${error}`));
     },
   };
+
+  /**
+   * CC_LINK_PIN=strict refuses every hello it does not link with one answer per kind of hello: a
+   * keyless one always gets the same words, and so does a keyed one, whether its id is pinned to
+   * another key or not enrolled at all. A peer that can reach the link port learns nothing about
+   * which ids are pinned; the operator's log (and cc_links_refused_total's reason) says which.
+   */
+  function strictRefusal(ws: ComputerSocket, frame: HelloFrame, pin: PinCheck): void {
+    const id = frame.computerId;
+    const current = registry.get(id);
+    const held = current ? `; its link from ${current.remoteAddress} is kept` : '';
+    const letIn = `The bridge's operator lets it in with: cc-mcp pin-reset ${id} (or POST /pins/${id}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`;
+    if (frame.key === null) {
+      metrics.linksRefused.inc('not_enrolled');
+      const state = pins!.has(id) ? 'the id is pinned' : pins!.isOpen(id) ? 'the id is open for enrollment' : 'the id is not enrolled';
+      warn(`link from ${ws.remoteAddress} (computer ${id}) refused: no key (CC_LINK_PIN=strict; ${state})${held}`);
+      refuse(
+        ws,
+        `computer id ${id} cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet: ${letIn}`,
+        'not_enrolled',
+        CLOSE_NOT_ENROLLED,
+      );
+      return;
+    }
+    // the metric's reason is for the operator, like the log: /metrics is on the MCP listener (behind
+    // MCP_AUTH_TOKEN when set), not on the link port
+    metrics.linksRefused.inc(pin === 'mismatch' ? 'key_mismatch' : 'not_enrolled');
+    const state = pin === 'mismatch' ? `another key than the one computer ${id} is pinned to` : 'not enrolled';
+    warn(`link from ${ws.remoteAddress} (computer ${id}) refused: ${state} (CC_LINK_PIN=strict)${held}`);
+    refuse(
+      ws,
+      `computer id ${id} does not link with this key: this bridge takes only computer ids it has pinned, each with the key (mcp.key) it is pinned to (CC_LINK_PIN=strict). If this computer is new or was reinstalled: ${letIn}`,
+      'not_enrolled',
+      CLOSE_NOT_ENROLLED,
+    );
+  }
 
   /** The pins file holds the hello's pin now (or its write failed, logged): link, unless that changed. */
   function afterSave(ws: ComputerSocket, frame: HelloFrame): void {

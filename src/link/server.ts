@@ -14,7 +14,7 @@ import { quoteValue } from '../jsonrpc/quote.js';
 import { logName, type LinkRegistry } from './registry.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
-import { CLOSE_POLICY, helloHandshake } from './hello.js';
+import { CLOSE_POLICY, CLOSE_TRY_AGAIN, helloHandshake } from './hello.js';
 import type { KeyPins } from './pins.js';
 
 export interface LinkServerOptions {
@@ -166,6 +166,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
 
   function onHelloTimeout(ws: ComputerSocket): void {
     ws.helloTimer = null;
+    if (ws.stage === 'linked' && ws.link === null) {
+      // admitted: its hello made a new pin and waits for the pins file write that holds it (hello.ts)
+      warn(`link from ${ws.remoteAddress}: its hello waited more than ${helloTimeoutMs} ms for the CC_LINK_PINS_FILE write that holds its new pin; closing (the computer tries again, the pin stays in memory)`);
+      ws.close(CLOSE_TRY_AGAIN, 'try again later: the pins file write is slow');
+      return;
+    }
     warn(`link from ${ws.remoteAddress} sent no hello within ${helloTimeoutMs} ms; closing`);
     ws.close(CLOSE_POLICY, 'no hello');
   }

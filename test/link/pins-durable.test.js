@@ -14,6 +14,11 @@ import { FakeComputer, startTestBridge, until } from '../helpers.js';
 import { PinsWriter, parsePins } from '../../dist/link/pins-file.js';
 import { attempt, request, sha } from './pins-helpers.js';
 import { startProcess, stop, tempDir } from '../surfaces/bridge-process.js';
+import { LUA_PROGRAM_PATH } from '../../dist/bridge.js';
+import { startLinkServer } from '../../dist/link/server.js';
+import { LinkRegistry } from '../../dist/link/registry.js';
+import { KeyPins } from '../../dist/link/pins.js';
+import { createLogger } from '../../dist/log.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const OTHER = 'impostorKey_0123456789abcdefABCD';
@@ -167,4 +172,32 @@ test('a hello waiting for its pin\'s write: a pin reset meanwhile closes it 4410
   assert.equal(four.first.type, 'hello-ok', 'the places of the hellos that waited were given back');
   assert.ok(readFileSync(file, 'utf8').includes(`\n4 ${sha(OTHER)}\n`));
   await Promise.all([after.c.close(), four.c.close()]);
+});
+
+test('bug: a hello that waited past the hello timeout for its pin\'s CC_LINK_PINS_FILE write was logged as "sent no hello" and closed 1008 \'no hello\'; now the log names the slow write and the close is 1013 (try again)', { timeout: 60_000 }, async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  const lines = [];
+  const log = createLogger('debug', (l) => lines.push(l));
+  const pins = new KeyPins(100);
+  const writer = new PinsWriter(file, () => pins.entries(), (line) => lines.push(line));
+  pins.onChange = () => writer.changed();
+  const server = await startLinkServer(new LinkRegistry(), log, { host: '127.0.0.1', port: 0, heartbeatMs: 60_000, maxFrameBytes: 1 << 20, helloTimeoutMs: 200, luaProgramPath: LUA_PROGRAM_PATH, pins });
+  t.after(() => server.close());
+  // the write cannot start while the thread pool is held, so the hello outlives its timer
+  const release = holdThreadPool(space.dir);
+  const computer = new FakeComputer(`ws://127.0.0.1:${server.address.port}`, { computerId: 7 });
+  void computer.link({ type: 'hello', computerId: 7, key: KEY });
+  const closed = await computer.closed;
+  await release();
+  await writer.flush();
+  assert.deepEqual(closed, { code: 1013, reason: 'try again later: the pins file write is slow' });
+  assert.equal(computer.received.some((f) => f.type === 'hello-ok'), false);
+  assert.ok(lines.some((l) => /link from 127\.0\.0\.1:\d+: its hello waited more than 200 ms for the CC_LINK_PINS_FILE write that holds its new pin; closing/.test(l)), lines.join('\n'));
+  assert.ok(!lines.some((l) => l.includes('sent no hello')), lines.join('\n'));
+  // the pin was kept and written: the computer's next try links with its key
+  assert.ok(readFileSync(file, 'utf8').includes(`7 ${sha(KEY)}\n`));
+  const again = new FakeComputer(`ws://127.0.0.1:${server.address.port}`, { computerId: 7 });
+  assert.equal((await again.link({ type: 'hello', computerId: 7, key: KEY })).type, 'hello-ok');
+  await again.close();
 });

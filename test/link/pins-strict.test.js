@@ -36,7 +36,7 @@ test('bug: a squatter with its own key took an id no computer had linked as yet;
   assert.equal(squatter.first.code, 'not_enrolled');
   assert.equal(
     squatter.first.error,
-    'computer id 2 is not enrolled: this bridge takes only computer ids it has pinned (CC_LINK_PIN=strict). The bridge\'s operator lets it in with: cc-mcp pin-reset 2 (or POST /pins/2/reset); then start mcp-computer again within 600 s.',
+    'computer id 2 does not link with this key: this bridge takes only computer ids it has pinned, each with the key (mcp.key) it is pinned to (CC_LINK_PIN=strict). If this computer is new or was reinstalled: The bridge\'s operator lets it in with: cc-mcp pin-reset 2 (or POST /pins/2/reset); then start mcp-computer again within 600 s.',
   );
   const closed = await squatter.c.closed;
   assert.equal(closed.code, 4403);
@@ -51,7 +51,7 @@ test('bug: a squatter with its own key took an id no computer had linked as yet;
   // the pinned id links with its key, and only with it
   const real = await attempt(bridge, 1, KEY);
   assert.equal(real.first.type, 'hello-ok');
-  assert.equal((await attempt(bridge, 1, SQUAT)).first.code, 'key_mismatch');
+  assert.equal((await attempt(bridge, 1, SQUAT)).first.code, 'not_enrolled');
   const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
   assert.match(metrics, /cc_links_refused_total\{reason="not_enrolled"\} 2/);
   assert.match(metrics, /cc_link_pins_open 0/);
@@ -76,12 +76,12 @@ test('strict: the operator lets a new id in (pin-reset); its first keyed hello p
   assert.equal(enrolled.first.type, 'hello-ok');
   await until(() => readFileSync(bridge.file, 'utf8').includes(`3 ${sha(NEW)}\n`));
   // the opening is used up: another key is refused as for any pinned id
-  assert.equal((await attempt(bridge, 3, SQUAT)).first.code, 'key_mismatch');
+  assert.equal((await attempt(bridge, 3, SQUAT)).first.code, 'not_enrolled');
   // a reinstalled pinned computer: the reset forgets the old key and opens the id for the new one
   const again = await reset(bridge, 1);
   assert.equal(again.body.wasPinned, true);
   assert.equal((await attempt(bridge, 1, NEW)).first.type, 'hello-ok');
-  assert.equal((await attempt(bridge, 1, KEY)).first.code, 'key_mismatch', 'the old key no longer links');
+  assert.equal((await attempt(bridge, 1, KEY)).first.code, 'not_enrolled', 'the old key no longer links');
   const listed = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/pins'))).json();
   assert.deepEqual(listed, { ok: true, strict: true, pinned: [1, 3], max: 10000 });
   await enrolled.c.close();
@@ -113,11 +113,38 @@ test('bug: a keyless hello could tell that an enrollment window was open (strict
   for (const [id, state] of [[2, 'not enrolled'], [3, 'open for enrollment'], [1, 'pinned'], [4, 'open for enrollment']]) {
     assert.ok(bridge.logs.some((l) => l.includes(`(computer ${id}) refused: no key (CC_LINK_PIN=strict; the id is ${state})`)), `${id} ${state}`);
   }
-  // the keyed hellos are unchanged: the opening takes a key, a pinned id refuses another key
+  // the keyed hellos: the opening takes a key, a pinned id refuses another key
   const enrolled = await attempt(bridge, 3, NEW);
   assert.equal(enrolled.first.type, 'hello-ok');
-  assert.equal((await attempt(bridge, 1, SQUAT)).first.code, 'key_mismatch');
+  assert.equal((await attempt(bridge, 1, SQUAT)).first.code, 'not_enrolled');
   await enrolled.c.close();
+});
+
+test('bug: a keyed hello told a pinned id (key_mismatch, 4409) from one not enrolled (not_enrolled, 4403) under strict, so anyone who could reach the link port could list the pinned ids; now both get one answer, and only the operator\'s log and metric say which', async (t) => {
+  const bridge = await strictBridge(t, {}, `1 ${sha(KEY)}\n`);
+  /** A keyed hello's whole answer (hello-error frame, close code and reason), the id written as <id>. */
+  const keyedAnswer = async (id, key) => {
+    const { c, first } = await attempt(bridge, id, key);
+    const closed = await c.closed;
+    return JSON.stringify({ first, closed }).replace(new RegExp(`\\b${id}\\b`, 'g'), '<id>');
+  };
+  const notEnrolled = await keyedAnswer(2, SQUAT);
+  assert.match(notEnrolled, /"code":"not_enrolled"/);
+  assert.match(notEnrolled, /"code":4403/);
+  // the pinned id, another key: the very same answer
+  assert.equal(await keyedAnswer(1, SQUAT), notEnrolled, 'a pinned id answers as one that is not enrolled');
+  // the live link of the pinned id changes nothing in the answer either
+  const real = await attempt(bridge, 1, KEY);
+  assert.equal(real.first.type, 'hello-ok');
+  assert.equal(await keyedAnswer(1, NEW), notEnrolled);
+  assert.ok(bridge.links.get(1), 'the live link is kept');
+  // the operator sees which: the log and the metric's reason
+  assert.ok(bridge.logs.some((l) => /\(computer 2\) refused: not enrolled \(CC_LINK_PIN=strict\)$/.test(l)), bridge.logs.join('\n'));
+  assert.ok(bridge.logs.some((l) => /\(computer 1\) refused: another key than the one computer 1 is pinned to \(CC_LINK_PIN=strict\)$/.test(l)));
+  assert.ok(bridge.logs.some((l) => /\(computer 1\) refused: another key than the one computer 1 is pinned to \(CC_LINK_PIN=strict\); its link from 127\.0\.0\.1:\d+ is kept$/.test(l)));
+  assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 2);
+  assert.equal(bridge.metrics.linksRefused.get('not_enrolled'), 1);
+  await real.c.close();
 });
 
 test('strict: openings count toward CC_LINK_MAX_PINS; past it the reset is refused 409 and nothing changes', async (t) => {

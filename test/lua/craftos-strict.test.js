@@ -51,7 +51,7 @@ describeCraftos('CraftOS-PC: CC_LINK_PIN=strict', () => {
     const first = boot({ startup: runLine(bridge.linkUrl) + 'os.shutdown()\n' });
     await first.waitForExit(60000);
     const refused = screenText(first);
-    assert.match(refused, /The bridge refused this computer: computer id 53 is not enrolled: this bridge takes only computer ids it has pinned \(CC_LINK_PIN=strict\)\. The bridge's operator lets it in with: cc-mcp pin-reset 53/, first.screen());
+    assert.match(refused, /The bridge refused this computer: computer id 53 does not link with this key: this bridge takes only computer ids it has pinned, each with the key \(mcp\.key\) it is pinned to \(CC_LINK_PIN=strict\)\. If this computer is new or was reinstalled: The bridge's operator lets it in with: cc-mcp pin-reset 53/, first.screen());
     assert.doesNotMatch(refused, /retrying in|reconnecting to/, 'one attempt: a refusal is not retried');
     assert.doesNotMatch(refused, new RegExp(READY.replace(/[.]/g, '\\.')));
     assert.equal(bridge.metrics.linksRefused.get('not_enrolled'), 1);
@@ -83,7 +83,7 @@ describeCraftos('CraftOS-PC: CC_LINK_PIN=strict', () => {
     const impostor = boot({ startup: runLine(bridge.linkUrl) + 'os.shutdown()\n' });
     await impostor.waitForExit(60000);
     const mismatch = screenText(impostor);
-    assert.match(mismatch, /The bridge refused this computer: computer id 53 is held by another key/, impostor.screen());
+    assert.match(mismatch, /The bridge refused this computer: computer id 53 does not link with this key/, impostor.screen());
     assert.doesNotMatch(mismatch, /retrying in|reconnecting to/);
     assert.notEqual(savedKey(impostor), key);
     assert.equal(bridge.metrics.linksRefused.get('key_mismatch'), 1);

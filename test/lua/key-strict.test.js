@@ -30,7 +30,7 @@ describeLua('CC_LINK_PIN=strict (mcp-computer)', () => {
     const { code } = await refused.waitForExit();
     assert.equal(code, 1);
     const red = refused.linesIn(COLOURS.red).join(' ');
-    assert.match(red, /The bridge refused this computer: computer id 21 is not enrolled: this bridge takes only computer ids it has pinned \(CC_LINK_PIN=strict\)/);
+    assert.match(red, /The bridge refused this computer: computer id 21 does not link with this key: this bridge takes only computer ids it has pinned, each with the key \(mcp\.key\) it is pinned to \(CC_LINK_PIN=strict\)/);
     assert.match(red, /cc-mcp pin-reset 21/);
     assert.doesNotMatch(refused.output, /retrying|reconnecting/);
     assert.equal(bridge.metrics.linksRefused.get('not_enrolled'), 1, 'one attempt, no hammering');
