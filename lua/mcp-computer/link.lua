@@ -77,13 +77,32 @@ local function joinSurrogates(v)
     return setmetatable(fixed, getmetatable(v))
 end
 
+-- CC's JSON decoder gives every empty array as textutils.empty_json_array:
+-- one table shared by every program, which errors when written to (and which
+-- table.insert on a plain Lua fills for all of them). Params reach chunks as
+-- `...`, so each empty array becomes a table of its own: parse_empty_array =
+-- false does that since CC 1.100.6; older CC ignores it, so there the marker
+-- is replaced after decoding.
+local EMPTY_ARRAY = textutils.empty_json_array
+local DECODE_OPTIONS = { parse_empty_array = false }
+local freshArraysNeeded = EMPTY_ARRAY ~= nil and textutils.unserializeJSON("[]", DECODE_OPTIONS) == EMPTY_ARRAY
+
+local function freshArrays(v)
+    if v == EMPTY_ARRAY then return {} end
+    for k, x in pairs(v) do
+        if type(x) == "table" then v[k] = freshArrays(x) end
+    end
+    return v
+end
+
 local function decodeFrame(text)
-    local ok, msg, err = pcall(textutils.unserializeJSON, text)
+    local ok, msg, err = pcall(textutils.unserializeJSON, text, DECODE_OPTIONS)
     if not ok then return nil, tostring(msg) end
     if msg == nil then return nil, tostring(err or "not JSON") end
     if type(msg) ~= "table" or type(msg.type) ~= "string" then
         return nil, "not a JSON object with a type"
     end
+    if freshArraysNeeded then msg = freshArrays(msg) end
     if text:find("\\u[dD][89abAB]") then msg = joinSurrogates(msg) end
     return msg
 end

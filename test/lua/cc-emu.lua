@@ -26,7 +26,9 @@
 --   --websockets-in-use N  websockets other programs hold open (0)
 --   --ws-fail-hex HEX   every connect fails later with this websocket_failure message
 --   --ws-sync-fail-hex HEX  every connect fails at once with false, message
---   --old-json          textutils.serializeJSON without options tables (CC < 1.106)
+--   --old-json          textutils.serializeJSON without options tables (CC < 1.106), and
+--                       unserializeJSON without parse_empty_array (CC < 1.100.6): [] is
+--                       always textutils.empty_json_array
 --   --max-message N     websocket message limit in bytes (default 131072)
 --   --watchdog S        seconds of running (per resume) before "Too long without yielding" (7)
 --   --hard-abort S      seconds more before the computer is hard-aborted (1.5)
@@ -1192,7 +1194,7 @@ do
             c = s:sub(pos, pos)
             if c == "" then expected(pos, c, "']'") end
             if c == "]" then
-                if opts.parse_empty_array ~= false then return textutils.empty_json_array, pos + 1 end
+                if opts.parse_empty_array ~= false or not cfg.unicodeJson then return textutils.empty_json_array, pos + 1 end
                 return {}, pos + 1
             end
             while true do

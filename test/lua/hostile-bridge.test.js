@@ -1,0 +1,39 @@
+// What the bridge sends, taken at its word only as far as it is sane: frames and
+// params a buggy or hostile bridge could send, and what they leave behind on the computer.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { useComputer } from './computer.js';
+import { startFakeBridge } from './fake-bridge.js';
+import { describeLua } from './lua-env.js';
+
+const T = { timeout: 30000 };
+
+/** A linked computer and its link on a fresh fake bridge. */
+async function linked(t, opts = {}) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
+  const c = useComputer(t, { url: bridge.url, ...opts });
+  await c.waitForOutput(/waiting\s+for\s+requests/);
+  const link = await bridge.link(0);
+  return { bridge, c, link };
+}
+
+const ok = (res) => {
+  assert.equal(res.ok, true, JSON.stringify(res));
+  return res.result;
+};
+
+describeLua('hostile or buggy bridge', () => {
+  for (const [name, opts] of [['CC 1.100.6+', {}], ['older CC, no parse_empty_array', { oldJson: true }]]) {
+    test(`bug: an empty JSON array in exec-lua args reached the chunk as textutils.empty_json_array, CC's shared read-only marker (${name})`, T, async (t) => {
+      const { link } = await linked(t, opts);
+      const code = `local args = ...
+        args.list[#args.list + 1] = "x"
+        table.insert(args.nested.list, "y")
+        return #args.list, #args.nested.list, textutils.serializeJSON(textutils.unserialiseJSON("[]")), #args.full`;
+      const res = await link.request('exec-lua', { code, args: { list: [], nested: { list: [] }, full: [[], 2] } });
+      assert.deepEqual(ok(res).returns.map((d) => d.value), [1, 1, '[]', 2],
+        'a fresh table the chunk may fill; CC\'s own marker left empty for every other program');
+    });
+  }
+});
