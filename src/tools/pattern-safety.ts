@@ -16,6 +16,9 @@
 //   optional items between, or ones the repetition before can take too: `.*a.*a.*b`), counting an
 //   unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not) and not counting one that
 //   ends the pattern (nothing after it can fail: `.*foo.*`);
+// - a lookaround's body is matched again at every position it is reached at: after an unbounded
+//   repetition or inside an unboundedly repeated group, those positions count as one more repetition
+//   for its body's runs (`^(?:(?!a*a*b)a)*$` is length^3);
 // - no backreferences (`\1`, `\k<name>`).
 // Character sets are exact code point ranges, except `\p{...}` / `\P{...}`, taken as any character.
 // A pattern this parser cannot read (it reads every valid `u`-flag RegExp) is refused as well.
@@ -195,7 +198,8 @@ function bodyWays(alt: Alt): number {
  * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
  * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
  */
-function runProblem(seq: Seq, anchored: boolean, last: boolean): string | null {
+function runProblem(seq: Seq, base: number, last: boolean, where: Where): string | null {
+  const anchored = base === 0;
   let run: Term[] = [];
   /** Bounded repetitions of the stretch, and the ways they split it; the last repetition of either kind. */
   let bounded: Term[] = [];
@@ -219,10 +223,11 @@ function runProblem(seq: Seq, anchored: boolean, last: boolean): string | null {
         chained = 1;
       }
       prevAny = t;
-      const degree = run.length + (anchored ? 0 : 1);
+      const degree = run.length + base;
       if (degree >= 3) {
         const which = run.map((r) => `"${cut(r.src)}"`).join(' and ');
-        return `${which} repeat the same characters with nothing between them that the one before cannot also take${anchored ? '' : ', in an unanchored pattern (every start position is tried)'}, so a failing match tries about length^${degree} splits; ${anchored ? 'put' : 'anchor it with ^, or put'} a character the one before cannot match between them`;
+        if (run.length === 1) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
+        return `${which} repeat the same characters with nothing between them that the one before cannot also take${WHERE[where](base)}, so a failing match tries about length^${degree} splits; ${where === 'top' && !anchored ? 'anchor it with ^, or put' : 'put'} a character the one before cannot match between them`;
       }
     } else if (ways(t) > 1) {
       if (joins) {
@@ -244,30 +249,54 @@ function runProblem(seq: Seq, anchored: boolean, last: boolean): string | null {
         prevAny = undefined;
       }
     }
-    const power = chained + (anchored ? 0 : 1);
+    const power = chained + base;
     if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** power > MAX_WAYS) {
       const which = bounded.map((r) => `"${cut(r.src)}"`).join(' and ');
       const more = chained > 0 ? ` with ${plural(chained, 'unbounded repetition')} beside ${bounded.length === 1 ? 'it' : 'them'}` : '';
-      return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${anchored ? '' : ' (an unanchored pattern tries every start position)'}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
+      return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${where === 'top' ? (anchored ? '' : ' (an unanchored pattern tries every start position)') : WHERE[where](base)}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
     }
   }
   return null;
 }
 
-function problemIn(alt: Alt, anchored: boolean, top = false): string | null {
+/**
+ * Where a sequence is checked: the pattern itself, or the body of a lookaround (`(?=...)`, `(?!...)`,
+ * `(?<=...)`, `(?<!...)`), which is matched again at every position it is reached at.
+ */
+type Where = 'top' | 'look';
+const WHERE: Record<Where, (base: number) => string> = {
+  top: (base) => (base === 0 ? '' : ', in an unanchored pattern (every start position is tried)'),
+  look: (base) => (base === 0 ? ', in a lookaround' : `, in a lookaround tried again at each of about length${base > 1 ? `^${base}` : ''} positions`),
+};
+
+/**
+ * `base`: the degree the text's length already has where `alt` is matched: 1 for an unanchored pattern
+ * (every start position), and one more for a lookaround's body at each level where the lookaround can be
+ * reached at many positions: after an unbounded repetition (`^a*(?!a*a*b)$`, the a* gives back one
+ * character at a time) or inside an unboundedly repeated group (`^(?:(?!a*a*b)a)*$`). A lookaround's
+ * body is matched whole at each of them, so its own repetitions multiply: `^(?:(?!(?:(?!a*b)a)*b)a)*$`
+ * is length^4 (a minute on 1,000 characters) though every part of it alone is at most length^2.
+ * `moved`: an unbounded repetition before this point (or around it) moves where it is matched.
+ */
+function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: boolean): string | null {
   for (const seq of alt) {
-    const run = runProblem(seq, anchored, top);
+    const run = runProblem(seq, base, top, where);
     if (run) return run;
+    let movedHere = moved;
     for (const t of seq) {
       if (t.atom.kind === 'backref') return `${cut(t.src)} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
       if (t.atom.kind === 'group' && repeats(t)) {
         const problem = repeatedGroupProblem(t as Term & { atom: { kind: 'group' } });
         if (problem) return problem;
       }
-      if (t.atom.kind === 'group' || t.atom.kind === 'look') {
-        const problem = problemIn(t.atom.body, anchored);
+      if (t.atom.kind === 'group') {
+        const problem = problemIn(t.atom.body, base, false, where, movedHere || unbounded(t));
+        if (problem) return problem;
+      } else if (t.atom.kind === 'look') {
+        const problem = problemIn(t.atom.body, base + (movedHere ? 1 : 0), false, 'look', false);
         if (problem) return problem;
       }
+      if (unbounded(t)) movedHere = true;
     }
   }
   return null;
@@ -286,7 +315,7 @@ export function patternProblem(pattern: string): string | null {
   try {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
-    problem = problemIn(alt, anchored, true);
+    problem = problemIn(alt, anchored ? 0 : 1, true, 'top', false);
   } catch (err) {
     // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)
     problem = `the bridge could not read it to check that it cannot backtrack exponentially (${(err as Error).message})`;

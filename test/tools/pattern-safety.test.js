@@ -133,3 +133,20 @@ test('bug: nested or adjacent bounded repetitions (^((a|a){1,10}){1,10}$, eight 
     '^\\d{4}-\\d{2}-\\d{2}$', '^(a|a){1,10}$', '^[a-z]{1,3}\\d{1,3}[a-z]{0,2}$', '^(\\+\\d{1,3} )?\\d{3,4}-\\d{4}$', '\\d{1,3}\\.\\d{1,3}',
   ]) assert.equal(patternProblem(p), null, p);
 });
+
+test('bug: a lookaround reached at many positions multiplies its own repetitions (^(?:(?!(?:(?!a*a*b)a)*b)a)*$ took minutes on 1,000 a\'s, each part alone at most length^2); now its body is counted with those positions', () => {
+  // each was taken before; length^3 or more on a crafted string
+  const refused = ['^(?:(?!a*a*b)a)*$', '^a*(?!a*a*b)$', '^(?:a|(?=a*a*b)b)*$', '^(?:(?!(?:(?!a*b)a)*b)a)*$', '^(?:(?!(?:(?!(?:(?!a*b)a)*b)a)*b)a)*$', '(?:(?!a*b)a)*x', '^(?:(?<!a*a*b)a)*$'];
+  for (const p of refused) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+    assert.equal(typeof runnablePattern(p), 'string', p);
+  }
+  assert.match(patternProblem('^(?:(?!(?:(?!a*b)a)*b)a)*$'), /^"a\*" is repeated without bound, in a lookaround tried again at each of about length\^2 positions, so a failing match tries about length\^3 steps/);
+  assert.match(patternProblem('^(?:(?!a*a*b)a)*$'), /^"a\*" and "a\*" repeat the same characters .*, in a lookaround tried again at each of about length positions, so a failing match tries about length\^3 splits/);
+  // lookarounds matched at one position, or whose body is short, are taken as before
+  for (const p of ['^(?=.*[a-z].*[A-Z]).{8,}$', '^(?:(?!--)[a-z-])+$', '^(?!.*\\.\\.)[a-z.]+$', '^(?:(?!.*x)a)*$', '(?<=a)b(?!c)', '^(?=\\d)\\d+(?!\\.)$']) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+});
