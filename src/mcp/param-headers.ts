@@ -52,19 +52,25 @@ function matches(header: string, value: unknown): boolean {
 
 /**
  * Why the Mcp-Param-* headers do not fit the arguments; null when they do. `headers` holds every
- * received header by lower-case name. A parameter without a value needs no header.
+ * received header by lower-case name. A parameter without a value (absent or null) needs no header,
+ * but one sent anyway is checked like any other: its characters, then its value, which matches no
+ * absent value (an intermediary routing on it would act on a value the call does not use).
  */
 export function paramHeadersProblem(schema: unknown, args: unknown, headers: Readonly<Record<string, string | undefined>>): string | null {
   for (const { path, name } of paramHeaders(schema)) {
     const value = valueAt(args, path);
-    if (value === undefined || value === null) continue;
     const raw = headers[`mcp-param-${name.toLowerCase()}`];
-    if (raw === undefined) return `the Mcp-Param-${name} header is required (arguments.${path.join('.')} has a value)`;
+    const none = value === undefined || value === null;
+    if (raw === undefined) {
+      if (none) continue;
+      return `the Mcp-Param-${name} header is required (arguments.${path.join('.')} has a value)`;
+    }
     if (!SAFE_VALUE.test(raw)) return `the Mcp-Param-${name} header contains invalid characters`;
     const decoded = decodeHeaderValue(raw);
     if (decoded === null) return `the Mcp-Param-${name} header has a malformed =?base64?...?= value`;
-    if (!matches(decoded, value)) {
-      return `Mcp-Param-${name} header value ${quoteValue(decoded)} does not match arguments.${path.join('.')} ${quoteValue(value)}`;
+    if (none || !matches(decoded, value)) {
+      const body = value === undefined ? '(absent)' : quoteValue(value);
+      return `Mcp-Param-${name} header value ${quoteValue(decoded)} does not match arguments.${path.join('.')} ${body}`;
     }
   }
   return null;

@@ -402,6 +402,42 @@ test('x-mcp-header parameters: Mcp-Param-* headers are required when the argumen
   });
 });
 
+test('bug: spec 2026-07-28 basic/transports/streamable-http: an Mcp-Param header the tool declares is checked even when its argument has no value (present: a mismatch; bad characters: refused), so an intermediary routing on it never sees a value the call does not use', async () => {
+  const { writeConfig } = await import('../config/write.js');
+  const file = writeConfig({
+    tools: [{
+      name: 'region-tool',
+      description: 'Has a header-mirrored parameter',
+      target: { computerId: 1 },
+      lua: 'return 1',
+      inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, other: { type: 'string' } } },
+    }],
+  });
+  await withBridge({ CC_CONFIG: file }, async (b) => {
+    const call = (id, args, headers) => post(b.mcpUrl, modern(id, 'tools/call', { name: 'region-tool', arguments: args }, headers));
+    const misfits = [
+      // the header says us-west1 while the call runs with no region (the tool's default)
+      [{}, { 'mcp-param-region': 'us-west1' }, /Mcp-Param-Region header value "us-west1" does not match arguments.region \(absent\)/],
+      [{ other: 'x' }, { 'Mcp-Param-Region': '=?base64?dXMtd2VzdDE=?=' }, /does not match arguments.region \(absent\)/],
+      // a client must leave the header out for a null value
+      [{ region: null }, { 'mcp-param-region': 'us-west1' }, /does not match arguments.region null/],
+      // a recognised header with bytes outside visible ASCII is refused whatever the arguments hold
+      [{}, { 'mcp-param-region': 'x\u00e9' }, /the Mcp-Param-Region header contains invalid characters/],
+    ];
+    for (const [args, headers, message] of misfits) {
+      const res = await call(7, args, headers);
+      assert.equal(res.status, 400, JSON.stringify([args, headers, res.json]));
+      assert.equal(res.json.id, 7);
+      assert.equal(res.json.error.code, -32020);
+      assert.match(res.json.error.message, message);
+    }
+    // a header the tool does not declare is not this server's to check (intermediaries pass it on)
+    const stranger = await call(8, {}, { 'mcp-param-zone': 'anything' });
+    assert.equal(stranger.status, 200);
+    assert.equal(stranger.json.result.resultType, 'complete');
+  });
+});
+
 test('2026-07-28 on HTTP: closing the request cancels the call (the revision\'s cancellation); the computer gets the cancel frame', () =>
   withBridge({}, async (b) => {
     const computer = await linkComputer(b, { computerId: 1, onRequest: () => null });
