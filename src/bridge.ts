@@ -78,6 +78,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
   const metrics = new Metrics();
   const links = new LinkRegistry();
   links.maxPendingPerLink = config.maxRequestsPerComputer;
+  links.maxIdentityBytes = config.maxIdentityBytes;
   const tools = new ToolRegistry(config);
   tools.setSource(builtinSource);
   // one table for the bridge's lifetime, kept across a port takeover (startLinkServer again);

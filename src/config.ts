@@ -18,6 +18,8 @@ export interface Config {
   /** --stdio: how often a taken link port is tried again (CC_LINK_RETRY_MS); 0: exit 1 instead. */
   linkRetryMs: number;
   maxFrameBytes: number;
+  /** Most bytes of JSON kept of one computer's identity (hello, info frames); more is cut (CC_MAX_IDENTITY_BYTES). */
+  maxIdentityBytes: number;
   maxBodyBytes: number;
   /** --stdio: more than this waiting unread in stdout stops the reading of stdin until it drains (MCP_STDIO_HIGH_WATER_BYTES). */
   stdioHighWaterBytes: number;
@@ -145,6 +147,7 @@ export function loadConfig(
     heartbeatMs: read(env, 'CC_HEARTBEAT_MS', duration),
     linkRetryMs: read(env, 'CC_LINK_RETRY_MS', integer(0, 3_600_000)),
     maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
+    maxIdentityBytes: read(env, 'CC_MAX_IDENTITY_BYTES', integer(4096, 64 * MiB)),
     maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
     stdioHighWaterBytes: read(env, 'MCP_STDIO_HIGH_WATER_BYTES', bytes),
     stdioShutdownIdleMs: read(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS', integer(100, 3_600_000)),

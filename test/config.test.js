@@ -34,6 +34,7 @@ test('every variable has its documented default', () => {
     heartbeatMs: 30000,
     linkRetryMs: 500,
     maxFrameBytes: MiB,
+    maxIdentityBytes: 32768,
     maxBodyBytes: MiB,
     stdioHighWaterBytes: MiB,
     stdioShutdownIdleMs: 5000,
@@ -186,6 +187,12 @@ test('byte limits below 1 KiB or above 1 GiB are ConfigErrors', () => {
   }
 });
 
+test('CC_MAX_IDENTITY_BYTES: 4096 to 67108864', () => {
+  assert.equal(loadConfig({ CC_MAX_IDENTITY_BYTES: '4096' }).maxIdentityBytes, 4096);
+  assert.equal(loadConfig({ CC_MAX_IDENTITY_BYTES: String(64 * MiB) }).maxIdentityBytes, 64 * MiB);
+  for (const value of ['4095', '0', '-1', String(64 * MiB + 1), '32k']) rejects('CC_MAX_IDENTITY_BYTES', value);
+});
+
 test('hosts with spaces or slashes are ConfigErrors', () => {
   for (const variable of ['MCP_HOST', 'CC_LINK_HOST']) {
     for (const value of ['   ', 'http://127.0.0.1', 'local host', '[]', '[::1', '::1]']) rejects(variable, value);
@@ -280,6 +287,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_PINS_FILE: 'empty',
     CC_LINK_ENROLL_MS: '600000',
     CC_LINK_MAX_PINS: '10000',
+    CC_MAX_IDENTITY_BYTES: '32768',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

@@ -268,10 +268,12 @@ export function encodeCancel(id: string): string {
 
 /**
  * hello-ok, with the largest frame the bridge takes from a computer (CC_MAX_FRAME_BYTES): the computer
- * sizes its frames to the smaller of it and its --max-frame (an older program ignores the field).
+ * sizes its frames to the smaller of it and its --max-frame (an older program ignores the field); and
+ * the most bytes of JSON it keeps of a computer's identity (CC_MAX_IDENTITY_BYTES), to which the computer
+ * fits its info frames and later hellos too (absent when unbounded).
  */
-export function encodeHelloOk(maxFrame: number): string {
-  return JSON.stringify({ type: 'hello-ok', maxFrame });
+export function encodeHelloOk(maxFrame: number, maxIdentity = Infinity): string {
+  return JSON.stringify(maxIdentity === Infinity ? { type: 'hello-ok', maxFrame } : { type: 'hello-ok', maxFrame, maxIdentity });
 }
 
 /**

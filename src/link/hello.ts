@@ -73,7 +73,7 @@ export function closeReason(text: string): string {
 
 export function helloHandshake(options: HelloOptions): Hellos {
   const { registry, admission, metrics, log, warn, tokens, pins } = options;
-  const helloOk = encodeHelloOk(options.maxFrameBytes);
+  const helloOk = encodeHelloOk(options.maxFrameBytes, registry.maxIdentityBytes);
   /** Hellos admitted that wait for their pin's write (counted as links against CC_MAX_LINKS). */
   let saved = 0;
 

@@ -3,7 +3,7 @@
 import type { CancelSignal } from '../cancel.js';
 import { nextId, requestAll, requestEach, type FanoutHost, type FanoutObserver, type FanoutOptions } from './fanout.js';
 import { REQUEST_HEAD, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
-import { jobChanges, type Identity } from './identity.js';
+import { fitIdentity, jobChanges, type Identity, type Omitted } from './identity.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
 import { startTimeout, stopTimeout, type DeadlineList, type Timed } from './deadlines.js';
@@ -33,6 +33,13 @@ export class LinkRegistry implements FanoutHost {
   unreachable: string | null = null;
   /** Whether a computer id is pinned to its key (CC_LINK_PIN, set by the bridge); null with pinning off. */
   pinned: ((computerId: number) => boolean) | null = null;
+  /**
+   * Most bytes of JSON a link's identity (hello, info frames) is kept in (CC_MAX_IDENTITY_BYTES, at least
+   * MIN_IDENTITY_BYTES): a richer one is cut to it (fitIdentity) and the link kept. Infinity: none.
+   */
+  maxIdentityBytes = Infinity;
+  /** Told when a hello or info frame's identity was cut to maxIdentityBytes (the link listener warns, once per link). */
+  identityCut: ((link: Link, cut: Omitted) => void) | null = null;
 
   constructor(readonly now: () => number = Date.now) {}
 
@@ -44,7 +51,7 @@ export class LinkRegistry implements FanoutHost {
   register(socket: LinkSocket, hello: HelloFrame, remoteAddress: string): { link: Link; replaced: Link | null } {
     const link = new Link(socket, hello.computerId, hello.computerLabel, hello.version, remoteAddress, this.now());
     if (hello.maxFrame !== undefined) link.maxFrame = hello.maxFrame;
-    link.identity = hello.identity;
+    link.identity = this.kept(link, hello.identity);
     const replaced = this.links.get(hello.computerId) ?? null;
     this.links.set(hello.computerId, link);
     this.ordered = null;
@@ -95,18 +102,28 @@ export class LinkRegistry implements FanoutHost {
       changes.push(`label ${quoteValue(link.label)} -> ${quoteValue(info.computerLabel)}`);
       link.label = info.computerLabel;
     }
+    const said: Identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
+    // the marker only on the few links that have one: no slot for it on every other link's identity
+    if (info.omitted !== undefined) said.omitted = info.omitted;
+    else delete said.omitted;
+    // what changed in what is kept: a peripheral or job cut to the identity budget is not logged as there
+    const identity = this.kept(link, said);
     // names are quoted like labels: a computer chooses them, and a raw line break would forge a log line
     const before = new Set((link.identity.peripherals ?? []).map((p) => p.name));
-    const after = new Set(info.peripherals.map((p) => p.name));
+    const after = new Set((identity.peripherals ?? []).map((p) => p.name));
     for (const name of after) if (!before.has(name)) changes.push(`peripheral ${quoteValue(name)} attached`);
     for (const name of before) if (!after.has(name)) changes.push(`peripheral ${quoteValue(name)} detached`);
-    if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, info.jobs));
-    const identity: Identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
-    // the marker only on the few links that have one: no slot for it on every other link's identity
-    if (info.omitted !== undefined) identity.omitted = info.omitted;
-    else delete identity.omitted;
+    if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, identity.jobs ?? []));
     link.identity = identity;
     return changes;
+  }
+
+  /** `identity` as `link` keeps it: cut to maxIdentityBytes, and identityCut told when it was. */
+  private kept(link: Link, identity: Identity): Identity {
+    if (this.maxIdentityBytes === Infinity) return identity;
+    const fitted = fitIdentity(identity, this.maxIdentityBytes);
+    if (fitted.cut !== null) this.identityCut?.(link, fitted.cut);
+    return fitted.identity;
   }
 
   touch(link: Link): void {

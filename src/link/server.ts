@@ -11,7 +11,8 @@ import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
 import { chargeFrame, disposeThrottle } from './throttle.js';
 import { quoteValue } from '../jsonrpc/quote.js';
-import { logName, type LinkRegistry } from './registry.js';
+import { logName, type Link, type LinkRegistry } from './registry.js';
+import { plural } from '../plural.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
 import { CLOSE_POLICY, CLOSE_TRY_AGAIN, helloHandshake } from './hello.js';
@@ -67,6 +68,14 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const warn = (line: string) => {
     const text = budget.take(line);
     if (text !== null) log.warn(text);
+  };
+  // a hello or info frame richer than CC_MAX_IDENTITY_BYTES is cut to it (registry.ts): said once per link
+  const warnedCut = new WeakSet<Link>();
+  registry.identityCut = (link, cut) => {
+    if (warnedCut.has(link)) return;
+    warnedCut.add(link);
+    const parts = [cut.peripherals > 0 ? plural(cut.peripherals, 'peripheral') : '', cut.jobs > 0 ? plural(cut.jobs, 'job') : ''].filter((p) => p !== '');
+    warn(`computer ${logName(link.computerId, link.label)} from ${link.remoteAddress} says more about itself than CC_MAX_IDENTITY_BYTES (${registry.maxIdentityBytes} bytes of JSON) keeps: left out ${parts.join(' and ')} (list-computers shows how many); the link is kept`);
   };
   const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens, pins: options.pins });
   /** Tickets by raw socket, taken before the WebSocket handshake and given back when the socket closes. */

@@ -36,7 +36,7 @@ export const COMPUTER_SCHEMA: Schema & { properties: Record<string, Schema>; req
     },
     omitted: {
       type: 'object',
-      description: 'present when the computer left peripherals or jobs out of the lists above to fit its --max-frame: how many of each',
+      description: 'present when peripherals or jobs were left out of the lists above, by the computer to fit its --max-frame or by the bridge to fit CC_MAX_IDENTITY_BYTES: how many of each',
       properties: { peripherals: { type: 'integer' }, jobs: { type: 'integer' } },
       required: ['peripherals', 'jobs'],
     },
@@ -67,7 +67,7 @@ export function computerEntry(link: Link, pinned: ((computerId: number) => boole
     lastSeenAt: new Date(link.lastSeenAt).toISOString(),
     pinned: pinned === null ? null : pinned(link.computerId),
   };
-  if (omitted !== undefined) entry.omitted = { ...omitted };
+  if (omitted !== undefined) entry.omitted = { peripherals: omitted.peripherals, jobs: omitted.jobs };
   return entry;
 }
 

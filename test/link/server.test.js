@@ -180,7 +180,7 @@ test('a close reason longer than a close frame holds is cut to 123 bytes with ".
 test("hello-ok carries the bridge's frame limit (CC_MAX_FRAME_BYTES) for the computer to size its frames to", () =>
   withBridge({ CC_MAX_FRAME_BYTES: '4096' }, async (bridge) => {
     const computer = new FakeComputer(bridge.linkUrl);
-    assert.deepEqual(await computer.link({ type: 'hello', computerId: 8, maxFrame: 131072 }), { type: 'hello-ok', maxFrame: 4096 });
+    assert.deepEqual(await computer.link({ type: 'hello', computerId: 8, maxFrame: 131072 }), { type: 'hello-ok', maxFrame: 4096, maxIdentity: 32768 });
     await computer.close();
   }));
 

@@ -1,0 +1,111 @@
+// CC_MAX_IDENTITY_BYTES: the most bytes of JSON the bridge keeps of one computer's identity (hello and
+// info frames). A richer hello still links; what does not fit is left out (whole entries, in order) and
+// counted in `omitted`; one warning per link; hello-ok tells the budget.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fitIdentity, jsonBytes, omittedText } from '../../dist/link/identity.js';
+import { encodeHelloOk } from '../../dist/link/frames.js';
+import { callTool, until, withBridge, FakeComputer } from '../helpers.js';
+
+const BUDGET = 8192;
+
+/** A hello as rich as a 1 MB frame holds: 1024 peripherals with long names and types, 64 jobs. */
+function richHello(computerId, { peripherals = 1024, types = 7, jobs = 64 } = {}) {
+  const tag = String(computerId).padStart(4, '0');
+  return {
+    type: 'hello',
+    computerId,
+    computerLabel: `rich-${tag}`,
+    kind: 'turtle',
+    advanced: true,
+    host: 'ComputerCraft 1.109.0 (Minecraft 1.20.1)',
+    ccVersion: '1.109.0',
+    peripherals: Array.from({ length: peripherals }, (_, i) => ({
+      name: `p${tag}_${i}_`.padEnd(200, 'n'),
+      types: Array.from({ length: types }, (_, t) => `t${tag}_${i}_${t}_`.padEnd(100, 'x')),
+    })),
+    jobs: Array.from({ length: jobs }, (_, j) => ({ job: `j${j}`, kind: 'exec-lua', state: 'running', what: 'w'.repeat(200) })),
+  };
+}
+
+const kept = (identity) => {
+  const { kind, advanced, host, ccVersion, peripherals, jobs, omitted } = identity;
+  return { kind, advanced, host, ccVersion, peripherals, jobs, ...(omitted ? { omitted } : {}) };
+};
+
+test('fitIdentity keeps an identity that fits as it is, and cuts a richer one to whole entries in order, counting what it left out', () => {
+  const small = { kind: 'computer', advanced: false, host: 'h', ccVersion: '1', peripherals: [{ name: 'left', types: ['modem'] }], jobs: [] };
+  assert.equal(fitIdentity(small, 4096).identity, small);
+  assert.equal(fitIdentity(small, 4096).cut, null);
+  const parsed = richHello(1);
+  const rich = { kind: 'turtle', advanced: true, host: parsed.host, ccVersion: parsed.ccVersion, peripherals: parsed.peripherals, jobs: parsed.jobs, omitted: { peripherals: 7, jobs: 1 } };
+  for (const budget of [4096, BUDGET, 32768, 100_000]) {
+    const { identity, cut } = fitIdentity(rich, budget);
+    assert.ok(jsonBytes(identity) <= budget, `${jsonBytes(identity)} > ${budget}`);
+    assert.deepEqual(identity.peripherals, rich.peripherals.slice(0, identity.peripherals.length), 'a prefix, whole entries');
+    assert.deepEqual(identity.jobs, rich.jobs.slice(0, identity.jobs.length));
+    assert.deepEqual(cut, { peripherals: 1024 - identity.peripherals.length, jobs: 64 - identity.jobs.length, budget: true });
+    assert.deepEqual(identity.omitted, { peripherals: 7 + cut.peripherals, jobs: 1 + cut.jobs, budget: true });
+    assert.ok(identity.jobs.length > 0 && identity.peripherals.length > 0, 'jobs get up to an eighth, peripherals the rest');
+    // the room left is less than the next peripheral or job would take
+    const next = Math.min(jsonBytes(rich.peripherals[identity.peripherals.length]), jsonBytes(rich.jobs[identity.jobs.length]));
+    assert.ok(jsonBytes(identity) + next + 1 > budget - 64, `room left unused at ${budget}: ${jsonBytes(identity)}`);
+    assert.equal(identity.host, rich.host);
+  }
+  // a jobs-only identity: jobs fill the whole budget once there are no peripherals to take it
+  const jobsOnly = fitIdentity({ ...rich, peripherals: null, omitted: undefined }, BUDGET);
+  assert.equal(jobsOnly.identity.peripherals, null);
+  assert.ok(jsonBytes(jobsOnly.identity.jobs) > BUDGET / 2, 'more than an eighth');
+  assert.equal(omittedText({ peripherals: 3, jobs: 0, budget: true }), " (left out to fit its frame limit or the bridge's CC_MAX_IDENTITY_BYTES: 3 peripherals)");
+  assert.equal(omittedText({ peripherals: 3, jobs: 1 }), ' (left out to fit its frame limit: 3 peripherals, 1 job)');
+});
+
+test('hello-ok tells the identity budget (maxIdentity) beside maxFrame; none when unbounded', () => {
+  assert.deepEqual(JSON.parse(encodeHelloOk(1024, 4096)), { type: 'hello-ok', maxFrame: 1024, maxIdentity: 4096 });
+  assert.deepEqual(JSON.parse(encodeHelloOk(1024)), { type: 'hello-ok', maxFrame: 1024 });
+});
+
+test('bug: a hello as rich as CC_MAX_FRAME_BYTES was kept whole (about 1.1 MB of heap per link); now it links and keeps at most CC_MAX_IDENTITY_BYTES of JSON, the rest counted in omitted, one warning per link', { timeout: 60_000 }, () =>
+  withBridge({ CC_MAX_IDENTITY_BYTES: String(BUDGET) }, async (bridge) => {
+    const hello = richHello(7);
+    assert.ok(JSON.stringify(hello).length > 900_000 && JSON.stringify(hello).length < 1_048_576, 'near the default frame limit');
+    const c = new FakeComputer(bridge.linkUrl, { computerId: 7 });
+    const first = await c.link(hello);
+    assert.equal(first.type, 'hello-ok', 'a rich hello is never refused for being rich');
+    assert.equal(first.maxIdentity, BUDGET);
+    const link = bridge.links.get(7);
+    assert.ok(jsonBytes(kept(link.identity)) <= BUDGET, `kept ${jsonBytes(kept(link.identity))} bytes of identity`);
+    const keptPeripherals = link.identity.peripherals.length;
+    assert.ok(keptPeripherals > 0 && keptPeripherals < 1024);
+    assert.deepEqual(link.identity.peripherals.map((p) => p.name), hello.peripherals.slice(0, keptPeripherals).map((p) => p.name));
+    assert.deepEqual(link.identity.omitted, { peripherals: 1024 - keptPeripherals, jobs: 64 - link.identity.jobs.length, budget: true });
+    const listed = await callTool(bridge, 'list-computers');
+    const entry = listed.structuredContent.computers[0];
+    assert.deepEqual(entry.omitted, { peripherals: 1024 - keptPeripherals, jobs: 64 - link.identity.jobs.length });
+    assert.match(listed.content[0].text, new RegExp(`\\(left out to fit its frame limit or the bridge's CC_MAX_IDENTITY_BYTES: ${1024 - keptPeripherals} peripherals, ${64 - link.identity.jobs.length} jobs\\); connected `));
+    const warned = () => bridge.logs.filter((l) => / warn computer 7 .*CC_MAX_IDENTITY_BYTES \(8192 bytes of JSON\).*left out \d+ peripherals and \d+ jobs/.test(l));
+    assert.equal(warned().length, 1, bridge.logs.join('\n'));
+    // info frames are cut the same way; the link warned already
+    c.send({ type: 'info', computerLabel: 'renamed', peripherals: hello.peripherals.slice(1), jobs: [] });
+    await until(() => bridge.links.get(7).label === 'renamed');
+    assert.ok(jsonBytes(kept(link.identity)) <= BUDGET);
+    assert.equal(link.identity.peripherals[0].name, hello.peripherals[1].name);
+    assert.deepEqual(link.identity.jobs, []);
+    assert.deepEqual(link.identity.omitted, { peripherals: 1023 - link.identity.peripherals.length, jobs: 0, budget: true });
+    assert.equal(warned().length, 1, 'one warning per link');
+    // the log names only what was kept as attached or detached
+    const changed = bridge.logs.find((l) => /computer 7 \(Label: renamed\): label/.test(l));
+    // the jobs' room went to peripherals: those kept now and not before are attached, nothing beyond
+    assert.equal((changed.match(/ attached/g) ?? []).length, link.identity.peripherals.length - (keptPeripherals - 1), changed);
+    assert.equal((changed.match(/ detached/g) ?? []).length, 1, changed);
+    // an info frame that fits drops the marker
+    c.send({ type: 'info', computerLabel: 'small', peripherals: [{ name: 'left', types: ['modem'] }], jobs: [] });
+    await until(() => bridge.links.get(7).label === 'small');
+    assert.equal('omitted' in link.identity, false);
+    await c.close();
+    // a new link from the same computer warns again
+    const again = new FakeComputer(bridge.linkUrl, { computerId: 7 });
+    assert.equal((await again.link(hello)).type, 'hello-ok');
+    await until(() => warned().length === 2);
+    await again.close();
+  }));
