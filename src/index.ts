@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<number | null> {
   bridge.announceLink();
   if (stdio) {
     // loaded only in stdio mode; stdin is not read until serveStdio, so nothing sent meanwhile is lost
-    const [{ serveStdio }, { shutdownClock, expiryMessage }, { addStdioGauges }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js'), import('./surfaces/stdio-surface.js')]);
+    const [{ serveStdio }, { shutdownClock, expiryMessage, cutOffReason }, { addStdioGauges }] = await Promise.all([import('./surfaces/stdio.js'), import('./surfaces/stdio-shutdown.js'), import('./surfaces/stdio-surface.js')]);
     const surface = serveStdio({
       input: process.stdin,
       output: process.stdout,
@@ -151,11 +151,24 @@ async function main(argv: string[]): Promise<number | null> {
     let clock: { limit(): void } | null = null;
     const startClock = () =>
       (clock ??= shutdownClock(process.stdout, bounds, (why, unsent) => {
-        log.warn(`${expiryMessage(why, unsent, bounds)}; exiting`);
-        process.exit(0);
+        // the requests still running get a clear answer (written now if stdout takes it) and their
+        // calls are cancelled (cancel frames go out) before the exit
+        const cut = surface.cutOff(cutOffReason(why, unsent, bounds));
+        log.warn(`${expiryMessage(why, unsent, bounds)}${cut > 0 ? `; ${cut} request(s) still running answered -32003 and cancelled` : ''}; exiting`);
+        if (why === 'idle' && unsent === 0 && cut > 0) {
+          // the host takes what is written and only calls held the exit: now cancelled, they end and
+          // the shutdown goes on as at any end (links closed with 1001, stdout flushed); one that
+          // hangs costs at most one more MCP_STDIO_SHUTDOWN_IDLE_MS
+          setTimeout(() => process.exit(0), bounds.idleMs);
+          return;
+        }
+        // one turn first: link sockets are uncorked in a setImmediate queued before this one, so the
+        // cancel frames are handed to the kernel before the exit
+        setImmediate(() => process.exit(0));
       }));
     void surface.inputEnded.then(startClock);
-    // a call that ignores its cancel must not hold the exit: from here any time without a byte taken counts
+    // the calls in flight at EOF may finish, but one that hangs must not hold the exit: from here any
+    // time without a byte taken counts
     void surface.allRun.then(() => startClock().limit());
     stopStdio = (signal) => {
       // at a signal the lines read and not run are refused at once: nothing is left to run

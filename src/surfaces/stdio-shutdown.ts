@@ -1,5 +1,7 @@
 // The end of a --stdio bridge. At a signal, a request read from stdin but not run yet is answered
-// with a clear error rather than left without an answer (refusal). While shutting down, the answers
+// with a clear error rather than left without an answer (refusal); at the end of stdin the calls
+// still running may finish while the clock below allows, and those still running when it runs out
+// are answered with a clear error and cancelled (cutOff). While shutting down, the answers
 // still in stdout are handed to a host that keeps reading them, however slowly, and the clock that
 // bounds it all (shutdownClock) runs only while the host takes nothing: MCP_STDIO_SHUTDOWN_IDLE_MS
 // without a byte taken, and at most MCP_STDIO_SHUTDOWN_MAX_MS in all.
@@ -8,17 +10,34 @@ import { errorResponse, isRecord } from '../jsonrpc/message.js';
 import { SERVER_BUSY } from '../mcp/exchange.js';
 
 /**
+ * One answer per request in `body` (a batch gives an array of them), made by `answer` from the
+ * request's id; null when `body` holds no request (a notification, a response, a malformed message).
+ */
+function answerEach(body: unknown, answer: (id: string | number) => unknown): unknown {
+  if (Array.isArray(body)) {
+    const answers = body.map((message) => answerEach(message, answer)).filter((one) => one !== null);
+    return answers.length > 0 ? answers : null;
+  }
+  if (!isRecord(body) || typeof body.method !== 'string' || (typeof body.id !== 'string' && typeof body.id !== 'number')) return null;
+  return answer(body.id);
+}
+
+/**
  * What a message read but not run gets when the bridge stops (`reason`: "SIGTERM received"): a
  * -32003 error for a request, an array of them for a batch holding requests; null for anything else
  * (a notification, a response, a malformed message), which is handled as usual.
  */
 export function refusal(body: unknown, reason: string): unknown {
-  if (Array.isArray(body)) {
-    const answers = body.map((message) => refusal(message, reason)).filter((answer) => answer !== null);
-    return answers.length > 0 ? answers : null;
-  }
-  if (!isRecord(body) || typeof body.method !== 'string' || (typeof body.id !== 'string' && typeof body.id !== 'number')) return null;
-  return errorResponse(body.id, SERVER_BUSY, `Service Unavailable: the bridge is shutting down (${reason}); this request was read but not run. Send it again once the bridge is back`);
+  return answerEach(body, (id) => errorResponse(id, SERVER_BUSY, `Service Unavailable: the bridge is shutting down (${reason}); this request was read but not run. Send it again once the bridge is back`));
+}
+
+/**
+ * What a request still running gets when the shutdown after the end of stdin stops waiting for it
+ * (`why`: cutOffReason()): a -32003 error (an array of them for a batch), the call itself cancelled;
+ * null for a message that holds no request.
+ */
+export function cutOff(body: unknown, why: string): unknown {
+  return answerEach(body, (id) => errorResponse(id, SERVER_BUSY, `Service Unavailable: stdin ended and the bridge stopped waiting for this request, still running: ${why}. It was cancelled; send it again to a running bridge`));
 }
 
 /** refusal() of a line read and not run; null for a line that is not JSON (answered -32700 as usual). */
@@ -45,6 +64,13 @@ export function expiryMessage(why: Expiry, unsent: number, bounds: ShutdownBound
   if (why === 'max') return `the shutdown took ${bounds.maxMs} ms (MCP_STDIO_SHUTDOWN_MAX_MS) with ${unsent} bytes of stdout not taken by the host`;
   if (unsent > 0) return `the host took no byte of stdout for ${bounds.idleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with ${unsent} bytes not taken`;
   return `the shutdown waited ${bounds.idleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with nothing for the host to read: calls or links still closing`;
+}
+
+/** Why the requests still running are cut off (cutOff()) when the clock runs out. */
+export function cutOffReason(why: Expiry, unsent: number, bounds: ShutdownBounds): string {
+  if (why === 'max') return `the shutdown took ${bounds.maxMs} ms (MCP_STDIO_SHUTDOWN_MAX_MS)`;
+  if (unsent > 0) return `the host took no byte of stdout for ${bounds.idleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS)`;
+  return `it did not finish within ${bounds.idleMs} ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with nothing else for the host to read`;
 }
 
 export interface ShutdownClock {

@@ -22,12 +22,21 @@ export interface StdioOptions {
 }
 
 export interface StdioSurface {
-  /** Resolves once input has ended (EOF) and every answer still due has been written. */
+  /**
+   * Resolves once input has ended (EOF) and every answer still due has been written: each call in
+   * flight has finished, or been answered by cutOff().
+   */
   readonly ended: Promise<void>;
   /** Resolves at EOF (or a stdin error), before the lines read are all run. */
   readonly inputEnded: Promise<void>;
-  /** Resolves after EOF once every line read has been run (calls still in flight are being cancelled). */
+  /** Resolves after EOF once every line read has been run (calls may still be in flight). */
   readonly allRun: Promise<void>;
+  /**
+   * After EOF, when the shutdown stops waiting (`why`: cutOffReason()): each request still running
+   * is answered -32003 with it now and its call cancelled (a late answer of its own is dropped).
+   * Returns how many requests were answered so.
+   */
+  cutOff(why: string): number;
   /**
    * The bridge stops (`reason`: "SIGTERM received"): stdin is no longer read, each request read and
    * not run yet is answered -32003 (notifications among those lines are still handled); resolves

@@ -9,8 +9,11 @@
 // calls in flight, computers and HTTP go on meanwhile. A tool list change while stdout is stuck is
 // owed, not written: at most one notice per target (the plain one, each subscription) waits, and goes
 // out when stdout drains, before any further line is read.
-// Shutdown (stdio-shutdown.ts): at EOF every line read is still run; at a signal (shutdown()) stdin is
-// no longer read and every request read but not run yet is answered -32003 at once.
+// Shutdown (stdio-shutdown.ts): at EOF every line read is still run and the calls in flight may finish
+// (the host that closed stdin may still read stdout: the spec's stdio shutdown has the client close
+// stdin and wait for the server to exit); those still running when the shutdown clock runs out are
+// answered -32003 and cancelled (cutOff()). At a signal (shutdown()) stdin is no longer read and every
+// request read but not run yet is answered -32003 at once.
 import { randomUUID } from 'node:crypto';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
@@ -19,12 +22,15 @@ import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
-import { refusalOf } from './stdio-shutdown.js';
+import { cutOff, refusalOf } from './stdio-shutdown.js';
 import type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
 export type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
 export const LIST_CHANGED = 'notifications/tools/list_changed';
+
+/** How many requests an answer of cutOff() answers (an array for a batch; 0 for null). */
+const requestCount = (answer: unknown): number => (answer === null ? 0 : Array.isArray(answer) ? answer.length : 1);
 
 const isModern = (body: unknown): boolean => isRecord(body) && declaredVersion(body) !== undefined;
 
@@ -38,9 +44,16 @@ export const LINES_PER_TURN = 64;
 /** A line read and not handled yet, or the byte count of one skipped for its size. */
 type Pending = string | number;
 
+/** A message being answered; `cut` once cutOff() has answered it (its own answer is then dropped). */
+interface Running {
+  body: unknown;
+  cut: boolean;
+}
+
 export function serveStdio(options: StdioOptions): StdioSurface {
   const { input, output, dispatcher, log } = options;
-  // EOF: the client is gone, so its calls in flight are cancelled (their cancel frames go out)
+  // the client is gone (stdout closed after EOF, or cutOff()): its calls in flight are cancelled
+  // (their cancel frames go out)
   const gone = new Cancellation();
   const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone, listChanged: true };
   // 2026-07-28 subscriptions/listen: every subscription shares stdout, told apart by the subscription
@@ -74,6 +87,8 @@ export function serveStdio(options: StdioOptions): StdioSurface {
    */
   let ready = false;
   const handling = new Set<Promise<void>>();
+  /** The messages being answered (each in `handling` too). */
+  const running = new Set<Running>();
   /** Lines read and not handled yet, from `head` on: stdin is paused while any wait. */
   let pending: Pending[] = [];
   let head = 0;
@@ -145,14 +160,14 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     }
   };
 
-  const handle = async (body: unknown, textLength: number) => {
+  const handle = async (body: unknown, textLength: number, entry: Running) => {
     const modern = isModern(body);
     const reply = modern
       ? await handleModern(dispatcher, body, undefined, caller, textLength)
       : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller, textLength);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels, and none for a call
-    // the client cancelled with notifications/cancelled (see Reply.cancelled)
-    if (reply.body !== null && !reply.cancelled) write(reply.body);
+    // the client cancelled with notifications/cancelled (see Reply.cancelled) or one cutOff() answered
+    if (reply.body !== null && !reply.cancelled && !entry.cut) write(reply.body);
     afterReply(body, reply);
   };
 
@@ -168,12 +183,17 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       write(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON'));
       return;
     }
-    const done: Promise<void> = handle(body, line.length).catch((err: Error) => {
+    const entry: Running = { body, cut: false };
+    running.add(entry);
+    const done: Promise<void> = handle(body, line.length, entry).catch((err: Error) => {
       // Dispatcher answers its own failures; this is a last guard so the stream goes on
       log.error(`stdio message failed: ${err.stack ?? err.message}`);
     });
     handling.add(done);
-    void done.finally(() => handling.delete(done));
+    void done.finally(() => {
+      handling.delete(done);
+      running.delete(entry);
+    });
   };
 
   /**
@@ -225,7 +245,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
 
   // one notice per burst of changes (a reload may swap several sources at once): the registry's watch
   const unsubscribe = options.onToolsChanged(() => {
-    if (ready && !gone.aborted) notice(PLAIN, { jsonrpc: '2.0', method: LIST_CHANGED });
+    if (ready && !finished) notice(PLAIN, { jsonrpc: '2.0', method: LIST_CHANGED });
   });
 
   const onData = (chunk: Buffer | string) => {
@@ -240,15 +260,33 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     finish = () => {
       if (finished) return;
       finished = true;
-      markAllRun();
       unsubscribe();
       // the transport closed: its subscriptions end without an answer
       dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
-      gone.abort();
-      // answers already due (a quick request on the last line, calls just cancelled) still go out
+      // the calls still running may finish and their answers go out: the host may still read stdout,
+      // unless it has closed it too (then nothing can be delivered: they are cancelled at once)
+      if (output.destroyed) gone.abort();
+      else output.once('close', () => gone.abort());
+      const calls = [...running].reduce((n, entry) => n + requestCount(cutOff(entry.body, '')), 0);
+      if (calls > 0) log.info(`end of input on stdin: ${calls} request(s) still running may finish; their answers are written before exiting (bounded by MCP_STDIO_SHUTDOWN_IDLE_MS, MCP_STDIO_SHUTDOWN_MAX_MS)`);
+      markAllRun();
       void Promise.allSettled([...handling]).then(() => resolve());
     };
   });
+  /** Answers each request still running with `why` (-32003) and cancels its call; how many. */
+  const cutOffRunning = (why: string): number => {
+    let requests = 0;
+    for (const entry of running) {
+      if (entry.cut) continue;
+      const answer = cutOff(entry.body, why);
+      entry.cut = true;
+      if (answer === null) continue;
+      requests += requestCount(answer);
+      write(answer);
+    }
+    gone.abort();
+    return requests;
+  };
   let markInputEnded = () => {};
   const inputEnded = new Promise<void>((resolve) => (markInputEnded = resolve));
   // the end of input: a last line without a newline counts, and every line read is handled first
@@ -285,6 +323,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     inputEnded,
     allRun,
     shutdown,
+    cutOff: cutOffRunning,
     queuedBytes: () => output.writableLength,
     get waiting() {
       return waiting;

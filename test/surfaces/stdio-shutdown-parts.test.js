@@ -1,10 +1,10 @@
 // The pure parts of the --stdio shutdown (src/surfaces/stdio-shutdown.ts): what a request read but not
-// run gets at a signal, and the clock's two bounds on a Writable that is never (or slowly) drained.
+// run gets at a signal, what one still running gets when the shutdown after EOF stops waiting, and the clock's two bounds on a Writable that is never (or slowly) drained.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { until } from '../helpers.js';
-import { expiryMessage, refusal, refusalOf, shutdownClock } from '../../dist/surfaces/stdio-shutdown.js';
+import { cutOff, cutOffReason, expiryMessage, refusal, refusalOf, shutdownClock } from '../../dist/surfaces/stdio-shutdown.js';
 
 const REASON = 'SIGTERM received';
 
@@ -24,6 +24,19 @@ test('refusal: a request gets -32003 naming the reason; a batch gets one per req
   assert.equal(refusal('ping', REASON), null);
   assert.equal(refusalOf('{"jsonrpc":"2.0","id":9,"method":"ping"}', REASON).id, 9);
   assert.equal(refusalOf('{"jsonrpc":', REASON), null);
+});
+
+test('cutOff: a request still running when the shutdown stops waiting gets -32003 with the bound that ran out; a batch one per request; anything else none', () => {
+  const bounds = { idleMs: 300, maxMs: 1000 };
+  const one = cutOff({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: {} }, cutOffReason('idle', 0, bounds));
+  assert.equal(one.id, 'c');
+  assert.equal(one.error.code, -32003);
+  assert.equal(one.error.message, 'Service Unavailable: stdin ended and the bridge stopped waiting for this request, still running: it did not finish within 300 ms (MCP_STDIO_SHUTDOWN_IDLE_MS) with nothing else for the host to read. It was cancelled; send it again to a running bridge');
+  assert.match(cutOff({ jsonrpc: '2.0', id: 1, method: 'ping' }, cutOffReason('idle', 10, bounds)).error.message, /the host took no byte of stdout for 300 ms \(MCP_STDIO_SHUTDOWN_IDLE_MS\)\. It was cancelled/);
+  assert.match(cutOff({ jsonrpc: '2.0', id: 1, method: 'ping' }, cutOffReason('max', 0, bounds)).error.message, /the shutdown took 1000 ms \(MCP_STDIO_SHUTDOWN_MAX_MS\)\. It was cancelled/);
+  assert.deepEqual(cutOff([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }], 'x').map((a) => a.id), [1]);
+  assert.equal(cutOff({ jsonrpc: '2.0', method: 'notifications/initialized' }, 'x'), null);
+  assert.equal(cutOff({ jsonrpc: '2.0', id: 3, result: {} }, 'x'), null);
 });
 
 /** The clock's timers are unref'd (they never keep the bridge alive): the test holds the loop itself. */

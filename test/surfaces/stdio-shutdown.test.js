@@ -141,3 +141,60 @@ test('bug: a host that ended stdin while it was paused for a stuck stdout, and t
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /the host took no byte of stdout for 300 ms \(MCP_STDIO_SHUTDOWN_IDLE_MS\) with \d+ bytes not taken; exiting/);
 });
+
+/** A tools/call line of exec-lua on `computerId`. */
+const execLine = (id, computerId) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId, code: 'return 1' } } })}\n`;
+
+test('bug: a --stdio host that wrote its requests and closed stdin (printf ... | node dist/index.js --stdio) lost the answers of calls still in flight at EOF: they were cancelled at once (answered "error: cancelled"); now they finish and their answers are written, the links close with 1001, exit 0', { timeout: 60_000 }, async (t) => {
+  const child = spawnStdio({ CC_EXEC_TIMEOUT_MS: '300000' });
+  killAtEnd(t, child);
+  // the computer answers only once the bridge has seen the end of stdin (its log line says so)
+  const computer = new FakeComputer(await child.linkUrl(), {
+    computerId: 5,
+    onRequest: async (frame) => {
+      await until(() => /end of input on stdin/.test(child.out.stderr));
+      return { ok: true, result: { ok: true, values: [`done ${frame.id.length}`], output: 'printed\n' } };
+    },
+  });
+  t.after(() => computer.close());
+  assert.equal((await computer.link()).type, 'hello-ok');
+  child.stdin.end(INIT_LINE + execLine('a', 5) + execLine('b', 5));
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  for (const id of ['a', 'b']) {
+    const answer = child.messages.find((m) => m.id === id);
+    assert.ok(answer?.result, `${id} answered with a result: ${JSON.stringify(answer)}`);
+    assert.equal(answer.result.isError, undefined, JSON.stringify(answer));
+    assert.equal(answer.result.structuredContent.output, 'printed\n');
+  }
+  assert.equal(answerCounts(child.messages).get('a'), 1);
+  assert.equal(answerCounts(child.messages).get('b'), 1);
+  assert.deepEqual(computer.received.filter((f) => f.type === 'cancel'), [], 'nothing cancelled');
+  assert.equal((await computer.closed).code, 1001);
+  assert.match(r.stderr, /end of input on stdin: 2 request\(s\) still running may finish/);
+});
+
+test('stdio EOF: a call still running when MCP_STDIO_SHUTDOWN_IDLE_MS pass with nothing for the host to read gets a clear -32003 answer and is cancelled at its computer; a batch (2025-03-26) gets one per request; the links close with 1001, exit 0', { timeout: 60_000 }, async (t) => {
+  const child = spawnStdio({ CC_EXEC_TIMEOUT_MS: '300000', MCP_STDIO_SHUTDOWN_IDLE_MS: '300' });
+  killAtEnd(t, child);
+  const computer = new FakeComputer(await child.linkUrl(), { computerId: 6, onRequest: () => null });
+  t.after(() => computer.close());
+  assert.equal((await computer.link()).type, 'hello-ok');
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { ...INIT, protocolVersion: '2025-03-26' } });
+  const call = (id) => JSON.parse(execLine(id, 6));
+  const batch = JSON.stringify([call('b1'), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }, call('b2')]);
+  child.stdin.end(`${init}\n${execLine('hang', 6)}${batch}\n`);
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /3 request\(s\) still running answered -32003 and cancelled; exiting/);
+  const single = child.messages.find((m) => m.id === 'hang');
+  assert.equal(single.error.code, -32003);
+  assert.match(single.error.message, /^Service Unavailable: stdin ended and the bridge stopped waiting for this request, still running: it did not finish within 300 ms \(MCP_STDIO_SHUTDOWN_IDLE_MS\) with nothing else for the host to read\. It was cancelled; send it again to a running bridge$/);
+  const batchAnswer = child.messages.find((m) => Array.isArray(m));
+  assert.deepEqual(batchAnswer.map((m) => [m.id, m.error.code]), [['b1', -32003], ['b2', -32003]]);
+  assert.equal(child.messages.filter((m) => !Array.isArray(m) && m.id !== 'init').length, 1, 'no second answer for the calls cut off');
+  const requests = computer.received.filter((f) => f.type === 'request').map((f) => f.id).sort();
+  await until(() => computer.received.filter((f) => f.type === 'cancel').length === 3);
+  assert.deepEqual(computer.received.filter((f) => f.type === 'cancel').map((f) => f.id).sort(), requests);
+  assert.equal((await computer.closed).code, 1001);
+});

@@ -78,8 +78,8 @@ test('bug: a host whose text encoder starts the stream with a byte order mark (P
     assert.equal((await bridge.exited).code, 0);
   }));
 
-test('stdio: EOF closes the links with 1001 and exits 0; a call in flight is cancelled at its computer', () =>
-  run({ CC_EXEC_TIMEOUT_MS: '300000' }, async (bridge) => {
+test('stdio: EOF closes the links with 1001 and exits 0; a call in flight that does not finish within MCP_STDIO_SHUTDOWN_IDLE_MS is cancelled at its computer', () =>
+  run({ CC_EXEC_TIMEOUT_MS: '300000', MCP_STDIO_SHUTDOWN_IDLE_MS: '300' }, async (bridge) => {
     const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 4, onRequest: () => null });
     assert.equal((await computer.link()).type, 'hello-ok');
     bridge.send({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 4, code: 'sleep(60)' } } });
