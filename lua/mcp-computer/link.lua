@@ -351,9 +351,12 @@ local function serve(link)
             local code = tonumber(ev[4])
             -- 4410: the bridge's operator reset this id's pin (cc-mcp pin-reset): the key this link
             -- was made with is no longer trusted there, so stop rather than link straight back with it
+            -- what to do next is the bridge's to say (its close reason): the reset may distrust this key
             if code == 4410 then
+                local why = (tostring(ev[3] or ""):gsub("^pin_reset: ", ""))
+                if why == "" then why = "start mcp-computer again to link" end
                 return "the bridge's operator reset the pin of computer " .. os.getComputerID()
-                    .. " (code 4410): start mcp-computer again to link; the bridge pins the key it brings then", false
+                    .. " (code 4410): " .. why, false
             elseif code and code >= 4000 and code <= 4999 then
                 return "link replaced by another connection for computer "
                     .. os.getComputerID() .. ": " .. closeReason(ev[3], code), false

@@ -10,7 +10,7 @@ export type Command =
   | { kind: 'probe' }
   | { kind: 'health' }
   | { kind: 'pins' }
-  | { kind: 'pin-reset'; computerId: number }
+  | { kind: 'pin-reset'; computerId: number; allowOldKey: boolean }
   | { kind: 'call'; tool: string; args: CallArgs }
   | { kind: 'exec'; target: { computerId: number } | { computer: string }; source: { file: string } | { stdin: true } | { code: string } };
 
@@ -37,8 +37,10 @@ Commands:
                                           run Lua on one computer (exec-lua); - reads stdin
   health                                  is the bridge up, and how many computers are linked
   pins                                    the computer ids pinned to their computer's key (CC_LINK_PIN)
-  pin-reset <id>                          forget one computer id's pin (a reinstalled computer); with
-                                          CC_LINK_PIN=strict also let that id in (CC_LINK_ENROLL_MS)
+  pin-reset <id> [--allow-old-key]        forget one computer id's pin (a reinstalled computer); with
+                                          CC_LINK_PIN=strict also let that id in (CC_LINK_ENROLL_MS).
+                                          The forgotten key cannot pin the id again until another key
+                                          has; --allow-old-key does not distrust it (and lifts that)
 
 Options:
   --url URL     MCP endpoint (default: CC_MCP_URL, else ${DEFAULT_URL})
@@ -86,6 +88,7 @@ function parseExec(rest: string[]): Command {
 export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Invocation {
   let url = env.CC_MCP_URL || DEFAULT_URL;
   let json = false;
+  let allowOldKey = false;
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -101,6 +104,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     if (arg === '--help' || arg === '-h') return { url, json, command: { kind: 'help' } };
     if (arg === '--version') return { url, json, command: { kind: 'version' } };
     if (arg === '--json') json = true;
+    else if (arg === '--allow-old-key') allowOldKey = true;
     else if (arg === '--url' || arg.startsWith('--url=')) {
       const value = arg === '--url' ? argv[++i] : arg.slice('--url='.length);
       if (value === undefined || value === '') throw new UsageError('--url needs a value');
@@ -115,6 +119,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     throw new UsageError(`--url must be an http(s) URL such as ${DEFAULT_URL}, got ${JSON.stringify(url)}`);
   }
   const [name, ...rest] = positional;
+  if (allowOldKey && name !== 'pin-reset') throw new UsageError('--allow-old-key is an option of pin-reset only');
   const none = (command: Command): Command => {
     if (rest.length) throw new UsageError(`${name} takes no arguments`);
     return command;
@@ -134,7 +139,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       const [id, ...more] = rest;
       const computerId = id === undefined ? null : parseComputerId(id);
       if (computerId === null || more.length > 0) throw new UsageError('pin-reset needs one computer id (a whole number >= 0)');
-      return { url, json, command: { kind: 'pin-reset', computerId } };
+      return { url, json, command: { kind: 'pin-reset', computerId, allowOldKey } };
     }
     case 'call': {
       const [tool, ...args] = rest;

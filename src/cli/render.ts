@@ -53,5 +53,6 @@ export function renderPins(body: Record<string, unknown>): string {
   if (typeof body.message === 'string') return body.message;
   const ids = Array.isArray(body.pinned) ? body.pinned : [];
   const mode = body.strict === true ? ' (CC_LINK_PIN=strict: only these link)' : '';
-  return ids.length === 0 ? `no computer id is pinned${mode}` : `${plural(ids.length, 'computer id')} pinned${mode}: ${ids.join(' ')}`;
+  const distrusted = Array.isArray(body.distrusted) && body.distrusted.length > 0 ? `; a reset distrusts the old key of: ${body.distrusted.join(' ')}` : '';
+  return `${ids.length === 0 ? `no computer id is pinned${mode}` : `${plural(ids.length, 'computer id')} pinned${mode}: ${ids.join(' ')}`}${distrusted}`;
 }

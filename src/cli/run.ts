@@ -69,7 +69,7 @@ async function requestJson(url: URL, method: 'GET' | 'POST', io: CliIo): Promise
 
 /** GET /pins or POST /pins/<id>/reset: the operator's pins, over plain HTTP with the bearer token. */
 async function pinsCommand(inv: Invocation, io: CliIo, command: Extract<Command, { kind: 'pins' | 'pin-reset' }>): Promise<number> {
-  const url = new URL(command.kind === 'pins' ? '/pins' : `/pins/${command.computerId}/reset`, inv.url);
+  const url = new URL(command.kind === 'pins' ? '/pins' : `/pins/${command.computerId}/reset${command.allowOldKey ? '?allowOldKey=true' : ''}`, inv.url);
   const { res, body } = await requestJson(url, command.kind === 'pins' ? 'GET' : 'POST', io);
   if (!isRecord(body)) throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status} without JSON; is this a cc-mcp-bridge?`);
   if (res.status !== 200 || body.ok !== true) {

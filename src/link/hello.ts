@@ -26,6 +26,8 @@ export const CLOSE_NOT_ENROLLED = 4403;
  */
 export const CLOSE_PIN_RESET = 4410;
 export const PIN_RESET_REASON = 'pin_reset: the operator reset this computer id\'s pin; start mcp-computer again to link';
+/** The reset distrusts the key the link was made with (the default): relinking with it is refused. */
+export const PIN_RESET_DISTRUSTED_REASON = 'pin_reset: its key is no longer trusted here; give this computer a new key (set mcp.key new), then start mcp-computer again';
 
 const REASONS: Record<HelloErrorCode, string> = {
   invalid: 'invalid hello',
@@ -111,6 +113,20 @@ export function helloHandshake(options: HelloOptions): Hellos {
         return;
       }
       const pin = pins ? pins.check(frame.computerId, frame.key) : 'ok';
+      if (pin === 'distrusted') {
+        // told only to a holder of the very key the reset forgot, who knew the id was pinned to it
+        metrics.linksRefused.inc('key_distrusted');
+        const id = frame.computerId;
+        warn(`link from ${ws.remoteAddress} (computer ${id}) refused: the key its pin reset stopped trusting${current ? `; its link from ${current.remoteAddress} is kept` : ''}`);
+        refuse(
+          ws,
+          `computer id ${id} was reset by the bridge's operator, and this hello carries the key that reset stopped trusting (mcp.key): the id links only with a new key now. To give this computer a new key: set mcp.key new, then start mcp-computer again${pins!.strict ? ` (CC_LINK_PIN=strict: while the id is open, cc-mcp pin-reset ${id})` : ''}. If this computer was not reinstalled and is to keep its key, the operator lets the key in again with: cc-mcp pin-reset ${id} --allow-old-key (or POST /pins/${id}/reset?allowOldKey=true).`,
+          'key_mismatch',
+          CLOSE_KEY_MISMATCH,
+          closeReason(`key_mismatch: this key was distrusted by a pin reset; the operator runs cc-mcp pin-reset ${id} --allow-old-key`),
+        );
+        return;
+      }
       if (pins?.strict && pin !== 'ok' && pin !== 'new') {
         strictRefusal(ws, frame, pin);
         return;
@@ -199,7 +215,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
       if (ws.helloTimer) clearTimeout(ws.helloTimer);
       ws.helloTimer = null;
       log.info(`link from ${ws.remoteAddress} (computer ${frame.computerId}) closed before hello-ok: its pin was reset meanwhile`);
-      ws.close(CLOSE_PIN_RESET, PIN_RESET_REASON);
+      ws.close(CLOSE_PIN_RESET, pins!.distrusts(frame.computerId) ? PIN_RESET_DISTRUSTED_REASON : PIN_RESET_REASON);
       return;
     }
     accept(ws, frame);

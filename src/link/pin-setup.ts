@@ -34,7 +34,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     reread = () => {
       try {
         const again = readPinsFile(path, config.linkMaxPins);
-        pins.replace(again.pins);
+        pins.replace(again.pins, again.distrusted);
         // the other bridge's openings count too (strict); this bridge's own stay
         pins.loadOpenings(again.openings);
         log.info(`link port taken over: ${pins.size} pin${pins.size === 1 ? '' : 's'} read again from ${path}`);
@@ -44,6 +44,11 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     };
     const loaded = readPinsFile(path, config.linkMaxPins);
     pins.load(loaded.pins);
+    if (loaded.distrusted.size > 0) {
+      const kept = pins.loadDistrusted(loaded.distrusted);
+      const left = loaded.distrusted.size - kept;
+      log.info(`${plural(kept, 'key')} distrusted by a pin reset kept from ${path}${left > 0 ? ` (${left} for ids pinned since: left out)` : ''}`);
+    }
     if (loaded.openings.size > 0) {
       // strict's openings (cc-mcp pin-reset) the file kept across the restart, until their end
       const kept = pins.loadOpenings(loaded.openings);
@@ -56,7 +61,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     }
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
     log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}` : `no pins file at ${path} yet: it is written at the first pin`);
-    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings());
+    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted());
     pins.onChange = () => w.changed();
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });
@@ -67,6 +72,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     metrics.addGauge({ name: 'cc_link_pins_open', help: 'Computer ids let in by the operator (CC_LINK_PIN=strict) that no computer has linked as yet.', read: () => pins.opened });
   }
   metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
+  metrics.addGauge({ name: 'cc_link_pins_distrusted', help: 'Computer ids whose pin the operator reset: the key it had cannot pin the id again until another key has (cc-mcp pin-reset <id> --allow-old-key lifts it).', read: () => pins.distrustedCount });
   metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
   return { pins, writer, reread };
 }

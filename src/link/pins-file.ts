@@ -63,11 +63,45 @@ export function parseOpenings(text: string): Map<number, number> {
   return openings;
 }
 
-/** The file's text for these pins (and strict's openings: id, until in ms). */
-export function formatPins(entries: Iterable<readonly [number, string]>, openings: Iterable<readonly [number, number]> = []): string {
+/**
+ * A key a pin reset distrusts (cc-mcp pin-reset): `# distrusted <id> <SHA-256 hex>`, a comment line so
+ * that an older bridge reads the file as before (and drops the line at its next write).
+ */
+const DISTRUSTED = /^#\s*distrusted(?:\s|$)/;
+const DISTRUSTED_LINE = /^#\s*distrusted\s+(\d{1,16})\s+([0-9a-f]{64})\s*$/;
+
+/**
+ * The distrusted keys in `text` (`# distrusted <id> <hex>` lines): id -> hex digest. A line that starts
+ * `# distrusted` but is not one, a repeated id or more than `max` throw PinsFileError: a distrust lost
+ * to a typo would let the key a reset forgot pin the id again.
+ */
+export function parseDistrusted(text: string, path: string, max: number): Map<number, string> {
+  const distrusted = new Map<number, string>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim();
+    if (!DISTRUSTED.test(line)) continue;
+    const where = `line ${i + 1}`;
+    const m = DISTRUSTED_LINE.exec(line);
+    const id = m ? parseComputerId(m[1] as string) : null;
+    if (!m || id === null) throw new PinsFileError(path, where, 'expected "# distrusted <computer id> <SHA-256 of 64 lowercase hex digits>"');
+    if (distrusted.has(id)) throw new PinsFileError(path, where, `computer id ${id} is distrusted twice`);
+    if (distrusted.size >= max) throw new PinsFileError(path, where, `more than CC_LINK_MAX_PINS (${max}) distrusted keys`);
+    distrusted.set(id, m[2] as string);
+  }
+  return distrusted;
+}
+
+/** The file's text for these pins (and strict's openings: id, until in ms; and the keys resets distrust). */
+export function formatPins(
+  entries: Iterable<readonly [number, string]>,
+  openings: Iterable<readonly [number, number]> = [],
+  distrusted: Iterable<readonly [number, string]> = [],
+): string {
   let text = HEADER;
   for (const [id, digest] of entries) text += `${id} ${digest}\n`;
   for (const [id, until] of openings) text += `# open ${id} until ${new Date(until).toISOString()}\n`;
+  for (const [id, digest] of distrusted) text += `# distrusted ${id} ${digest}\n`;
   return text;
 }
 
@@ -75,6 +109,8 @@ export interface LoadedPins {
   pins: Map<number, string>;
   /** Strict's openings written by the bridge: id -> until (ms), expired ones included. */
   openings: Map<number, number>;
+  /** Keys pin resets distrust: id -> hex digest. */
+  distrusted: Map<number, string>;
   /** False when the file did not exist (it is made at the first pin). */
   existed: boolean;
   /** Group or others may read or write it (the bridge writes 0600). */
@@ -100,7 +136,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
       } catch {
         throw new PinsFileError(path, '', `neither the file nor its directory ${dirOf(path)} exists`);
       }
-      return { pins: new Map(), openings: new Map(), existed: false, loose: false };
+      return { pins: new Map(), openings: new Map(), distrusted: new Map(), existed: false, loose: false };
     }
     throw new PinsFileError(path, '', `cannot read the file (${code ?? (err as Error).message})`);
   }
@@ -111,7 +147,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
   } catch (err) {
     throw new PinsFileError(path, '', `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  return { pins: parsePins(text, path, max), openings: parseOpenings(text), existed: true, loose: (mode & 0o077) !== 0 };
+  return { pins: parsePins(text, path, max), openings: parseOpenings(text), distrusted: parseDistrusted(text, path, max), existed: true, loose: (mode & 0o077) !== 0 };
 }
 
 function dirOf(path: string): string {
@@ -141,6 +177,8 @@ export class PinsWriter {
     private readonly onError: (message: string) => void,
     /** Strict's openings to keep with the pins: [id, until (ms)]. */
     private readonly openings: () => Iterable<readonly [number, number]> = () => [],
+    /** The keys pin resets distrust: [id, hex digest]. */
+    private readonly distrusted: () => Iterable<readonly [number, string]> = () => [],
   ) {}
 
   /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
@@ -164,7 +202,7 @@ export class PinsWriter {
       const end = this.endNext;
       this.next = this.endNext = null;
       try {
-        await this.write(formatPins(this.snapshot(), this.openings()));
+        await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted()));
         this.writes++;
       } catch (err) {
         this.failures++;

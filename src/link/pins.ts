@@ -3,8 +3,9 @@
 // another key, or with none, is refused, so a peer that can reach the link port cannot take over a
 // computer that has linked with a key. With CC_LINK_PIN=strict only pinned ids link at all, and an
 // id the operator reset (POST /pins/<id>/reset, cc-mcp pin-reset) is open to its next keyed hello for
-// CC_LINK_ENROLL_MS. The table lives in memory; CC_LINK_PINS_FILE keeps it across restarts
-// (pins-file.ts). Only hashes are kept, never a key.
+// CC_LINK_ENROLL_MS. A reset distrusts the key it forgot: that key cannot pin the id again until
+// another key has (or the operator lifts it, cc-mcp pin-reset <id> --allow-old-key). The table lives
+// in memory; CC_LINK_PINS_FILE keeps it across restarts (pins-file.ts). Only hashes are kept, never a key.
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /** What a hello's key means for its computer id. */
@@ -17,6 +18,8 @@ export type PinCheck =
   | 'mismatch'
   /** The id is pinned and the hello has no key: refuse. */
   | 'missing'
+  /** The id is not pinned, and the hello's key is the one the id's last reset stopped trusting: refuse. */
+  | 'distrusted'
   /**
    * Strict: the id is not pinned and not open for enrollment, or the hello has no key (whatever the
    * id's state: a keyless hello never links under strict, and its one answer must not tell an open
@@ -32,9 +35,9 @@ export function keyDigest(key: string): string {
 /** The SHA-256 hex form of a key. */
 export const DIGEST_PATTERN = /^[0-9a-f]{64}$/;
 
-/** Whether `key` hashes to `digest`, compared in constant time. */
-function sameKey(key: string, digest: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(key).digest(), Buffer.from(digest, 'hex'));
+/** Whether two hex digests are the same, compared in constant time. */
+function sameDigest(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }
 
 export interface PinOptions {
@@ -50,6 +53,10 @@ export interface PinOptions {
 export interface PinReset {
   /** The id was pinned (its pin is gone now). */
   wasPinned: boolean;
+  /** A key is distrusted for the id now (the pin just forgotten's, or one an earlier reset forgot): it cannot pin the id. */
+  distrusting: boolean;
+  /** --allow-old-key lifted a distrust the id held (a key an earlier reset forgot may pin it again). */
+  lifted: boolean;
   /** Strict: when the id stops waiting for its computer's keyed hello (ms since the epoch); null when not strict. */
   openUntil: number | null;
   /** The pins file write that holds the reset, while it is under way (with a pins file and a change); else null. */
@@ -61,6 +68,8 @@ export class KeyPins {
   private readonly pins = new Map<number, string>();
   /** Strict: ids reset by the operator, open to their next keyed hello until this time (ms). */
   private readonly open = new Map<number, number>();
+  /** Ids reset by the operator -> SHA-256 (hex) of the key the reset forgot: it may not pin the id again. */
+  private readonly distrust = new Map<number, string>();
   /** Keyed hellos for a new id that found the table full (linked unpinned). */
   full = 0;
   /**
@@ -96,10 +105,41 @@ export class KeyPins {
     for (const [id, digest] of entries) this.pins.set(id, digest);
   }
 
-  /** Replaces every pin with these (the pins file read again); openings stay. */
-  replace(entries: Iterable<readonly [number, string]>): void {
+  /**
+   * Takes the keys resets distrust, read from the pins file (id -> hex digest); one for an id pinned
+   * since is left out. Returns how many were taken.
+   */
+  loadDistrusted(entries: Iterable<readonly [number, string]>): number {
+    let taken = 0;
+    for (const [id, digest] of entries) {
+      if (this.pins.has(id) || this.distrust.size >= this.max) continue;
+      this.distrust.set(id, digest);
+      taken++;
+    }
+    return taken;
+  }
+
+  /** Replaces every pin and distrusted key with these (the pins file read again); openings stay. */
+  replace(entries: Iterable<readonly [number, string]>, distrusted: Iterable<readonly [number, string]> = []): void {
     this.pins.clear();
+    this.distrust.clear();
     this.load(entries);
+    this.loadDistrusted(distrusted);
+  }
+
+  /** The keys resets distrust, for the pins file: [id, hex digest], ids ascending. */
+  distrusted(): Array<[number, string]> {
+    return [...this.distrust].sort((a, b) => a[0] - b[0]);
+  }
+
+  /** Whether a reset distrusts a key for this id. */
+  distrusts(computerId: number): boolean {
+    return this.distrust.has(computerId);
+  }
+
+  /** How many ids a reset distrusts a key for. */
+  get distrustedCount(): number {
+    return this.distrust.size;
   }
 
   /**
@@ -136,13 +176,17 @@ export class KeyPins {
 
   check(computerId: number, key: string | null): PinCheck {
     if (this.strict && key === null) return 'not_enrolled';
+    // hashed whatever the id's state: the same work for a pinned id as for one that is not
+    const digest = key === null ? null : keyDigest(key);
     const pinned = this.pins.get(computerId);
     if (pinned === undefined) {
+      const distrusted = this.distrust.get(computerId);
+      if (digest !== null && distrusted !== undefined && sameDigest(digest, distrusted)) return 'distrusted';
       if (this.strict) return this.isOpen(computerId) ? 'new' : 'not_enrolled';
       return key === null ? 'ok' : 'new';
     }
-    if (key === null) return 'missing';
-    return sameKey(key, pinned) ? 'ok' : 'mismatch';
+    if (digest === null) return 'missing';
+    return sameDigest(digest, pinned) ? 'ok' : 'mismatch';
   }
 
   /** Whether a strict bridge waits for this id's keyed hello (reset, not yet linked, not expired). */
@@ -162,6 +206,8 @@ export class KeyPins {
       return false;
     }
     this.pins.set(computerId, keyDigest(key));
+    // another key holds the id now (check said 'new', so not the distrusted one): the distrust has done its work
+    this.distrust.delete(computerId);
     const saved = this.save();
     if (saved !== null) {
       this.unsaved.set(computerId, saved);
@@ -182,27 +228,38 @@ export class KeyPins {
   }
 
   /**
-   * Forgets the id's pin (the operator's reset, for a reinstalled computer). Not strict: the next keyed
-   * hello pins the id again. Strict: the id is open to its next keyed hello for `enrollMs` (this is also
-   * how an operator lets a new computer in). Null when strict and the table is full (nothing changed).
+   * Forgets the id's pin (the operator's reset, for a reinstalled computer) and distrusts the key it was
+   * pinned to: that key cannot pin the id again until another key has, so a holder of the old key cannot
+   * relink first and be pinned again. `allowOldKey` (the operator's --allow-old-key) distrusts nothing
+   * and lifts a distrust the id holds. Not strict: the next keyed hello (with another key) pins the id.
+   * Strict: the id is open to its next keyed hello for `enrollMs` (this is also how an operator lets a
+   * new computer in). Refused (nothing changed) when strict and the table is full ('full'), or when
+   * `max` ids distrust a key already ('distrust_full').
    */
-  reset(computerId: number): PinReset | null {
-    const wasPinned = this.pins.has(computerId);
+  reset(computerId: number, options: { allowOldKey?: boolean } = {}): PinReset | 'full' | 'distrust_full' {
+    const old = this.pins.get(computerId);
+    const wasPinned = old !== undefined;
+    if (this.strict && !wasPinned && !this.open.has(computerId) && this.pins.size + this.opened >= this.max) return 'full';
+    const distrustNew = old !== undefined && options.allowOldKey !== true;
+    if (distrustNew && !this.distrust.has(computerId) && this.distrust.size >= this.max) return 'distrust_full';
+    let lifted = false;
+    if (options.allowOldKey === true) lifted = this.distrust.delete(computerId);
+    else if (old !== undefined) this.distrust.set(computerId, old);
+    const distrusting = this.distrust.has(computerId);
     if (!this.strict) {
       let saved: Promise<void> | null = null;
-      if (wasPinned) {
+      if (wasPinned || lifted) {
         this.pins.delete(computerId);
         saved = this.save();
       }
-      return { wasPinned, openUntil: null, saved };
+      return { wasPinned, distrusting, lifted, openUntil: null, saved };
     }
-    if (!wasPinned && !this.open.has(computerId) && this.pins.size + this.opened >= this.max) return null;
     const openUntil = this.now() + this.enrollMs;
     this.open.set(computerId, openUntil);
     this.pins.delete(computerId);
     // the pins file keeps the opening too, so a restart inside it keeps it
     const saved = this.save();
-    return { wasPinned, openUntil, saved };
+    return { wasPinned, distrusting, lifted, openUntil, saved };
   }
 
   /** Tells onChange; the pins file's write that holds the change, when there is one. */

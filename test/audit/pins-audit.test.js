@@ -63,7 +63,7 @@ test('bug: a hello with a 16-digit computer id (a safe integer) was pinned and w
   assert.equal(past.status, 400);
   const lines = await until(() => {
     const text = readFileSync(file, 'utf8');
-    return !text.includes(`${big} `) && text;
+    return !text.includes(`\n${big} `) && text;
   });
   assert.match(lines, new RegExp(`^3 ${sha(KEY)}$`, 'm'));
 });

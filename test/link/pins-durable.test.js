@@ -149,8 +149,8 @@ test('a hello waiting for its pin\'s write: a pin reset meanwhile closes it 4410
   await until(() => !bridge.pins.has(1));
   await release();
   assert.equal((await resetting).body.wasPinned, true);
-  assert.deepEqual(await waiting.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
-  assert.deepEqual(await relink.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
+  assert.deepEqual(await waiting.closed, { code: 4410, reason: 'pin_reset: its key is no longer trusted here; give this computer a new key (set mcp.key new), then start mcp-computer again' });
+  assert.deepEqual(await relink.closed, { code: 4410, reason: 'pin_reset: its key is no longer trusted here; give this computer a new key (set mcp.key new), then start mcp-computer again' });
   assert.equal(waiting.received.some((f) => f.type === 'hello-ok'), false);
   void waitingAnswer;
   void relinkAnswer;

@@ -1,7 +1,7 @@
 // What a pin reset (POST /pins/<id>/reset, cc-mcp pin-reset) does to the id's live link. The reset
 // says "this id's key is no longer trusted", and the live link was admitted with exactly that key, so
-// the link is closed (4410 pin_reset) and its calls in flight end; the computer links again only when
-// started again, and is pinned under the rules then. Before, the link was kept: the bridge went on
+// the link is closed (4410 pin_reset) and its calls in flight end; the reset distrusts that key, so the
+// computer started again with it is refused until the operator lets the key in again (--allow-old-key). Before, the link was kept: the bridge went on
 // sending calls to a computer whose key the operator had just stopped trusting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { attempt, request, sha } from './pins-helpers.js';
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const NEW = 'reinstalledKey_0123456789abcdefA';
 
-test('bug: a pin reset kept the live link admitted with the key it forgot; it is closed 4410 pin_reset, its calls in flight end, and the computer started again is pinned anew', async (t) => {
+test('bug: a pin reset kept the live link admitted with the key it forgot; it is closed 4410 pin_reset, its calls in flight end; started again with that key it is refused until the operator allows the old key', async (t) => {
   const bridge = await startTestBridge();
   t.after(() => bridge.close());
   const live = await attempt(bridge, 7, KEY);
@@ -28,17 +28,25 @@ test('bug: a pin reset kept the live link admitted with the key it forgot; it is
   assert.equal(reset.status, 200);
   assert.equal(reset.body.linked, true);
   assert.equal(reset.body.closed, true);
-  assert.match(reset.body.message, /^computer 7: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
+  assert.match(reset.body.message, /^computer 7: pin reset; the next hello with a new key pins it; its old key is refused until another key is pinned \(cc-mcp pin-reset 7 --allow-old-key lets it in again\); its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
+  assert.equal(reset.body.oldKeyDistrusted, true);
   // gone from the bridge at once, not after the close handshake
   assert.equal(bridge.links.get(7), undefined);
-  assert.deepEqual(await live.c.closed, { code: 4410, reason: "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link" });
+  assert.deepEqual(await live.c.closed, { code: 4410, reason: 'pin_reset: its key is no longer trusted here; give this computer a new key (set mcp.key new), then start mcp-computer again' });
   const ended = await call;
   assert.equal(ended.isError, true);
   assert.match(ended.content[0].text, /its pin was reset by the operator/);
   assert.ok(bridge.logs.some((l) => /computer 7: pin reset; .* is closed \(4410 pin_reset\) \(POST \/pins\/7\/reset from 127\.0\.0\.1:\d+\)/.test(l)), bridge.logs.join('\n'));
   assert.equal(bridge.pins.has(7), false);
 
-  // started again (CC_LINK_PIN=on): its keyed hello pins the id again, as any first keyed hello
+  // started again with the same key: refused, the key is distrusted
+  const distrusted = await attempt(bridge, 7, KEY);
+  assert.equal(distrusted.first.code, 'key_mismatch');
+  assert.equal(bridge.pins.has(7), false);
+  // the operator meant to keep this computer: --allow-old-key lifts the distrust, the key pins the id again
+  const allow = await request(bridge, '/pins/7/reset?allowOldKey=true');
+  assert.equal(allow.body.oldKeyDistrusted, false);
+  assert.match(allow.body.message, /^computer 7: was not pinned; the next hello with a key pins it; the key an earlier reset distrusted may pin it again \(--allow-old-key\)$/);
   const again = await attempt(bridge, 7, KEY);
   assert.equal(again.first.type, 'hello-ok');
   assert.equal(bridge.pins.has(7), true);
@@ -70,7 +78,7 @@ test('strict: a reset closes the enrolled live link, and the reinstalled compute
   assert.equal(old.first.type, 'hello-ok');
   const reset = await request(bridge, '/pins/1/reset');
   assert.equal(reset.body.closed, true);
-  assert.match(reset.body.message, /pins it \(CC_LINK_PIN=strict\); its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
+  assert.match(reset.body.message, /pins it \(CC_LINK_PIN=strict\); its old key is refused until another key is pinned \(cc-mcp pin-reset 1 --allow-old-key lets it in again\); its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
   assert.equal((await old.c.closed).code, 4410);
   const fresh = await attempt(bridge, 1, NEW);
   assert.equal(fresh.first.type, 'hello-ok');

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,13 +63,13 @@ test('bug: a reinstalled computer stayed refused until a restart; POST /pins/<id
 
   const listed = await request(bridge, '/pins', { method: 'GET', headers: auth });
   assert.equal(listed.status, 200);
-  assert.deepEqual(listed.body, { ok: true, strict: false, pinned: [4, 5], max: 10000 });
+  assert.deepEqual(listed.body, { ok: true, strict: false, pinned: [4, 5], distrusted: [], max: 10000 });
   assert.ok(!JSON.stringify(listed.body).includes(sha(KEY)), 'no hash is shown');
 
   const reset = await request(bridge, '/pins/4/reset', { headers: { ...auth, 'content-type': 'application/json' } });
   assert.equal(reset.status, 200);
-  assert.deepEqual(reset.body, { ok: true, computerId: 4, wasPinned: true, linked: false, closed: false, message: 'computer 4: pin reset; the next hello with a key pins it' });
-  assert.ok(bridge.logs.some((l) => /computer 4: pin reset; the next hello with a key pins it \(POST \/pins\/4\/reset from 127\.0\.0\.1:\d+\)/.test(l)), bridge.logs.join('\n'));
+  assert.deepEqual(reset.body, { ok: true, computerId: 4, wasPinned: true, linked: false, closed: false, oldKeyDistrusted: true, message: 'computer 4: pin reset; the next hello with a new key pins it; its old key is refused until another key is pinned (cc-mcp pin-reset 4 --allow-old-key lets it in again)' });
+  assert.ok(bridge.logs.some((l) => /computer 4: pin reset; the next hello with a new key pins it; its old key is refused until another key is pinned \(cc-mcp pin-reset 4 --allow-old-key lets it in again\) \(POST \/pins\/4\/reset from 127\.0\.0\.1:\d+\)/.test(l)), bridge.logs.join('\n'));
   await until(() => !readFileSync(file, 'utf8').includes('\n4 '));
   assert.deepEqual([...parsePins(readFileSync(file, 'utf8'), file, 10)], [[5, sha(KEY)]]);
 
@@ -85,12 +85,89 @@ test('bug: a reinstalled computer stayed refused until a restart; POST /pins/<id
   // test/link/pins-reset-live.test.js)
   const live = await request(bridge, '/pins/5/reset', { headers: auth });
   assert.equal(live.body.linked, true);
-  assert.match(live.body.message, /^computer 5: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
+  assert.match(live.body.message, /^computer 5: pin reset; the next hello with a new key pins it; its old key is refused until another key is pinned \(cc-mcp pin-reset 5 --allow-old-key lets it in again\); its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)$/);
   assert.equal((await other.c.closed).code, 4410);
   const again = await request(bridge, '/pins/5/reset', { headers: auth });
   assert.equal(again.body.wasPinned, false);
   assert.match(again.body.message, /^computer 5: was not pinned;/);
   await Promise.all([other.c.close(), after.c.close()]);
+});
+
+test('bug: a reset did not remember the key it stopped trusting, so a holder of the old key relinked first and was pinned again; now the reset distrusts that key (kept in the pins file across a restart) until another key is pinned or the operator allows it (--allow-old-key)', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pins-distrust-'));
+  const file = join(dir, 'pins');
+  let bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
+  // closed (its last pins written) before its directory is removed
+  t.after(async () => {
+    await bridge.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const first = await attempt(bridge, 4, KEY);
+  assert.equal(first.first.type, 'hello-ok');
+  await first.c.close();
+  const reset = await request(bridge, '/pins/4/reset', { headers: { 'content-type': 'application/json' } });
+  // the holder of the old key tries first: refused, and the id stays unpinned
+  const hostile = await attempt(bridge, 4, KEY);
+  assert.equal(hostile.first.type, 'hello-error', 'the old key is not pinned again');
+  assert.equal(reset.body.oldKeyDistrusted, true);
+  assert.equal(hostile.first.code, 'key_mismatch');
+  assert.equal(
+    hostile.first.error,
+    "computer id 4 was reset by the bridge's operator, and this hello carries the key that reset stopped trusting (mcp.key): the id links only with a new key now. To give this computer a new key: set mcp.key new, then start mcp-computer again. If this computer was not reinstalled and is to keep its key, the operator lets the key in again with: cc-mcp pin-reset 4 --allow-old-key (or POST /pins/4/reset?allowOldKey=true).",
+  );
+  assert.deepEqual(await hostile.c.closed, { code: 4409, reason: 'key_mismatch: this key was distrusted by a pin reset; the operator runs cc-mcp pin-reset 4 --allow-old-key' });
+  assert.equal(bridge.pins.has(4), false);
+  assert.equal(bridge.metrics.linksRefused.get('key_distrusted'), 1);
+  assert.ok(bridge.logs.some((l) => /link from 127\.0\.0\.1:\d+ \(computer 4\) refused: the key its pin reset stopped trusting$/.test(l)), bridge.logs.join('\n'));
+  assert.ok(!bridge.logs.some((l) => l.includes(KEY) || l.includes(sha(KEY))), 'neither the key nor its hash is logged');
+  assert.match(readFileSync(file, 'utf8'), new RegExp(`^# distrusted 4 ${sha(KEY)}$`, 'm'));
+  const metrics = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text();
+  assert.match(metrics, /^cc_link_pins_distrusted 1$/m);
+  assert.deepEqual((await request(bridge, '/pins', { method: 'GET' })).body.distrusted, [4]);
+
+  // a restart keeps the distrust
+  await bridge.close();
+  bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
+  assert.ok(bridge.logs.some((l) => l.includes(`1 key distrusted by a pin reset kept from ${file}`)), bridge.logs.join('\n'));
+  assert.equal((await attempt(bridge, 4, KEY)).first.code, 'key_mismatch', 'still refused after the restart');
+  assert.equal(bridge.pins.has(4), false);
+
+  // the reinstalled computer (a new key) pins the id; the distrust has done its work and leaves the file
+  const fresh = await attempt(bridge, 4, NEW);
+  assert.equal(fresh.first.type, 'hello-ok');
+  const text = readFileSync(file, 'utf8');
+  assert.ok(text.includes(`\n4 ${sha(NEW)}\n`) && !text.includes('# distrusted'), text);
+  assert.equal(bridge.pins.distrustedCount, 0);
+  assert.equal((await attempt(bridge, 4, KEY)).first.code, 'key_mismatch', 'the old key stays out: the id is pinned to the new one');
+  await fresh.c.close();
+});
+
+test('strict: a reset distrusts the old key, so it cannot take the opening the reset made; a new key can; --allow-old-key lets the old one take it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pins-distrust-strict-'));
+  const file = join(dir, 'pins');
+  writeFileSync(file, `1 ${sha(KEY)}\n2 ${sha(KEY)}\n`, { mode: 0o600 });
+  const bridge = await startTestBridge({ CC_LINK_PIN: 'strict', CC_LINK_PINS_FILE: file });
+  t.after(async () => {
+    await bridge.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  assert.equal((await request(bridge, '/pins/1/reset')).body.oldKeyDistrusted, true);
+  const hostile = await attempt(bridge, 1, KEY);
+  assert.equal(hostile.first.code, 'key_mismatch');
+  assert.match(hostile.first.error, /set mcp\.key new, then start mcp-computer again \(CC_LINK_PIN=strict: while the id is open, cc-mcp pin-reset 1\)\. /);
+  assert.equal(bridge.pins.isOpen(1), true, 'the opening is not used up');
+  const fresh = await attempt(bridge, 1, NEW);
+  assert.equal(fresh.first.type, 'hello-ok');
+  // the operator's choice: id 2's computer keeps its key
+  const allowed = await request(bridge, '/pins/2/reset?allowOldKey=true');
+  assert.equal(allowed.body.oldKeyDistrusted, false);
+  const kept = await attempt(bridge, 2, KEY);
+  assert.equal(kept.first.type, 'hello-ok');
+  // a query that is not allowOldKey=true changes nothing
+  const bad = await request(bridge, '/pins/2/reset?allowOldKey=yes');
+  assert.equal(bad.status, 400);
+  assert.equal(bridge.pins.has(2), true);
+  await Promise.all([fresh.c.close(), kept.c.close()]);
 });
 
 test('POST /pins/<id>/reset: a bad id is 400 (never echoed), another path 404, another method 405, CC_LINK_PIN=off 409', async () => {
@@ -109,7 +186,7 @@ test('POST /pins/<id>/reset: a bad id is 400 (never echoed), another path 404, a
     const del = await request(bridge, '/pins', { method: 'DELETE' });
     assert.equal(del.status, 405);
     assert.equal(del.headers.get('allow'), 'GET, HEAD');
-    assert.deepEqual((await request(bridge, '/pins', { method: 'GET' })).body, { ok: true, strict: false, pinned: [], max: 10000 });
+    assert.deepEqual((await request(bridge, '/pins', { method: 'GET' })).body, { ok: true, strict: false, pinned: [], distrusted: [], max: 10000 });
   });
   await withBridge({ CC_LINK_PIN: 'off' }, async (bridge) => {
     const off = await request(bridge, '/pins/4/reset');
@@ -128,11 +205,19 @@ test('cc-mcp pins and pin-reset: the same operator path over HTTP with CC_MCP_TO
     const b = await attempt(bridge, 11, NEW);
     assert.deepEqual(await cli([...url, 'pins'], env), { code: 0, stdout: '2 computer ids pinned: 3 11\n', stderr: '' });
     const json = await cli([...url, '--json', 'pins'], env);
-    assert.deepEqual(JSON.parse(json.stdout), { ok: true, strict: false, pinned: [3, 11], max: 10000 });
+    assert.deepEqual(JSON.parse(json.stdout), { ok: true, strict: false, pinned: [3, 11], distrusted: [], max: 10000 });
     const reset = await cli([...url, 'pin-reset', '3'], env);
     assert.equal(reset.code, 0);
-    assert.match(reset.stdout, /^computer 3: pin reset; the next hello with a key pins it; its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)\n$/);
+    assert.match(reset.stdout, /^computer 3: pin reset; the next hello with a new key pins it; its old key is refused until another key is pinned \(cc-mcp pin-reset 3 --allow-old-key lets it in again\); its link from 127\.0\.0\.1:\d+ is closed \(4410 pin_reset\)\n$/);
+    assert.deepEqual(await cli([...url, 'pins'], env), { code: 0, stdout: '1 computer id pinned: 11; a reset distrusts the old key of: 3\n', stderr: '' });
+    assert.equal((await attempt(bridge, 3, KEY)).first.code, 'key_mismatch', 'the old key is distrusted');
+    // --allow-old-key: the operator lets the key in again (POST /pins/3/reset?allowOldKey=true)
+    const allow = await cli([...url, 'pin-reset', '--allow-old-key', '3'], env);
+    assert.deepEqual(allow, { code: 0, stdout: 'computer 3: was not pinned; the next hello with a key pins it; the key an earlier reset distrusted may pin it again (--allow-old-key)\n', stderr: '' });
     assert.deepEqual(await cli([...url, 'pins'], env), { code: 0, stdout: '1 computer id pinned: 11\n', stderr: '' });
+    const back = await attempt(bridge, 3, KEY);
+    assert.equal(back.first.type, 'hello-ok');
+    await back.c.close();
     const noToken = await cli([...url, 'pin-reset', '11']);
     assert.equal(noToken.code, 3, 'a refused token is exit 3, as for every command');
     assert.match(noToken.stderr, /^cc-mcp: the bridge refused \(HTTP 401\): unauthorized: Unauthorized/);
@@ -140,7 +225,7 @@ test('cc-mcp pins and pin-reset: the same operator path over HTTP with CC_MCP_TO
     const off = await cli(['--url', bridge.mcpUrl, 'pin-reset', '99999999'], env);
     assert.equal(off.code, 0);
     assert.match(off.stdout, /^computer 99999999: was not pinned/);
-    for (const args of [['pin-reset'], ['pin-reset', 'x'], ['pin-reset', '1', '2'], ['pins', 'extra']]) {
+    for (const args of [['pin-reset'], ['pin-reset', 'x'], ['pin-reset', '1', '2'], ['pins', 'extra'], ['pins', '--allow-old-key']]) {
       const usage = await cli([...url, ...args], env);
       assert.equal(usage.code, 2, args.join(' '));
     }

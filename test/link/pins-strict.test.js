@@ -83,7 +83,7 @@ test('strict: the operator lets a new id in (pin-reset); its first keyed hello p
   assert.equal((await attempt(bridge, 1, NEW)).first.type, 'hello-ok');
   assert.equal((await attempt(bridge, 1, KEY)).first.code, 'not_enrolled', 'the old key no longer links');
   const listed = await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/pins'))).json();
-  assert.deepEqual(listed, { ok: true, strict: true, pinned: [1, 3], max: 10000 });
+  assert.deepEqual(listed, { ok: true, strict: true, pinned: [1, 3], distrusted: [], max: 10000 });
   await enrolled.c.close();
 });
 

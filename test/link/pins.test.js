@@ -8,6 +8,7 @@ import { FakeComputer, callTool, rpc, withBridge } from '../helpers.js';
 import { KeyPins, keyDigest } from '../../dist/link/pins.js';
 import { createHash } from 'node:crypto';
 import { parseComputerFrame } from '../../dist/link/frames.js';
+import { formatPins, parseDistrusted, parsePins } from '../../dist/link/pins-file.js';
 
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
 const OTHER = 'impostorKey_0123456789abcdefABCD';
@@ -216,12 +217,13 @@ test('KeyPins: hex SHA-256 digests, entries in id order, onChange on a pin and a
     [4, keyDigest(KEY)],
     [9, keyDigest(OTHER)],
   ]);
-  assert.deepEqual(pins.reset(9), { wasPinned: true, openUntil: null, saved: null });
+  assert.deepEqual(pins.reset(9), { wasPinned: true, distrusting: true, lifted: false, openUntil: null, saved: null });
   assert.equal(changes, 2);
-  assert.deepEqual(pins.reset(9), { wasPinned: false, openUntil: null, saved: null });
+  assert.deepEqual(pins.reset(9), { wasPinned: false, distrusting: true, lifted: false, openUntil: null, saved: null });
   assert.equal(changes, 2, 'nothing changed, nothing to write');
   assert.equal(pins.has(9), false);
   assert.equal(pins.check(9, KEY), 'new', 'the next keyed hello pins it again');
+  assert.equal(pins.check(9, OTHER), 'distrusted', 'but not with the key the reset forgot');
 });
 
 test('KeyPins strict: only pinned ids, or ids the operator opened (until enrollMs passes), link; an open id holds its place under the cap', () => {
@@ -229,21 +231,60 @@ test('KeyPins strict: only pinned ids, or ids the operator opened (until enrollM
   const pins = new KeyPins(2, { strict: true, enrollMs: 500, now: () => now });
   assert.equal(pins.check(1, KEY), 'not_enrolled');
   assert.equal(pins.check(1, null), 'not_enrolled');
-  assert.deepEqual(pins.reset(1), { wasPinned: false, openUntil: 1500, saved: null });
+  assert.deepEqual(pins.reset(1), { wasPinned: false, distrusting: false, lifted: false, openUntil: 1500, saved: null });
   assert.equal(pins.opened, 1);
   assert.equal(pins.check(1, null), 'not_enrolled', 'enrolling takes a key');
   assert.equal(pins.check(1, KEY), 'new');
   assert.equal(pins.pin(1, KEY), true);
   assert.equal(pins.opened, 0);
   assert.equal(pins.check(1, KEY), 'ok');
-  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500, saved: null });
-  assert.equal(pins.reset(3), null, 'one pin and one open id fill a cap of 2');
-  assert.deepEqual(pins.reset(2), { wasPinned: false, openUntil: 1500, saved: null }, 'reopening an open id takes no new place');
+  assert.deepEqual(pins.reset(2), { wasPinned: false, distrusting: false, lifted: false, openUntil: 1500, saved: null });
+  assert.equal(pins.reset(3), 'full', 'one pin and one open id fill a cap of 2');
+  assert.deepEqual(pins.reset(2), { wasPinned: false, distrusting: false, lifted: false, openUntil: 1500, saved: null }, 'reopening an open id takes no new place');
   now = 1500;
   assert.equal(pins.isOpen(2), false);
   assert.equal(pins.check(2, KEY), 'not_enrolled', 'the window passed');
-  assert.deepEqual(pins.reset(1), { wasPinned: true, openUntil: 2000, saved: null });
+  assert.deepEqual(pins.reset(1), { wasPinned: true, distrusting: true, lifted: false, openUntil: 2000, saved: null });
+  assert.equal(pins.check(1, KEY), 'distrusted', 'not with the key the reset forgot');
   assert.equal(pins.check(1, OTHER), 'new', 'a reset id takes the next keyed hello');
   assert.equal(pins.pin(1, OTHER), true);
   assert.equal(pins.check(1, KEY), 'mismatch');
+});
+
+test('KeyPins: a reset distrusts the key it forgot until another key pins the id; allowOldKey lifts it; at most max distrusted ids (then the reset is refused, nothing changed); the pins file keeps them as comment lines, a malformed one stops the start', () => {
+  let changes = 0;
+  const pins = new KeyPins(2);
+  pins.onChange = () => changes++;
+  pins.load([[1, keyDigest(KEY)], [2, keyDigest(KEY)], [3, keyDigest(KEY)]]);
+  assert.equal(pins.reset(1).distrusting, true);
+  assert.equal(pins.check(1, KEY), 'distrusted');
+  assert.equal(pins.check(1, null), 'ok', 'a keyless hello (not strict) links unpinned, as for any id not pinned');
+  assert.equal(pins.reset(2).distrusting, true);
+  assert.deepEqual(pins.distrusted(), [[1, keyDigest(KEY)], [2, keyDigest(KEY)]]);
+  const before = changes;
+  assert.equal(pins.reset(3), 'distrust_full', 'max (2) ids distrust a key already');
+  assert.equal(pins.has(3), true, 'nothing changed');
+  assert.equal(changes, before);
+  assert.deepEqual(pins.reset(3, { allowOldKey: true }), { wasPinned: true, distrusting: false, lifted: false, openUntil: null, saved: null }, 'allowed: reset without a distrust');
+  assert.equal(pins.check(3, KEY), 'new');
+  // a new key pins id 1: its distrust is gone
+  assert.equal(pins.pin(1, OTHER), true);
+  assert.equal(pins.distrusts(1), false);
+  assert.equal(pins.check(1, KEY), 'mismatch');
+  // the operator lifts id 2's distrust without a pin
+  assert.deepEqual(pins.reset(2, { allowOldKey: true }), { wasPinned: false, distrusting: false, lifted: true, openUntil: null, saved: null });
+  assert.equal(pins.check(2, KEY), 'new');
+  // in the pins file: comment lines an older bridge skips; a distrust for an id pinned since is left out at load
+  const text = formatPins([[5, keyDigest(KEY)]], [], [[5, keyDigest(OTHER)], [6, keyDigest(OTHER)]]);
+  assert.match(text, new RegExp(`^# distrusted 6 ${keyDigest(OTHER)}$`, 'm'));
+  assert.deepEqual([...parsePins(text, 'f', 10)], [[5, keyDigest(KEY)]]);
+  const loaded = new KeyPins(10);
+  loaded.load(parsePins(text, 'f', 10));
+  assert.equal(loaded.loadDistrusted(parseDistrusted(text, 'f', 10)), 1);
+  assert.equal(loaded.check(6, OTHER), 'distrusted');
+  assert.equal(loaded.check(5, KEY), 'ok');
+  assert.throws(() => parseDistrusted('# distrusted 6 abc\n', 'f', 10), /CC_LINK_PINS_FILE f line 1: expected "# distrusted <computer id> <SHA-256 of 64 lowercase hex digits>"/);
+  assert.throws(() => parseDistrusted(`# distrusted 6 ${keyDigest(KEY)}\n# distrusted 6 ${keyDigest(KEY)}\n`, 'f', 10), /line 2: computer id 6 is distrusted twice/);
+  assert.throws(() => parseDistrusted(`# distrusted 6 ${keyDigest(KEY)}\n# distrusted 7 ${keyDigest(KEY)}\n`, 'f', 1), /line 2: more than CC_LINK_MAX_PINS \(1\) distrusted keys/);
+  assert.equal(parseDistrusted('# distrustful remarks are comments\n', 'f', 10).size, 0);
 });

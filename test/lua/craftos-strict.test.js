@@ -92,12 +92,19 @@ describeCraftos('CraftOS-PC: CC_LINK_PIN=strict', () => {
     assert.equal((await callTool(bridge, 'probe-computers')).content[0].text, `pong from ${ID} (Label: null)`);
 
     // the operator resets the pin while the computer is linked: its link is closed (4410), mcp-computer
-    // says so and stops (the startup then shuts the computer down); started again, it takes the opening
+    // says so and stops (the startup then shuts the computer down); the reset distrusts its key, so
+    // started again it is refused with what to do, until the operator lets the key in again
     const reset = await fetch(bridge.mcpUrl.replace(/\/mcp$/, `/pins/${ID}/reset`), { method: 'POST' }).then((r) => r.json());
     assert.equal(reset.closed, true);
     await second.waitForExit(60000);
-    assert.match(screenText(second), /the bridge's operator reset the pin of computer 53 \(code 4410\): start mcp-computer again to link; the bridge pins the key it brings then/, second.screen());
+    assert.match(screenText(second), /the bridge's operator reset the pin of computer 53 \(code 4410\): its key is no longer trusted here; give this computer a new key \(set mcp\.key new\), then start mcp-computer again/, second.screen());
     assert.equal(bridge.links.get(ID), undefined);
+    const distrusted = boot({ id: ID, root: first.root });
+    await distrusted.waitForExit(60000);
+    assert.match(screenText(distrusted), /The bridge refused this computer: computer id 53 was reset by the bridge's operator, and this hello carries the key that reset stopped trusting/, distrusted.screen());
+    assert.equal(bridge.pins.isOpen(ID), true, 'the old key did not take the opening');
+    const allow = await promisify(execFile)(process.execPath, [CLI, '--url', bridge.mcpUrl, 'pin-reset', String(ID), '--allow-old-key'], { env: { PATH: process.env.PATH } });
+    assert.match(allow.stdout, /may pin it again \(--allow-old-key\)/);
     const third = boot({ id: ID, root: first.root });
     await third.waitForOutput(READY, 60000);
     assert.equal(bridge.pins.has(ID), true);

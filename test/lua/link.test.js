@@ -217,11 +217,12 @@ for (const mode of MODES) {
       const bridge = await fakeBridge(t);
       const c = useComputer(t, { ...mode.opts, id: 9, url: bridge.url, timeScale: 0.005 });
       await c.waitForOutput('waiting for requests');
-      (await bridge.link(0)).close(4410, "pin_reset: the operator reset this computer id's pin; start mcp-computer again to link");
+      (await bridge.link(0)).close(4410, 'pin_reset: its key is no longer trusted here; give this computer a new key (set mcp.key new), then start mcp-computer again');
       const { code, output } = await c.waitForExit();
       assert.equal(code, 0);
       // one line, wrapped at the screen's width
-      assert.match(output.replace(/ \n/g, ' '), /\nthe bridge's operator reset the pin of computer 9 \(code 4410\): start mcp-computer again to link; the bridge pins the key it brings then\n$/);
+      // what to do next is the bridge's close reason (a reset distrusts the key unless told not to)
+      assert.match(output.replace(/ \n/g, ' '), /\nthe bridge's operator reset the pin of computer 9 \(code 4410\): its key is no longer trusted here; give this computer a new key \(set mcp\.key new\), then start mcp-computer again\n$/);
       assert.doesNotMatch(output, /link replaced by another connection/);
       assert.equal(bridge.links.length, 1);
     });
