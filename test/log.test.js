@@ -39,3 +39,13 @@ test('the default sink writes one line per message to stderr, never stdout', (t)
   assert.equal(err.length, 1);
   assert.match(err[0], /^\S+ warn careful\n$/);
 });
+
+test('a message is one entry: controls escaped, a line break starts an indented continuation, tabs and other scripts kept', () => {
+  const lines = [];
+  const log = createLogger('info', (line) => lines.push(line));
+  log.warn('a\tb é 中\nc\r\u001b[31m\u0085\u2028\u202ed');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /^\S+ warn a\tb é 中\n {4}c\\u000d\\u001b\[31m\\u0085\\u2028\\u202ed$/);
+  log.info('plain');
+  assert.match(lines[1], /^\S+ info plain$/);
+});
