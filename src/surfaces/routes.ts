@@ -57,15 +57,23 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
   const streams = deps.streams;
   if (streams) {
     // GET /mcp (the 2025 revisions' event stream): its module is loaded at the first GET, not at start
+    // one handler for every GET: its SessionStreams keeps the per-session limit and the one notice per
+    // change, so GETs that come while the module loads wait for the same one (before, each made its own)
     let get: ReturnType<typeof getStream> | undefined;
+    let loading: Promise<ReturnType<typeof getStream>> | undefined;
     mcp.GET = async (req, res, ctx) => {
-      get ??= (await import('./get-stream.js')).getStream({
-        streams,
-        watchTools: (listener) => deps.tools.watch(listener),
-        toolsGeneration: () => deps.tools.generation,
-        log: deps.log,
-        perSession: deps.config.maxGetStreamsPerSession,
-      });
+      if (get === undefined) {
+        loading ??= import('./get-stream.js').then((m) =>
+          m.getStream({
+            streams,
+            watchTools: (listener) => deps.tools.watch(listener),
+            toolsGeneration: () => deps.tools.generation,
+            log: deps.log,
+            perSession: deps.config.maxGetStreamsPerSession,
+          }),
+        );
+        get = await loading;
+      }
       return get(req, res, ctx);
     };
   }
