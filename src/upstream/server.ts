@@ -60,6 +60,8 @@ export class UpstreamServer {
   private wake: (() => void) | null = null;
   private listing: Promise<void> | null = null;
   private listAgain = false;
+  /** The listing the offered tools were made from, as JSON (install). */
+  private listed = '';
   private calls = 0;
   private drained: (() => void) | null = null;
   private readonly name: string;
@@ -196,6 +198,14 @@ export class UpstreamServer {
   }
 
   private install(tools: UpstreamTool[]): void {
+    // a list_changed followed by the same listing (some servers send one after every call) changes
+    // nothing: its tools are kept, so no change is announced to every client (each would list again)
+    const listed = JSON.stringify(tools);
+    if (this.state === 'up' && listed === this.listed) {
+      this.deps.log.info(`${this.name} re-listed its tools: ${this.offered.length}, unchanged`);
+      return;
+    }
+    this.listed = listed;
     const offered: Tool[] = [];
     const names = new Set<string>();
     for (const tool of tools) {
