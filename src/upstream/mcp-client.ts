@@ -13,7 +13,7 @@ import { JsonRpcClient, RpcClientError, type ClientOptions, type RequestOptions,
 import { isRecord } from '../jsonrpc/message.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp/protocol.js';
-import { toolDefinitionProblem, unrunPatterns, type UnrunPattern } from './tool-check.js';
+import { MAX_LISTED_PATTERN_CHARS, toolDefinitionProblem, unrunPatterns, type PatternBudget, type UnrunPattern } from './tool-check.js';
 
 /** The revision the bridge offers; it accepts any revision it knows in the answer. */
 export const OFFERED_PROTOCOL_VERSION = '2025-11-25';
@@ -90,9 +90,12 @@ export class McpClient {
   async listTools(signal?: CancelSignal): Promise<UpstreamTool[]> {
     const tools: UpstreamTool[] = [];
     let cursor: string | undefined;
+    let skipped = 0;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
       const options: RequestOptions = signal ? { signal } : {};
       const result = await this.rpc.request('tools/list', cursor === undefined ? {} : { cursor }, options);
+      // each page is checked in one turn of the event loop: its patterns within a bound
+      const budget: PatternBudget = { chars: MAX_LISTED_PATTERN_CHARS, skipped: 0 };
       if (!isRecord(result) || !Array.isArray(result.tools)) throw new RpcClientError('ERR_RPC_REMOTE', 'tools/list answered without a tools array');
       for (const tool of result.tools) {
         if (!(isRecord(tool) && typeof tool.name === 'string' && tool.name !== '' && isRecord(tool.inputSchema))) {
@@ -106,13 +109,26 @@ export class McpClient {
           continue;
         }
         tools.push(tool as UpstreamTool);
-        for (const unrun of unrunPatterns(tool.inputSchema as Record<string, unknown>)) this.warnUnrun(tool.name, unrun);
+        for (const unrun of unrunPatterns(tool.inputSchema as Record<string, unknown>, 8, budget)) this.warnUnrun(tool.name, unrun);
       }
-      if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return tools;
+      skipped += budget.skipped;
+      if (typeof result.nextCursor !== 'string' || result.nextCursor === '') {
+        this.saySkipped(skipped);
+        return tools;
+      }
       cursor = result.nextCursor;
     }
+    this.saySkipped(skipped);
     this.options.log?.warn(`${this.options.name ?? 'upstream'} still had more tools after ${MAX_TOOL_PAGES} pages; the rest are left out`);
     return tools;
+  }
+
+  private saySkipped(skipped: number): void {
+    if (skipped === 0) return;
+    this.options.log?.info(
+      `${this.options.name ?? 'upstream'} listed more pattern text than the bridge checks when listing (${MAX_LISTED_PATTERN_CHARS} characters a page): ` +
+        `${skipped} pattern(s) not checked now; each is checked when a call first needs it, and one the bridge does not run is passed on unchecked`,
+    );
   }
 
   /** Said once per tool, keyword and pattern (a re-listing repeats none): the SHA-256 of tool name + NUL + keyword + NUL + pattern. */

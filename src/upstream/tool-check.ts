@@ -110,12 +110,6 @@ export interface UnrunPattern {
   problem: string;
 }
 
-/**
- * The `patternProperties` keys and `pattern` values in `schema` that the bridge's argument check would
- * run but does not, because they could backtrack badly (at most `max`): a key only such a pattern could
- * match, or a value it would check, is passed on unchecked. Walks what validate() walks: properties,
- * patternProperties, additionalProperties, items.
- */
 /** A property name in a schema path: `.name`, or quoted and cut (quoteValue) when long or not a plain name. */
 const segment = (name: string): string => (/^[\w$-]{1,60}$/.test(name) ? `.${name}` : `[${quoteValue(name)}]`);
 
@@ -123,18 +117,49 @@ const segment = (name: string): string => (/^[\w$-]{1,60}$/.test(name) ? `.${nam
 const MAX_AT = 200;
 const cutAt = (at: string): string => (at.length > MAX_AT ? `${at.slice(0, 60)}...${at.slice(-(MAX_AT - 63))}` : at);
 
-export function unrunPatterns(schema: Record<string, unknown>, max = 8): UnrunPattern[] {
+/**
+ * Most pattern characters one tools/list page has checked for the unrun-pattern warning: the check
+ * takes about 1 us a character (pattern-safety.ts), and a page of CC_UPSTREAM_MAX_MESSAGE_BYTES can
+ * hold a thousand 4,096-character patterns (3.5 s of the event loop in one turn, at every listing).
+ * Past it a pattern is left for the argument check, which checks it when a call first needs it.
+ */
+export const MAX_LISTED_PATTERN_CHARS = 65_536;
+
+/** What is left of a page's MAX_LISTED_PATTERN_CHARS, and how many patterns were left unchecked past it. */
+export interface PatternBudget {
+  chars: number;
+  skipped: number;
+}
+
+/**
+ * The `patternProperties` keys and `pattern` values in `schema` that the bridge's argument check would
+ * run but does not, because they could backtrack badly (at most `max`): a key only such a pattern could
+ * match, or a value it would check, is passed on unchecked. Walks what validate() walks: properties,
+ * patternProperties, additionalProperties, items. With `budget`, a pattern longer than what is left of
+ * it is not checked here (counted in `skipped`).
+ */
+export function unrunPatterns(schema: Record<string, unknown>, max = 8, budget?: PatternBudget): UnrunPattern[] {
   const found: UnrunPattern[] = [];
+  const check = (pattern: string): RegExp | string | null => {
+    if (budget) {
+      if (pattern.length > budget.chars) {
+        budget.skipped++;
+        return null;
+      }
+      budget.chars -= pattern.length;
+    }
+    return runnablePattern(pattern);
+  };
   const walk = (node: unknown, path: string, depth: number): void => {
     if (depth > MAX_DEPTH || found.length >= max || !isRecord(node)) return;
     if (typeof node.pattern === 'string') {
-      const regexp = runnablePattern(node.pattern);
+      const regexp = check(node.pattern);
       if (typeof regexp === 'string') found.push({ keyword: 'pattern', at: cutAt(`${path}.pattern`), pattern: node.pattern, problem: regexp });
     }
     const patterns = node.patternProperties;
     if (isRecord(patterns)) {
       for (const pattern of Object.keys(patterns)) {
-        const regexp = runnablePattern(pattern);
+        const regexp = check(pattern);
         if (typeof regexp === 'string' && found.length < max) found.push({ keyword: 'patternProperties', at: cutAt(`${path}.patternProperties`), pattern, problem: regexp });
         walk(patterns[pattern], `${path}.patternProperties[${quoteValue(pattern)}]`, depth + 1);
       }

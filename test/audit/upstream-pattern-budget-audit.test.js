@@ -1,0 +1,47 @@
+// Checking a pattern (pattern-safety.ts) takes about 1 us a character; a tools/list page of
+// CC_UPSTREAM_MAX_MESSAGE_BYTES can hold a thousand 4,096-character patterns, checked in one turn of
+// the event loop at every listing (3.5 s measured), which an upstream can ask for again at will with
+// notifications/tools/list_changed. The listing's unrun-pattern warning checks a bounded amount of
+// pattern text per page; the rest waits for the argument check of a call that needs it. A real HTTP
+// upstream; no clock: the warnings said show how many patterns the listing checked.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import { writeConfig } from '../config/write.js';
+import { callTool, until, withBridge } from '../helpers.js';
+
+const TOOLS = 100;
+// a pattern the bridge does not run (nested repetition), 4,000 characters, a different one per tool
+const unsafe = (i) => `^(a+)+${'b'.repeat(3990 - String(i).length)}${i}$`;
+
+test('bug: a tools/list page full of long patterns was checked whole in one turn of the event loop (a 4 MB page: 3.5 s blocked, at every list_changed); now at most 65,536 characters of patterns a page are checked when listing, the rest when a call needs them', { timeout: 60_000 }, async (t) => {
+  const tools = Array.from({ length: TOOLS }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: unsafe(i) } } } }));
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(405).end();
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const msg = JSON.parse(body);
+    if (msg.id === undefined) return res.writeHead(202).end();
+    const result =
+      msg.method === 'initialize' ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'patterns', version: '1' } }
+      : msg.method === 'tools/list' ? { tools }
+      : { content: [{ type: 'text', text: `called ${msg.params.name}` }] };
+    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise((r) => server.close(r)));
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'pp', url: `http://127.0.0.1:${server.address().port}/mcp` }] }) }, async (bridge) => {
+    await until(() => bridge.tools.list().some((tool) => tool.name === 'pp__t99'));
+    const warned = bridge.logs.filter((l) => /upstream pp tool "t\d+": the bridge does not run the pattern/.test(l));
+    // 65,536 characters: 16 patterns of 4,000 (before: all 100)
+    assert.equal(warned.length, 16, bridge.logs.join('\n'));
+    assert.ok(bridge.logs.some((l) => / info upstream pp listed more pattern text than the bridge checks when listing \(65536 characters a page\): 84 pattern\(s\) not checked now;/.test(l)), bridge.logs.join('\n'));
+    // a pattern left unchecked at listing is checked by the call that needs it: not run, the value passed on
+    const called = await callTool(bridge, 'pp__t99', { s: `${'a'.repeat(30)}!` });
+    assert.equal(called.isError, undefined, JSON.stringify(called));
+    assert.equal(called.content[0].text, 'called t99');
+  });
+});
