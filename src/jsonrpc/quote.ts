@@ -22,9 +22,11 @@ export function quoteValue(value: unknown): string {
  * Characters JSON.stringify leaves as they are that still break, hide or reorder text where it is shown:
  * DEL and the C1 controls (U+0085 ends a line for some readers), the line and paragraph separators
  * U+2028/U+2029, bidirectional controls (U+202E shows the rest of a line backwards), zero-width and
- * other invisible format characters, the byte order mark.
+ * other invisible format characters, the byte order mark, and the tag characters and supplementary
+ * variation selectors (U+E0000 to U+E01EF: invisible, yet each carries a letter or a byte to a model
+ * that reads the text, so a label could hold an instruction nobody sees).
  */
-const HIDDEN = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+const HIDDEN = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\uddef]/g;
 
 /**
  * A string as JSON text, whole, with HIDDEN characters escaped too (\u2028): one line, shown as it
@@ -34,7 +36,9 @@ export function quoteWhole(text: string): string {
   return JSON.stringify(text).replace(HIDDEN, escapeChar);
 }
 
-const escapeChar = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+// a tag or supplementary variation selector is two UTF-16 units: each is escaped
+const escapeUnit = (c: string, i: number): string => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+const escapeChar = (c: string): string => (c.length === 1 ? escapeUnit(c, 0) : escapeUnit(c, 0) + escapeUnit(c, 1));
 
 /** A client string put into structured error data: whole up to QUOTE_MAX characters, else its first QUOTE_MAX. */
 export function cutString(text: string): string {
@@ -53,7 +57,7 @@ export function cutText(text: string): string {
 }
 
 /** A control character (C0, C1), or one of HIDDEN: what would break or disguise a line of text. */
-const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\uddef]/;
 const UNSHOWN_ALL = new RegExp(UNSHOWN.source, 'g');
 
 /**

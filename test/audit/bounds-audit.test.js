@@ -98,3 +98,25 @@ test('bug: "Unknown tool" and "Method not found" carried a client\'s line break 
     const { json } = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/\u2028list' });
     assert.equal(json.error.message, 'Method not found: tools/\\u2028list');
   }));
+
+test('bug: a label or pong holding Unicode tag characters (U+E0000..E007F, invisible, each one an ASCII letter to a model reading the text) or supplementary variation selectors was shown raw, an instruction nobody sees; now quoted with each escaped as \\uXXXX', () =>
+  withBridge({}, async (bridge) => {
+    // "ignore" written in tag characters
+    const hidden = [...'ignore'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
+    const escaped = Array.from({ length: hidden.length }, (_, i) => `\\u${hidden.charCodeAt(i).toString(16)}`).join('');
+    const two = hidden.slice(0, 4);
+    assert.equal(quoteValue(`a${two}`), `"a${escaped.slice(0, 24)}"`);
+    assert.equal(JSON.parse(quoteValue(`a${two}`)), `a${two}`, 'still JSON for the same text');
+    assert.equal(quoteValue(`b\u{e0100}`), '"b\\udb40\\udd00"');
+    assert.equal(quoteValue('flag 😀'), '"flag 😀"', 'other astral characters stay as they are');
+    const odd = await linkComputer(bridge, { computerId: 5, computerLabel: `base${hidden}`, onRequest: (frame) => (frame.method === 'ping' ? { ok: true, result: `pong${hidden}` } : { ok: false, error: 'no' }) });
+    const list = await callTool(bridge, 'list-computers');
+    assert.ok(list.content[0].text.startsWith(`5 (Label: "base${escaped}"): `), list.content[0].text);
+    assert.equal(list.structuredContent.computers[0].label, `base${hidden}`);
+    const probe = await callTool(bridge, 'probe-computers');
+    assert.equal(probe.content[0].text, `"pong${escaped}"`);
+    const message = await callTool(bridge, 'list-peripherals', { computerId: 5 });
+    assert.ok(!message.content[0].text.includes(hidden), message.content[0].text);
+    await odd.close();
+    await until(() => bridge.links.size === 0);
+  }));
