@@ -8,6 +8,13 @@ import { NOTE_SCHEMA, noComputers } from './computer-target.js';
 
 /** Largest non-string pong shown as JSON (mcp-computer always answers with a string). */
 const MAX_PONG_BOUNDS: JsonBounds = { maxDepth: 16, maxNodes: 1000 };
+/**
+ * Longest pong or error text taken from one computer. mcp-computer's pong is `pong from <id> (Label:
+ * <label>)`, a label at most 1,024 characters; a computer that does not run it could send a frame's
+ * worth (CC_MAX_FRAME_BYTES) and, 1,000 of them in one probe, make its answer gigabytes (twice: text
+ * and structuredContent).
+ */
+export const MAX_PONG_CHARS = 2048;
 
 const STATUSES = ['pong', 'timeout', 'disconnected', 'error'] as const;
 
@@ -44,14 +51,19 @@ function entryFor(computerId: number, label: string | null, outcome: Outcome): P
   const ms = outcome.ms;
   switch (outcome.status) {
     case 'ok': {
-      if (typeof outcome.result === 'string') return withResult(new ProbeEntry(computerId, label, ms, 'pong'), outcome.result);
+      if (typeof outcome.result === 'string') {
+        if (outcome.result.length > MAX_PONG_CHARS) return withError(new ProbeEntry(computerId, label, ms, 'error'), `protocol error: its pong is ${outcome.result.length} characters, more than ${MAX_PONG_CHARS}`);
+        return withResult(new ProbeEntry(computerId, label, ms, 'pong'), outcome.result);
+      }
       // a non-string pong is shown as JSON only when it is small: one computer's odd answer is its own line
       const problem = boundsProblem(outcome.result, MAX_PONG_BOUNDS);
       if (problem) return withError(new ProbeEntry(computerId, label, ms, 'error'), `protocol error: its pong ${problem}`);
       return withResult(new ProbeEntry(computerId, label, ms, 'pong'), JSON.stringify(outcome.result));
     }
-    case 'error':
-      return withError(new ProbeEntry(computerId, label, ms, 'error'), outcome.error);
+    case 'error': {
+      const error = outcome.error;
+      return withError(new ProbeEntry(computerId, label, ms, 'error'), error.length > MAX_PONG_CHARS ? `${error.slice(0, MAX_PONG_CHARS)}... (${error.length} characters)` : error);
+    }
     case 'timeout':
       return new ProbeEntry(computerId, label, ms, 'timeout');
     // a probe is never cancelled on its own; an aborted call means the bridge stopped waiting
