@@ -56,6 +56,14 @@ function instructions(config: Config): string {
   return parts.join(' ');
 }
 
+/**
+ * initialize inside a batch (2025-03-26, the one revision with batches, forbids it: nothing else may
+ * happen before initialization completes). Answering it anyway left the client half set up: over
+ * HTTP no Mcp-Session-Id (handed out with a lone initialize's answer only), so no GET stream for the
+ * listChanged it was told of; on stdio the surface never saw it as initialized.
+ */
+const BATCHED_INITIALIZE = 'Invalid Request: initialize must be sent alone, not in a JSON-RPC batch (MCP 2025-03-26 lifecycle)';
+
 export class Dispatcher {
   /** Calls in flight by JSON-RPC id, so notifications/cancelled can reach them (a Set only when ids repeat). */
   private readonly inFlight = new Map<string, Cancellation | Set<Cancellation>>();
@@ -141,7 +149,7 @@ export class Dispatcher {
       const message = `Invalid Request: the batch holds ${body.length} messages; ${atMostAllowed(this.options.config.maxBatch)} (MCP_MAX_BATCH)`;
       return { status: 400, body: errorResponse(null, INVALID_REQUEST, message) };
     }
-    const responses = (await Promise.all(body.map((item) => this.handleMessage(item, caller)))).filter(
+    const responses = (await Promise.all(body.map((item) => this.answerBatched(classify(item), caller)))).filter(
       (r): r is Response => r !== null,
     );
     return responses.length ? { status: 200, body: responses } : { status: 202, body: null };
@@ -150,6 +158,12 @@ export class Dispatcher {
   /** One message; null when it needs no answer (notifications, client responses). */
   handleMessage(value: unknown, caller: Caller = LOCAL): Promise<Response | null> {
     return this.answer(classify(value), caller);
+  }
+
+  /** One message of a batch: as alone, except that initialize is refused (BATCHED_INITIALIZE). */
+  private answerBatched(message: Message, caller: Caller): Promise<Response | null> {
+    if (message.kind === 'request' && message.method === 'initialize') return Promise.resolve(errorResponse(message.id, INVALID_REQUEST, BATCHED_INITIALIZE));
+    return this.answer(message, caller);
   }
 
   /** One classified message (a single body is classified once, not again here). */

@@ -1,0 +1,37 @@
+// The MCP revisions this bridge claims, checked to the letter where an earlier build did not follow
+// them: each test names the revision and the spec page, over real HTTP and a real --stdio child.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rpc, withBridge } from '../helpers.js';
+import { run } from '../surfaces/stdio-child.js';
+
+const INIT_2025_03 = { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'spec-test', version: '0' } };
+
+test('bug: spec 2025-03-26 basic/lifecycle: initialize inside a JSON-RPC batch is refused (-32600 under its id) while the rest of the batch is answered; over HTTP such an initialize had been answered without a session id, declaring listChanged for a GET stream it could never open', { timeout: 60_000 }, () =>
+  withBridge({}, async (bridge) => {
+    const res = await rpc(bridge.mcpUrl, [
+      { jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT_2025_03 },
+      { jsonrpc: '2.0', id: 'p', method: 'ping' },
+    ]);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('mcp-session-id'), null);
+    const byId = new Map(res.json.map((r) => [r.id, r]));
+    assert.equal(byId.get('init').error?.code, -32600, JSON.stringify(res.json));
+    assert.match(byId.get('init').error.message, /initialize must be sent alone, not in a JSON-RPC batch/);
+    assert.deepEqual(byId.get('p').result, {});
+    // alone it is answered as ever, with its session id
+    const alone = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_2025_03 });
+    assert.equal(alone.json.result.protocolVersion, '2025-03-26');
+    assert.ok(alone.headers.get('mcp-session-id'));
+  }));
+
+test('bug: spec 2025-03-26 basic/lifecycle: on stdio, initialize inside a batch is refused too (it had been answered, yet the surface never counted it as initialized, so the listChanged it declared was never sent)', { timeout: 60_000 }, () =>
+  run({}, async (child) => {
+    child.send([{ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT_2025_03 }, { jsonrpc: '2.0', id: 'p', method: 'ping' }]);
+    const answers = await child.next((m) => Array.isArray(m));
+    const byId = new Map(answers.map((r) => [r.id, r]));
+    assert.equal(byId.get('init').error?.code, -32600, JSON.stringify(answers));
+    assert.deepEqual(byId.get('p').result, {});
+    child.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_2025_03 });
+    assert.equal((await child.answer(1)).result.protocolVersion, '2025-03-26');
+  }));
