@@ -399,9 +399,22 @@ local function runAnswer(link, job)
     end
 end
 
+-- A finished or cancelled chunk leaves the run list at once, with all it
+-- holds (its captured output): nothing else may come to prune the list for a
+-- long time, since the link's own events never reach chunks. A new list, so a
+-- deliverToChunks loop over the old one goes on undisturbed.
+local function forgetChunk(link, chunk)
+    local keep = {}
+    for _, c in ipairs(link.order) do
+        if c ~= chunk then keep[#keep + 1] = c end
+    end
+    link.order = keep
+end
+
 local function finishChunk(link, chunk, ok, err, values)
     chunk.done = true
-    link.chunks[chunk.id] = nil
+    if link.chunks[chunk.id] == chunk then link.chunks[chunk.id] = nil end
+    forgetChunk(link, chunk)
     if chunk.onFinish then return chunk.onFinish(link, chunk, ok, err, values) end -- detached job
     local id = chunk.id
     local co = coroutine.create(function()
@@ -487,5 +500,5 @@ end
 -- For the parts after this one.
 M.cutError, M.failExec, M.frameBudget, M.newCapture, M.respond, M.stepChunk = cutError, failExec, frameBudget, newCapture, respond, stepChunk
 M.describeError, M.pongText, M.identity, M.isOwnEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isOwnEvent, labelOf, runAnswer
-M.startOwnTimer, M.cancelOwnTimer = startOwnTimer, cancelOwnTimer
+M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk = startOwnTimer, cancelOwnTimer, forgetChunk
 M.sendJson = sendJson

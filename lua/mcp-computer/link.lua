@@ -4,7 +4,7 @@
 -- From the parts before this one (see M in core.lua).
 local B, CONTINUE, array, deliverToChunks, encode, failExec = M.B, M.CONTINUE, M.array, M.deliverToChunks, M.encode, M.failExec
 local files, identity, isOwnEvent, labelOf, respond, runAnswer = M.files, M.identity, M.isOwnEvent, M.labelOf, M.respond, M.runAnswer
-local startOwnTimer, cancelOwnTimer = M.startOwnTimer, M.cancelOwnTimer
+local startOwnTimer, cancelOwnTimer, forgetChunk = M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk
 local safe, sendJson, startExec = M.safe, M.sendJson, M.startExec
 
 ---------------------------------------------------------------------------
@@ -120,6 +120,7 @@ local function handleFrame(link, text)
             -- Never resumed again and nothing more is sent for it.
             chunk.done = true
             link.chunks[msg.id] = nil
+            forgetChunk(link, chunk)
             print("cancelled exec-lua " .. shorten(msg.id, 12))
         end
     elseif msg.type ~= "hello-ok" then

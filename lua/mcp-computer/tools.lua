@@ -4,7 +4,7 @@
 -- From the parts before this one (see M in core.lua).
 local NULL, array, cutError, cutToEncoded, decodeChar, describe = M.NULL, M.array, M.cutError, M.cutToEncoded, M.decodeChar, M.describe
 local failExec, fitReturns, frameBudget, newCapture, respond, stepChunk = M.failExec, M.fitReturns, M.frameBudget, M.newCapture, M.respond, M.stepChunk
-local encode, identity = M.encode, M.identity
+local encode, forgetChunk, identity = M.encode, M.forgetChunk, M.identity
 
 ---------------------------------------------------------------------------
 -- Safe tools, part B (lua-tools): peripherals, programs, screen and
@@ -490,6 +490,7 @@ function B.jobCancel(link, params)
         local chunk = job.chunk
         if chunk then
             chunk.done = true
+            forgetChunk(link, chunk)
             B.keepOutput(job, chunk.capture.take() .. chunk.capture.text())
         end
         job.state, job.ok, job.error, job.chunk = "cancelled", false, "cancelled by job-cancel", nil

@@ -43,12 +43,14 @@
 --                 closed <id>        the host saw websocket <id> close
 --                 attach NAME=KIND   attach a peripheral (as --peripheral) and queue "peripheral"
 --                 detach NAME        detach it and queue "peripheral_detach"
+--                 heap               a full garbage collection, then "heap <KiB in use>" back
+--                                    (tests of what the program keeps after a request)
 -- When its event queue is empty the emulator blocks reading stdin.
 
 local real = {
     read = io.read, stdout = io.stdout, open = io.open, popen = io.popen,
     execute = os.execute, exit = os.exit, clock = os.clock, time = os.time,
-    date = os.date, sethook = debug.sethook,
+    date = os.date, sethook = debug.sethook, collectgarbage = collectgarbage,
 }
 
 ---------------------------------------------------------------------------
@@ -157,6 +159,10 @@ local function readHost()
         -- (lua-files) the host attaches "NAME=KIND" or detaches "NAME", with
         -- the event CC queues for it
         push({ cmd == "attach" and "peripheral" or "peripheral_detach", hostAttach(cmd == "attach", rest), n = 2 })
+    elseif cmd == "heap" then
+        real.collectgarbage("collect")
+        real.collectgarbage("collect")
+        emit(("heap %d"):format(math.floor(real.collectgarbage("count"))))
     end
 end
 

@@ -158,6 +158,14 @@ class Computer {
     this.send(`detach ${name}`);
   }
 
+  /** KiB of Lua heap in use after a full collection, asked once the emulator is idle (nothing queued). */
+  heapKiB() {
+    return new Promise((resolve) => {
+      this.heapWaiters = [...(this.heapWaiters ?? []), resolve];
+      this.send('heap');
+    });
+  }
+
   /** Ctrl+T. */
   terminate() {
     this.queueEvent('terminate');
@@ -221,6 +229,9 @@ class Computer {
       case 'modem':
         // a modem peripheral's transmit (lua-tools): channel, reply channel, message
         this.transmitted.push({ channel: Number(rest[0]), replyChannel: Number(rest[1]), message: Buffer.from(rest[2] ?? '', 'hex').toString('utf8') });
+        break;
+      case 'heap':
+        this.heapWaiters?.shift()?.(Number(rest[0]));
         break;
       case 'exit':
         break;

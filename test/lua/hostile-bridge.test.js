@@ -37,3 +37,15 @@ describeLua('hostile or buggy bridge', () => {
     });
   }
 });
+
+describeLua('memory after a request ends', () => {
+  test('bug: finished exec-lua chunks (their captured output) stayed in the run list until some other event came', T, async (t) => {
+    const { c, link } = await linked(t);
+    ok(await link.exec('print(("x"):rep(100000))'));
+    const before = await c.heapKiB();
+    for (let i = 0; i < 30; i += 1) ok(await link.exec('print(("x"):rep(100000))'));
+    const after = await c.heapKiB();
+    // 30 answers of ~100 KB each were held before the fix (~3,000 KiB)
+    assert.ok(after - before < 1000, `the heap grew by ${after - before} KiB over 30 finished chunks`);
+  });
+});
