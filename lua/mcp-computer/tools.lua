@@ -18,6 +18,7 @@ local B = {}
 B.JOB_OUTPUT_MAX = 65536 -- bytes of a job's output kept on the computer (the tail)
 B.JOBS_MAX = 16 -- jobs kept (running and finished); the oldest finished go first
 B.INPUT_EVENTS_MAX = 200 -- events one send-input may queue (CC's queue holds 256)
+B.PERIPHERAL_ARGS_MAX = 255 -- arguments of one call-peripheral (the bridge sends at most 64)
 
 -- JSON arrays arrive as tables (an empty one as textutils' read-only
 -- marker); returns a plain list and its length.
@@ -83,7 +84,14 @@ function B.callPeripheral(link, id, params)
     if not known then
         return failExec(link, id, ("Peripheral %s has no method %s"):format(shorten(name, 60), shorten(method, 60)))
     end
-    local args, n = B.listArg(params.args, params.argCount)
+    -- argCount counts the JSON nulls at the end of args too (nil here); a bad
+    -- one would loop or unpack that many times before anything could answer.
+    local count = params.argCount
+    if count == nil then count = type(params.args) == "table" and #params.args or 0 end
+    if type(count) ~= "number" or count ~= math.floor(count) or count < 0 or count > B.PERIPHERAL_ARGS_MAX then
+        return failExec(link, id, ("call-peripheral: params.argCount must be a whole number from 0 to %d"):format(B.PERIPHERAL_ARGS_MAX))
+    end
+    local args, n = B.listArg(params.args, count)
     -- As a chunk: some peripheral methods wait for the main thread, and
     -- the events they pull must not be taken from the link.
     B.startFixedChunk(link, id, function()

@@ -49,3 +49,17 @@ describeLua('memory after a request ends', () => {
     assert.ok(after - before < 1000, `the heap grew by ${after - before} KiB over 30 finished chunks`);
   });
 });
+
+describeLua('params out of range', () => {
+  test('bug: call-peripheral with a huge argCount looped without yielding until CC\'s watchdog stopped it, and never answered', T, async (t) => {
+    const { c, link } = await linked(t, { peripherals: { left: 'monitor' } });
+    for (const argCount of [1e15, -1, 1.5, 256]) {
+      const res = await link.request('call-peripheral', { name: 'left', method: 'getSize', args: [], argCount });
+      assert.equal(res.ok, false, JSON.stringify(res));
+      assert.match(res.error, /argCount must be a whole number from 0 to 255/);
+    }
+    const fine = await link.request('call-peripheral', { name: 'left', method: 'getSize', args: [], argCount: 0 });
+    assert.equal(fine.ok, true, JSON.stringify(fine));
+    assert.doesNotMatch(c.output, /internal error/);
+  });
+});
