@@ -379,6 +379,19 @@ local function dropLink(link)
     link.chunks, link.order, link.deferred, link.answers = {}, B.jobChunks(link), {}, {}
 end
 
+-- The wait before reconnecting after `failures` failures in a row: a step of
+-- 1, 2, 4 ... BACKOFF_MAX seconds, drawn from the upper half of the step (in
+-- CC's 0.05 s ticks). When the bridge restarts, every computer of a server
+-- loses its link in the same tick, and they all come from one address, of
+-- which the bridge takes CC_HELLO_RATE hellos a second: with fixed steps they
+-- would all come back in the same tick, again and again. The computer id
+-- spreads them even where math.random is not seeded apart.
+local function backoffDelay(failures)
+    local step = math.min(BACKOFF_MAX, 2 ^ failures)
+    local spread = (math.random() + os.getComputerID() * 0.6180339887) % 1
+    return math.floor((step / 2 + spread * step / 2) * 20 + 0.5) / 20
+end
+
 local function run(link)
     print(("mcp-computer v%s connecting to %s"):format(VERSION, link.url))
     local failures, attempt = 0, 1
@@ -412,11 +425,12 @@ local function run(link)
         -- Backoff grows with each failure in a row and starts over once a
         -- link was made.
         if linked then failures, attempt = 0, 0 end
-        local delay = math.min(BACKOFF_MAX, 2 ^ failures)
+        local delay = backoffDelay(failures)
         failures = failures + 1
         attempt = attempt + 1
         link.state = "waiting to reconnect"
-        print(("retrying in %d s... %s"):format(delay, stopHint()))
+        local seconds = ("%.2f"):format(delay):gsub("0+$", ""):gsub("%.$", "")
+        print(("retrying in %s s... %s"):format(seconds, stopHint()))
         sleepFor(link, delay)
         print(("reconnecting to %s (attempt %d)"):format(link.url, attempt))
     end

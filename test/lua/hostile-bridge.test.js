@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useComputer } from './computer.js';
-import { startFakeBridge } from './fake-bridge.js';
+import { closedPort, startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 
 const T = { timeout: 30000 };
@@ -61,5 +61,31 @@ describeLua('params out of range', () => {
     const fine = await link.request('call-peripheral', { name: 'left', method: 'getSize', args: [], argCount: 0 });
     assert.equal(fine.ok, true, JSON.stringify(fine));
     assert.doesNotMatch(c.output, /internal error/);
+  });
+});
+
+describeLua('reconnecting', () => {
+  test('bug: every computer waited the same 1, 2, 4 ... s before reconnecting, so the computers of a server (one address) came back in the same tick each time', T, async (t) => {
+    const port = await closedPort();
+    const waits = async (id) => {
+      const seconds = [];
+      const c = useComputer(t, { id, url: `ws://127.0.0.1:${port}`, timerMs: (s) => (seconds.push(s), 1) });
+      await c.waitForOutput('(attempt 8)', 20000);
+      c.terminate();
+      await c.waitForExit();
+      const printed = [...c.output.matchAll(/retrying in ([\d.]+) s/g)].map((m) => Number(m[1]));
+      return { seconds: seconds.slice(0, 7), printed: printed.slice(0, 7) };
+    };
+    const steps = [1, 2, 4, 8, 16, 30, 30];
+    const a = await waits(1);
+    const b = await waits(2);
+    for (const { seconds, printed } of [a, b]) {
+      seconds.forEach((s, i) => {
+        assert.ok(s >= steps[i] / 2 && s <= steps[i], `wait ${i + 1} is ${s} s, outside ${steps[i] / 2}-${steps[i]} s`);
+        assert.ok(Math.abs(printed[i] - s) < 1e-9, `printed ${printed[i]} s for a wait of ${s} s`);
+      });
+    }
+    assert.notDeepEqual(a.seconds, b.seconds, 'two computers wait differently');
+    assert.notDeepEqual(a.seconds, steps, 'the waits are spread, not the bare steps');
   });
 });
