@@ -12,12 +12,23 @@ local fitReturns = M.fitReturns
 -- Text is rebuilt line by line: the row under the cursor is kept as a
 -- string, and it is finished with "\n" whenever the cursor moves to
 -- another row (print, scroll, setCursorPos), so the result reads like the
--- screen would. At most `limit` bytes are kept.
+-- screen would. At most `limit` bytes are kept. Text written at the end of
+-- the row (the usual case) is kept in pieces, joined only when something is
+-- written over it: a program calling term.write for every character of a
+-- long row costs what it does on the screen, not a copy of the row each time.
 local function newCapture(limit)
     local base = term.current()
     local w, h = base.getSize()
     local colour = base.isColour()
     local parts, bytes, row = {}, 0, ""
+    local tail, tailLen = {}, 0 -- pieces written at the end of row, not yet joined to it
+    local function joinRow()
+        if tailLen > 0 then
+            row = row .. table.concat(tail)
+            tail, tailLen = {}, 0
+        end
+        return row
+    end
     local x, y = 1, 1
     local fg, bg, blink = colours.white, colours.black, false
     local palette = {}
@@ -36,7 +47,7 @@ local function newCapture(limit)
     end
 
     local function breakLine(count)
-        add(row .. string.rep("\n", count or 1))
+        add(joinRow() .. string.rep("\n", count or 1))
         row = ""
     end
 
@@ -51,9 +62,18 @@ local function newCapture(limit)
             cap.truncated = true
             text = text:sub(1, math.max(0, limit - bytes - col))
         end
-        local gap = col - #row - 1
-        if gap > 0 then row = row .. string.rep(" ", math.min(gap, 256)) end
-        row = row:sub(1, col - 1) .. text .. row:sub(col + #text)
+        local len = #row + tailLen
+        if col > len then
+            -- At or past the end: only appended (a gap of at most 256 spaces first).
+            if col > len + 1 then text = string.rep(" ", math.min(col - len - 1, 256)) .. text end
+            if text ~= "" then
+                tail[#tail + 1] = text
+                tailLen = tailLen + #text
+            end
+        else
+            joinRow()
+            row = row:sub(1, col - 1) .. text .. row:sub(col + #text)
+        end
         x = x + width
     end
 
@@ -67,17 +87,17 @@ local function newCapture(limit)
         put(text)
     end
     function t.clear()
-        if row ~= "" then breakLine() end
+        if joinRow() ~= "" then breakLine() end
     end
     function t.clearLine()
-        row = ""
+        row, tail, tailLen = "", {}, 0
     end
     function t.getCursorPos() return x, y end
     function t.setCursorPos(nx, ny)
         nx, ny = math.floor(nx), math.floor(ny)
         if ny > y then
             breakLine(math.min(ny - y, h))
-        elseif ny < y and row ~= "" then
+        elseif ny < y and joinRow() ~= "" then
             breakLine()
         end
         x, y = nx, ny
@@ -85,7 +105,7 @@ local function newCapture(limit)
     function t.scroll(n)
         if n > 0 then
             breakLine(math.min(n, h))
-        elseif n < 0 and row ~= "" then
+        elseif n < 0 and joinRow() ~= "" then
             breakLine()
         end
     end
@@ -125,7 +145,7 @@ local function newCapture(limit)
 
     cap.target = t
     function cap.text()
-        return table.concat(parts) .. row
+        return table.concat(parts) .. joinRow()
     end
     -- The finished lines so far, handed over and forgotten (detached jobs).
     function cap.take()

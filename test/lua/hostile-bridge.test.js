@@ -89,3 +89,24 @@ describeLua('reconnecting', () => {
     assert.notDeepEqual(a.seconds, steps, 'the waits are spread, not the bare steps');
   });
 });
+
+describeLua('output capture', () => {
+  test('bug: term.write at the end of a long row copied the whole row each time, so 250,000 one-character writes (a fraction of a second on a screen) ran into CC\'s watchdog', { timeout: 60000 }, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('for i = 1, 250000 do term.write(i % 10) end term.setCursorPos(1, 2) term.write("end") return "done"', 60000);
+    const r = ok(res);
+    assert.deepEqual(r.returns, [{ type: 'string', value: 'done' }]);
+    assert.equal(r.truncated, true);
+    assert.match(r.output, /^1234567890123/);
+  });
+
+  test('the capture still reads like the screen: writes over, past and at the end of a row', T, async (t) => {
+    const { link } = await linked(t);
+    const code = `term.write("hello world") term.setCursorPos(7, 1) term.write("WORLD!") term.write("..")
+      term.setCursorPos(20, 1) term.write("far") term.setCursorPos(1, 1) term.write("J")
+      term.setCursorPos(1, 2) term.write("abc") term.clearLine() term.write("x")
+      term.setCursorPos(1, 3) term.write("1") term.write("2") term.setCursorPos(2, 3) term.write("Z")`;
+    const r = ok(await link.exec(code));
+    assert.equal(r.output, 'Jello WORLD!..     far\n' + '   x\n' + '1Z');
+  });
+});
