@@ -16,7 +16,10 @@ local fitReturns = M.fitReturns
 -- the row (the usual case) is kept in pieces, joined only when something is
 -- written over it: a program calling term.write for every character of a
 -- long row costs what it does on the screen, not a copy of the row each time.
-local function newCapture(limit)
+-- A row keeps at most rowMax bytes (a detached job's capture has no overall
+-- limit, its finished lines being handed over as they come).
+local function newCapture(limit, rowMax)
+    rowMax = rowMax or limit
     local base = term.current()
     local w, h = base.getSize()
     local colour = base.isColour()
@@ -61,6 +64,10 @@ local function newCapture(limit)
         if bytes + col + #text > limit then
             cap.truncated = true
             text = text:sub(1, math.max(0, limit - bytes - col))
+        end
+        if col + #text - 1 > rowMax then
+            cap.truncated = true
+            text = text:sub(1, math.max(0, rowMax - col + 1))
         end
         local len = #row + tailLen
         if col > len then

@@ -418,7 +418,7 @@ function B.startJob(link, id, kind, what, fn, ...)
     local job = { id = id, kind = kind, what = what, state = "running", out = "", base = 0, total = 0,
         seq = link.jobSeq, started = os.clock() }
     link.jobs[id] = job
-    local capture = newCapture(math.huge)
+    local capture = newCapture(math.huge, B.JOB_OUTPUT_MAX)
     local chunk = { id = id, co = coroutine.create(fn), capture = capture, target = capture.target, job = job,
         onFinish = B.jobFinished, afterStep = function(c) B.keepOutput(c.job, c.capture.take()) end }
     job.chunk = chunk
@@ -480,7 +480,8 @@ function B.jobStatus(link, params)
     s.output, s.cursor, s.skipped = text, cursor + #text, skipped
     s.more = cursor + #text < job.total
     if job.chunk then
-        s.partial = job.chunk.capture.text()
+        -- the line in progress: its start, within a quarter of the frame
+        s.partial = cutToEncoded(job.chunk.capture.text(), math.floor(frameBudget(link.maxFrame) / 4))
     elseif job.state ~= "running" then
         s.ok, s.returns = job.ok, array(job.returns or {})
         if job.error then s.error = job.error end

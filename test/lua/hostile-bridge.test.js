@@ -110,3 +110,22 @@ describeLua('output capture', () => {
     assert.equal(r.output, 'Jello WORLD!..     far\n' + '   x\n' + '1Z');
   });
 });
+
+describeLua('detached jobs', () => {
+  test('bug: job-status sent a job\'s line in progress ("partial") whole, so a long unfinished row made a frame over CC\'s limit and the link dropped', T, async (t) => {
+    const { c, link } = await linked(t);
+    const before = await c.heapKiB();
+    const started = await link.request('exec-lua', { code: 'term.write(("ab"):rep(100000)) os.pullEvent("never")', detach: true });
+    assert.equal(started.ok, true, JSON.stringify(started));
+    const held = (await c.heapKiB()) - before;
+    assert.ok(held < 150, `the running job holds ${held} KiB (its row is kept up to 64 KiB, as its output is)`);
+    const status = await link.request('job-status', { job: started.id });
+    const r = ok(status);
+    assert.equal(r.state, 'running');
+    assert.ok(r.partial.length > 0 && r.partial.length <= 131072 / 4, `partial of ${r.partial.length} bytes`);
+    assert.match(r.partial, /^(ab)+/);
+    assert.ok(link.raw.every((text) => text.length <= 131072));
+    assert.equal((await link.request('ping')).ok, true, 'the link is still up');
+    assert.doesNotMatch(c.output, /could not send/);
+  });
+});
