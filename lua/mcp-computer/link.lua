@@ -85,7 +85,8 @@ end
 -- is replaced after decoding.
 local EMPTY_ARRAY = textutils.empty_json_array
 local DECODE_OPTIONS = { parse_empty_array = false }
-local freshArraysNeeded = EMPTY_ARRAY ~= nil and textutils.unserializeJSON("[]", DECODE_OPTIONS) == EMPTY_ARRAY
+local freshArraysNeeded = EMPTY_ARRAY ~= nil and type(textutils.unserializeJSON) == "function"
+    and textutils.unserializeJSON("[]", DECODE_OPTIONS) == EMPTY_ARRAY
 
 local function freshArrays(v)
     if v == EMPTY_ARRAY then return {} end
