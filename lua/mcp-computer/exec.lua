@@ -287,6 +287,14 @@ function identity.fill(frame)
     return frame
 end
 
+-- The most bytes a hello or info frame may take: the link's frame limit, or
+-- the bridge's identity budget (hello-ok maxIdentity, its
+-- CC_MAX_IDENTITY_BYTES) when smaller. Before the first hello-ok, and with a
+-- bridge that does not say, the frame limit alone.
+function identity.limit(link)
+    return math.min(link.maxFrame, link.bridgeMaxIdentity or link.maxFrame)
+end
+
 -- Fits a hello or info frame into the link's frame budget: peripherals are
 -- left out from the end (the job list is budgeted by identity.jobsList,
 -- which left out `jobsOmitted`). When anything is left out the frame says
@@ -325,7 +333,7 @@ function identity.watch(link, ev)
     if label == link.sentLabel and peripherals == link.sentPeripherals and jobs == link.sentJobs then return end
     link.sentLabel, link.sentPeripherals, link.sentJobs, link.peripheralList = label, peripherals, jobs, list
     sendJson(link, encode(identity.fit({ type = "info", computerLabel = label == nil and NULL or label, peripherals = list,
-        jobs = jobList }, link.maxFrame, jobsOmitted)))
+        jobs = jobList }, identity.limit(link), jobsOmitted)))
 end
 
 local function cutError(err)

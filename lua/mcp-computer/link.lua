@@ -256,9 +256,20 @@ end
 -- link (1009). An older bridge says none: --max-frame alone. A malformed
 -- value is ignored, with one warning per run. The limit is kept for the next
 -- hello (a relink), which cannot know the bridge's limit before hello-ok.
-local function bridgeLimit(link, value)
-    local usedForHello = link.maxFrame
-    link.bridgeMaxFrame = nil
+-- So is its identity budget (maxIdentity, CC_MAX_IDENTITY_BYTES): info
+-- frames and a relink's hello fit the smaller of it and the frame limit
+-- (identity.limit); an older bridge says none.
+local function bridgeLimit(link, value, maxIdentity)
+    local usedForHello = identity.limit(link)
+    link.bridgeMaxFrame, link.bridgeMaxIdentity = nil, nil
+    if maxIdentity ~= nil and (type(maxIdentity) ~= "number" or maxIdentity ~= math.floor(maxIdentity) or maxIdentity < MIN_MAX_FRAME) then
+        if not link.warnedMaxIdentity then
+            link.warnedMaxIdentity = true
+            warn("ignored the bridge's identity budget (hello-ok maxIdentity is not a whole number >= " .. MIN_MAX_FRAME .. ")")
+        end
+    elseif maxIdentity ~= nil then
+        link.bridgeMaxIdentity = maxIdentity
+    end
     if value ~= nil and (type(value) ~= "number" or value ~= math.floor(value) or value < MIN_MAX_FRAME) then
         if not link.warnedMaxFrame then
             link.warnedMaxFrame = true
@@ -269,7 +280,8 @@ local function bridgeLimit(link, value)
     end
     link.maxFrame = math.min(link.ownMaxFrame, link.bridgeMaxFrame or link.ownMaxFrame)
     -- the hello left out what a smaller limit did not fit: the next info frame sends it all
-    if link.maxFrame > usedForHello and link.helloOmitted then link.sentPeripherals = nil end
+    -- (a hello over a smaller limit was cut by the bridge to its budget already)
+    if identity.limit(link) > usedForHello and link.helloOmitted then link.sentPeripherals = nil end
 end
 
 -- Says hello and waits for hello-ok. Returns true when linked, or false and
@@ -282,7 +294,7 @@ local function hello(link)
     frame.jobs, jobsOmitted = identity.jobsList(link)
     link.sentLabel, link.sentPeripherals, link.sentJobs = frame.computerLabel, encode(frame.peripherals), encode(frame.jobs)
     link.peripheralList = frame.peripherals
-    local json = encode(identity.fit(frame, link.maxFrame, jobsOmitted))
+    local json = encode(identity.fit(frame, identity.limit(link), jobsOmitted))
     link.helloOmitted = frame.omitted ~= nil
     if not sendJson(link, json) then
         -- CC's own limit is below --max-frame: retrying cannot help.
@@ -309,7 +321,7 @@ local function hello(link)
                 warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
             elseif msg.type == "hello-ok" then
                 cancelOwnTimer(link, timer)
-                bridgeLimit(link, msg.maxFrame)
+                bridgeLimit(link, msg.maxFrame, msg.maxIdentity)
                 return true
             elseif msg.type == "hello-error" and msg.code == "unauthorized" then
                 tokenRefused()

@@ -536,7 +536,7 @@ function B.jobsList(link)
         if ra then return a.seq < b.seq end
         return a.seq > b.seq
     end)
-    local budget, used, out = math.floor(frameBudget(link.maxFrame) / 8), 2, {}
+    local budget, used, out = math.floor(frameBudget(identity.limit(link)) / 8), 2, {}
     for _, job in ipairs(list) do
         local entry = { job = job.id, kind = job.kind, state = job.state, what = job.what }
         local size = #encode(entry) + 1
