@@ -43,9 +43,12 @@ function spawnBridge(env) {
   child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
   child.stdin.on('error', () => {});
   const exited = once(child, 'exit').then(([code]) => code);
+  // after the exit and the end of stdout (every line parsed): 'exit' can come before the last lines are read
+  const closed = once(child, 'close').then(([code]) => code);
   return Object.assign(child, {
     messages,
     exited,
+    closed,
     stderr: () => stderr,
     send: (message) => child.stdin.write(`${JSON.stringify(message)}\n`),
     answered: (id) => messages.some((m) => m.id === id && ('result' in m || 'error' in m)),
@@ -122,7 +125,7 @@ test('bug: --stdio wrote to stdout without bound when the host did not read it (
     // the host closes its side of stdin and reads stdout again: every answer, each once, then exit 0
     bridge.stdin.end();
     bridge.stdout.resume();
-    const code = await bridge.exited;
+    const code = await bridge.closed;
     assert.equal(code, 0);
     const answers = bridge.messages.filter((m) => m.id !== 'init' && m.id !== 'warm');
     assert.equal(answers.length, LISTS + PINGS);
@@ -179,7 +182,7 @@ test('bug: --stdio tool list notices piled up in stdout while the host did not r
     bridge.kill('SIGHUP');
     await until(() => notices('a').length === 2 && notices('b').length === 2 && notices(undefined).length === 2);
     bridge.stdin.end();
-    assert.equal(await bridge.exited, 0);
+    assert.equal(await bridge.closed, 0);
   });
 });
 
@@ -191,7 +194,7 @@ test('bug: --stdio exited at EOF with answers still in stdout\'s buffer (a host 
     for (let i = 0; i < PINGS; i++) text += `${JSON.stringify({ jsonrpc: '2.0', id: `p${i}`, method: 'ping' })}\n`;
     for (let i = 0; i < LISTS; i++) text += `${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' })}\n`;
     bridge.stdin.end(text);
-    assert.equal(await bridge.exited, 0);
+    assert.equal(await bridge.closed, 0);
     // every line was answered, each once
     assert.equal(bridge.messages.length, LISTS + PINGS);
     assert.equal(new Set(bridge.messages.map((m) => m.id)).size, LISTS + PINGS);

@@ -46,10 +46,16 @@ export function spawnStdio(env = {}) {
   child.stderr.setEncoding('utf8').on('data', (c) => (out.stderr += c));
   child.stdin.on('error', () => {});
   const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal, ...out }));
+  // 'exit' can come before stdout has been read to its end (a host reading slowly, a loaded machine):
+  // 'close' comes once the process has exited and stdout and stderr have ended, every line parsed
+  const closed = once(child, 'close').then(([code, signal]) => ({ code, signal, ...out }));
   return Object.assign(child, {
     out,
     messages,
+    /** The exit; lines the bridge wrote may still be unread (see `closed`). */
     exited,
+    /** The exit with all of stdout read: assert on `messages` after this (never resolves while stdout is paused). */
+    closed,
     /** Writes raw text to stdin. */
     raw: (text) => child.stdin.write(text),
     /** Writes one message as one line. */

@@ -62,7 +62,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
     // sent after the signal: never read, never answered
     for (let i = 0; i < 20; i++) child.send({ jsonrpc: '2.0', id: `after${i}`, method: 'ping' });
     child.stdout.resume();
-    const r = await child.exited;
+    const r = await child.closed;
     assert.equal(r.code, 0, r.stderr);
     const counts = answerCounts(child.messages);
     const missing = ids.filter((id) => counts.get(id) !== 1);
@@ -119,7 +119,7 @@ test('stdio: SIGTERM with a call in flight at a computer answers it (the link cl
   child.send({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 5, code: 'sleep(60)' } } });
   await computer.next((f) => f.type === 'request');
   child.kill('SIGTERM');
-  const r = await child.exited;
+  const r = await child.closed;
   assert.equal(r.code, 0, r.stderr);
   const answer = child.messages.find((m) => m.id === 'long');
   assert.ok(answer, `the call in flight was answered: ${r.stderr}`);
@@ -159,7 +159,7 @@ test('bug: a --stdio host that wrote its requests and closed stdin (printf ... |
   t.after(() => computer.close());
   assert.equal((await computer.link()).type, 'hello-ok');
   child.stdin.end(INIT_LINE + execLine('a', 5) + execLine('b', 5));
-  const r = await child.exited;
+  const r = await child.closed;
   assert.equal(r.code, 0, r.stderr);
   for (const id of ['a', 'b']) {
     const answer = child.messages.find((m) => m.id === id);
@@ -184,7 +184,7 @@ test('stdio EOF: a call still running when MCP_STDIO_SHUTDOWN_IDLE_MS pass with 
   const call = (id) => JSON.parse(execLine(id, 6));
   const batch = JSON.stringify([call('b1'), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }, call('b2')]);
   child.stdin.end(`${init}\n${execLine('hang', 6)}${batch}\n`);
-  const r = await child.exited;
+  const r = await child.closed;
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /3 request\(s\) still running answered -32003 and cancelled; exiting/);
   const single = child.messages.find((m) => m.id === 'hang');

@@ -63,7 +63,7 @@ test('stdio framing: many messages in one chunk, one message across chunks, CRLF
 
     // a request on the last line without a newline is still answered before the exit
     bridge.stdin.end(ping('last'));
-    const r = await bridge.exited;
+    const r = await bridge.closed;
     assert.equal(r.code, 0);
     assert.ok(bridge.messages.some((m) => m.id === 'last' && 'result' in m));
   }));
@@ -152,7 +152,7 @@ test('stdio: notifications/tools/list_changed when the tool set changes (CC_CONF
     const names = (await bridge.answer(2)).result.tools.map((t) => t.name);
     assert.ok(names.includes('two') && !names.includes('early') && !names.includes('modern'), names.join(','));
     bridge.stdin.end();
-    await bridge.exited;
+    await bridge.closed;
     assert.equal(bridge.messages.filter((m) => m.method === 'notifications/tools/list_changed').length, 1);
   });
 });
