@@ -30,7 +30,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
   let reread = () => {};
   if (config.linkPinsFile !== null) {
     const path = config.linkPinsFile;
-    const { PinsWriter, readPinsFile } = await import('./pins-file.js');
+    const { PinsWriter, readPinsFile, removeStaleTemps, STALE_TEMP_MS } = await import('./pins-file.js');
     reread = () => {
       try {
         const again = readPinsFile(path, config.linkMaxPins);
@@ -59,6 +59,10 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
           : `${plural(loaded.openings.size, 'enrollment opening')} in ${path} left out: CC_LINK_PIN is not strict`,
       );
     }
+    // a crash during a write left its temporary file; one of another bridge's writes in progress is young
+    const stale = await removeStaleTemps(path);
+    if (stale.removed.length > 0) log.info(`removed ${plural(stale.removed.length, 'temporary file')} a write of ${path} left behind (not modified for ${STALE_TEMP_MS / 60_000} minutes: a crash during the write): ${stale.removed.join(' ')}`);
+    if (stale.failed.length > 0) log.warn(`cannot remove ${plural(stale.failed.length, 'temporary file')} a write of ${path} left behind: ${stale.failed.join(' ')}`);
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
     log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}` : `no pins file at ${path} yet: it is written at the first pin`);
     const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted());

@@ -7,7 +7,7 @@
 // waits for the write that holds it (hello.ts).
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { open, realpath, rename, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, rename, unlink } from 'node:fs/promises';
 import { parseComputerId } from './computer-id.js';
 import { DIGEST_PATTERN } from './pins.js';
 
@@ -148,6 +148,48 @@ export function readPinsFile(path: string, max: number): LoadedPins {
     throw new PinsFileError(path, '', `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   return { pins: parsePins(text, path, max), openings: parseOpenings(text), distrusted: parseDistrusted(text, path, max), existed: true, loose: (mode & 0o077) !== 0 };
+}
+
+/**
+ * A temporary file of ours is this old (not modified since) before the start removes it: a write
+ * takes milliseconds, so one this old was left by a crash, not in progress at another bridge sharing
+ * the file. Age, not the pid in the name, decides: bridges in containers all run as PID 1, so a pid
+ * says nothing about whose file it is or whether its writer lives.
+ */
+export const STALE_TEMP_MS = 600_000;
+
+/**
+ * Removes the temporary files a write of the pins file left behind when the bridge crashed during
+ * it: beside the file (beside its target, for a symlink), named as PinsWriter names them
+ * (`<file>.<pid>.<12 hex digits>.tmp`, or `<file>.<pid>.tmp` from older builds), regular files not
+ * modified for `olderThanMs`. Anything else is left alone. Returns the names removed; a file that
+ * cannot be removed is left and named in `failed`.
+ */
+export async function removeStaleTemps(path: string, olderThanMs = STALE_TEMP_MS, now = Date.now()): Promise<{ removed: string[]; failed: string[] }> {
+  const target = await realpath(path).catch(() => path);
+  const dir = dirOf(target);
+  const base = target.slice(target.lastIndexOf('/') + 1);
+  const removed: string[] = [];
+  const failed: string[] = [];
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return { removed, failed };
+  }
+  for (const name of names) {
+    if (!name.startsWith(`${base}.`) || !/^\.\d{1,10}(?:\.[0-9a-f]{12})?\.tmp$/.test(name.slice(base.length))) continue;
+    const file = dir === '/' ? `/${name}` : `${dir}/${name}`;
+    const stat = await lstat(file).catch(() => null);
+    if (stat === null || !stat.isFile() || now - stat.mtimeMs < olderThanMs) continue;
+    try {
+      await unlink(file);
+      removed.push(name);
+    } catch {
+      failed.push(name);
+    }
+  }
+  return { removed, failed };
 }
 
 function dirOf(path: string): string {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -200,4 +200,32 @@ test('bug: a hello that waited past the hello timeout for its pin\'s CC_LINK_PIN
   const again = new FakeComputer(`ws://127.0.0.1:${server.address.port}`, { computerId: 7 });
   assert.equal((await again.link({ type: 'hello', computerId: 7, key: KEY })).type, 'hello-ok');
   await again.close();
+});
+
+test('bug: a crash during a pins file write left its temporary file (<file>.<pid>.<random>.tmp) behind for good; the start now removes ours that are older than 10 minutes, and leaves a young one (another bridge\'s write in progress) and anything not named as ours', { timeout: 60_000 }, async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  writeFileSync(file, `3 ${sha(KEY)}\n`, { mode: 0o600 });
+  const old = new Date(Date.now() - 11 * 60_000);
+  const write = (name, when) => {
+    writeFileSync(join(space.dir, name), `3 ${sha(KEY)}\n`, { mode: 0o600 });
+    if (when) utimesSync(join(space.dir, name), when, when);
+  };
+  write('pins.4242.0123456789ab.tmp', old); // a crashed write: removed
+  write('pins.1.tmp', old); // an older build's name: removed
+  write('pins.1.abcdefabcdef.tmp'); // young: another bridge sharing the file is writing it now
+  write('pins.backup.tmp', old); // not our name
+  write('pins.4242.0123456789ab.tmp.keep', old);
+  write('other.4242.0123456789ab.tmp', old);
+  mkdirSync(join(space.dir, 'pins.7.fedcba987654.tmp'));
+  utimesSync(join(space.dir, 'pins.7.fedcba987654.tmp'), old, old); // a directory: never ours
+  // closed before tempDir's hook removes the directory
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file });
+  try {
+    assert.deepEqual(readdirSync(space.dir).sort(), ['other.4242.0123456789ab.tmp', 'pins', 'pins.1.abcdefabcdef.tmp', 'pins.4242.0123456789ab.tmp.keep', 'pins.7.fedcba987654.tmp', 'pins.backup.tmp']);
+    assert.ok(bridge.logs.some((l) => l.includes(`removed 2 temporary files a write of ${file} left behind (not modified for 10 minutes: a crash during the write): `) && l.includes('pins.4242.0123456789ab.tmp') && l.includes('pins.1.tmp')), bridge.logs.join('\n'));
+    assert.equal(bridge.pins.has(3), true);
+  } finally {
+    await bridge.close();
+  }
 });
