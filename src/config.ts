@@ -49,6 +49,8 @@ export interface Config {
   linkEnrollMs: number;
   /** Most computer ids pinned at once (CC_LINK_MAX_PINS). */
   linkMaxPins: number;
+  /** How long a new pin's links must stay up in all before it is confirmed, no longer evictable (CC_LINK_PIN_CONFIRM_MS). */
+  linkPinConfirmMs: number;
   /** Let MCP listen on a non-loopback address without a token. */
   allowUnauthenticated: boolean;
   /** CC_CONFIG: the JSON file with config-defined tools and upstream servers; null without one. */
@@ -165,6 +167,7 @@ export function loadConfig(
     sessionKeyFile: read(env, 'MCP_SESSION_KEY_FILE', optionalPath),
     linkEnrollMs: read(env, 'CC_LINK_ENROLL_MS', integer(1000, 86_400_000)),
     linkMaxPins: read(env, 'CC_LINK_MAX_PINS', count),
+    linkPinConfirmMs: read(env, 'CC_LINK_PIN_CONFIRM_MS', integer(1000, 86_400_000)),
     allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
     configFile: read(env, 'CC_CONFIG', optionalPath),
     maxLinks: read(env, 'CC_MAX_LINKS', count),

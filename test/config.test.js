@@ -52,6 +52,7 @@ test('every variable has its documented default', () => {
     sessionKeyFile: null,
     linkEnrollMs: 600000,
     linkMaxPins: 10000,
+    linkPinConfirmMs: 600000,
     allowUnauthenticated: false,
     configFile: null,
     maxLinks: 1000,
@@ -288,6 +289,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_ENROLL_MS: '600000',
     CC_LINK_MAX_PINS: '10000',
     CC_MAX_IDENTITY_BYTES: '32768',
+    CC_LINK_PIN_CONFIRM_MS: '600000',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

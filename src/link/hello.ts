@@ -145,8 +145,12 @@ export function helloHandshake(options: HelloOptions): Hellos {
         );
         return;
       }
-      if (pin === 'new' && !pins!.pin(frame.computerId, frame.key!)) {
-        warn(`computer ${frame.computerId} linked without a pin: CC_LINK_MAX_PINS (${pins!.max}) ids are pinned already`);
+      if (pin === 'new') {
+        if (!pins!.pin(frame.computerId, frame.key!)) {
+          warn(`computer ${frame.computerId} linked without a pin: CC_LINK_MAX_PINS (${pins!.max}) ids are pinned, and none can be evicted (every unconfirmed pin's computer is linked); raise CC_LINK_MAX_PINS, or use CC_LINK_PIN=strict`);
+        } else if (pins!.lastEvicted !== null) {
+          warn(`computer ${frame.computerId} pinned in place of computer ${pins!.lastEvicted}'s unconfirmed pin (CC_LINK_MAX_PINS ${pins!.max} reached; its links had not stayed up CC_LINK_PIN_CONFIRM_MS in all, and it is not linked)`);
+        }
       }
       // A new pin is on disk (CC_LINK_PINS_FILE) before its hello-ok, so a crash after the answer
       // cannot lose it: the hello waits for the write that holds it (one write for every pin made
@@ -231,6 +235,8 @@ export function helloHandshake(options: HelloOptions): Hellos {
     ws.send(helloOk);
     if (replaced) metrics.linksReplaced++;
     if (replaced) log.info(`replaced ${logName(replaced.computerId, replaced.label)} from ${replaced.remoteAddress}`);
+    // the time the replaced link was up counts toward confirming the id's pin
+    if (replaced) pins?.linkEnded(replaced.computerId, replaced.connectedAt);
     log.info(`linked ${logName(link.computerId, link.label)} from ${ws.remoteAddress}${link.version ? ` (mcp-computer ${logText(link.version)})` : ''}${omittedText(link.identity.omitted)}`);
   }
 }

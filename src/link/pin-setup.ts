@@ -25,7 +25,7 @@ export interface PinSetup {
  */
 export async function setupPins(config: Config, log: Logger, metrics: Metrics): Promise<PinSetup | null> {
   if (!config.linkPin) return null;
-  const pins = new KeyPins(config.linkMaxPins, { strict: config.linkPinStrict, enrollMs: config.linkEnrollMs });
+  const pins = new KeyPins(config.linkMaxPins, { strict: config.linkPinStrict, enrollMs: config.linkEnrollMs, confirmMs: config.linkPinConfirmMs });
   let writer: PinsWriter | null = null;
   let reread = () => {};
   if (config.linkPinsFile !== null) {
@@ -34,7 +34,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     reread = () => {
       try {
         const again = readPinsFile(path, config.linkMaxPins);
-        pins.replace(again.pins, again.distrusted);
+        pins.replace(again.pins, again.distrusted, again.unconfirmed);
         // the other bridge's openings count too (strict); this bridge's own stay
         pins.loadOpenings(again.openings);
         log.info(`link port taken over: ${pins.size} pin${pins.size === 1 ? '' : 's'} read again from ${path}`);
@@ -44,6 +44,8 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     };
     const loaded = readPinsFile(path, config.linkMaxPins);
     pins.load(loaded.pins);
+    // not confirmed yet: the time their links were up starts again from nothing
+    pins.loadUnconfirmed(loaded.unconfirmed);
     if (loaded.distrusted.size > 0) {
       const kept = pins.loadDistrusted(loaded.distrusted);
       const left = loaded.distrusted.size - kept;
@@ -64,8 +66,9 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     if (stale.removed.length > 0) log.info(`removed ${plural(stale.removed.length, 'temporary file')} a write of ${path} left behind (not modified for ${STALE_TEMP_MS / 60_000} minutes: a crash during the write): ${stale.removed.join(' ')}`);
     if (stale.failed.length > 0) log.warn(`cannot remove ${plural(stale.failed.length, 'temporary file')} a write of ${path} left behind: ${stale.failed.join(' ')}`);
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
-    log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}` : `no pins file at ${path} yet: it is written at the first pin`);
-    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted());
+    const unconfirmed = pins.unconfirmedCount > 0 ? ` (${pins.unconfirmedCount} not confirmed yet: CC_LINK_PIN_CONFIRM_MS)` : '';
+    log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}${unconfirmed}` : `no pins file at ${path} yet: it is written at the first pin`);
+    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted(), () => pins.unconfirmedIds());
     pins.onChange = () => w.changed();
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });
@@ -77,6 +80,10 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
   }
   metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });
   metrics.addGauge({ name: 'cc_link_pins_distrusted', help: 'Computer ids whose pin the operator reset: the key it had cannot pin the id again until another key has (cc-mcp pin-reset <id> --allow-old-key lifts it).', read: () => pins.distrustedCount });
-  metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.full });
+  if (!pins.strict) {
+    metrics.addGauge({ name: 'cc_link_pins_unconfirmed', help: 'Pins whose links have not stayed up CC_LINK_PIN_CONFIRM_MS in all yet: a full CC_LINK_MAX_PINS table evicts them first (when not linked).', read: () => pins.unconfirmedCount });
+    metrics.addGauge({ name: 'cc_link_pins_evicted_total', type: 'counter', help: 'Unconfirmed pins evicted for a new computer id\'s pin because CC_LINK_MAX_PINS ids were pinned.', read: () => pins.evicted });
+  }
+  metrics.addGauge({ name: 'cc_link_pins_full_total', type: 'counter', help: 'Keyed hellos for a new computer id that linked unpinned because CC_LINK_MAX_PINS ids were pinned and none could be evicted.', read: () => pins.full });
   return { pins, writer, reread };
 }

@@ -92,16 +92,35 @@ export function parseDistrusted(text: string, path: string, max: number): Map<nu
   return distrusted;
 }
 
-/** The file's text for these pins (and strict's openings: id, until in ms; and the keys resets distrust). */
+/**
+ * CC_LINK_PIN=on: a pin not confirmed yet (CC_LINK_PIN_CONFIRM_MS), `# unconfirmed <id>`, oldest first; a
+ * comment line, so an older bridge reads the pin as confirmed. A line that is not quite one is a comment.
+ */
+const UNCONFIRMED = /^#\s*unconfirmed\s+(\d{1,16})\s*$/;
+
+/** The ids `text` marks unconfirmed, in the file's order (the oldest pin first). */
+export function parseUnconfirmed(text: string): number[] {
+  const ids: number[] = [];
+  for (const raw of text.split('\n')) {
+    const m = UNCONFIRMED.exec(raw.trim());
+    const id = m ? parseComputerId(m[1] as string) : null;
+    if (id !== null) ids.push(id);
+  }
+  return ids;
+}
+
+/** The file's text for these pins (and strict's openings: id, until in ms; the keys resets distrust; the pins not confirmed yet). */
 export function formatPins(
   entries: Iterable<readonly [number, string]>,
   openings: Iterable<readonly [number, number]> = [],
   distrusted: Iterable<readonly [number, string]> = [],
+  unconfirmed: Iterable<number> = [],
 ): string {
   let text = HEADER;
   for (const [id, digest] of entries) text += `${id} ${digest}\n`;
   for (const [id, until] of openings) text += `# open ${id} until ${new Date(until).toISOString()}\n`;
   for (const [id, digest] of distrusted) text += `# distrusted ${id} ${digest}\n`;
+  for (const id of unconfirmed) text += `# unconfirmed ${id}\n`;
   return text;
 }
 
@@ -111,6 +130,8 @@ export interface LoadedPins {
   openings: Map<number, number>;
   /** Keys pin resets distrust: id -> hex digest. */
   distrusted: Map<number, string>;
+  /** Pins not confirmed yet (CC_LINK_PIN_CONFIRM_MS), oldest first. */
+  unconfirmed: number[];
   /** False when the file did not exist (it is made at the first pin). */
   existed: boolean;
   /** Group or others may read or write it (the bridge writes 0600). */
@@ -136,7 +157,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
       } catch {
         throw new PinsFileError(path, '', `neither the file nor its directory ${dirOf(path)} exists`);
       }
-      return { pins: new Map(), openings: new Map(), distrusted: new Map(), existed: false, loose: false };
+      return { pins: new Map(), openings: new Map(), distrusted: new Map(), unconfirmed: [], existed: false, loose: false };
     }
     throw new PinsFileError(path, '', `cannot read the file (${code ?? (err as Error).message})`);
   }
@@ -147,7 +168,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
   } catch (err) {
     throw new PinsFileError(path, '', `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  return { pins: parsePins(text, path, max), openings: parseOpenings(text), distrusted: parseDistrusted(text, path, max), existed: true, loose: (mode & 0o077) !== 0 };
+  return { pins: parsePins(text, path, max), openings: parseOpenings(text), distrusted: parseDistrusted(text, path, max), unconfirmed: parseUnconfirmed(text), existed: true, loose: (mode & 0o077) !== 0 };
 }
 
 /**
@@ -221,6 +242,8 @@ export class PinsWriter {
     private readonly openings: () => Iterable<readonly [number, number]> = () => [],
     /** The keys pin resets distrust: [id, hex digest]. */
     private readonly distrusted: () => Iterable<readonly [number, string]> = () => [],
+    /** The pins not confirmed yet, oldest first. */
+    private readonly unconfirmed: () => Iterable<number> = () => [],
   ) {}
 
   /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
@@ -244,7 +267,7 @@ export class PinsWriter {
       const end = this.endNext;
       this.next = this.endNext = null;
       try {
-        await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted()));
+        await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted(), this.unconfirmed()));
         this.writes++;
       } catch (err) {
         this.failures++;

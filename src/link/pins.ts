@@ -45,6 +45,12 @@ export interface PinOptions {
   strict?: boolean;
   /** CC_LINK_ENROLL_MS: how long an id reset in strict mode waits for its computer's keyed hello. */
   enrollMs?: number;
+  /**
+   * CC_LINK_PIN_CONFIRM_MS (not strict): how long the links of a newly pinned id must have stayed up in
+   * all before its pin is confirmed. Until then it is the first a full table evicts (when its id is not
+   * linked), so hellos that pin ids and go cannot fill CC_LINK_MAX_PINS for good.
+   */
+  confirmMs?: number;
   /** The clock (ms); Date.now by default. */
   now?: () => number;
 }
@@ -72,6 +78,17 @@ export class KeyPins {
   private readonly distrust = new Map<number, string>();
   /** Keyed hellos for a new id that found the table full (linked unpinned). */
   full = 0;
+  /** Unconfirmed pins evicted for a new id's pin (the table full). */
+  evicted = 0;
+  /** The id whose unconfirmed pin the last `pin` evicted; null when it evicted none. */
+  lastEvicted: number | null = null;
+  /**
+   * Not strict: ids pinned whose pin is not confirmed yet -> how long (ms) their links that ended were
+   * up. In pinning order (the oldest first): a full table evicts from the front.
+   */
+  private readonly unconfirmed = new Map<number, number>();
+  /** When the id's live link came up (ms), or null when it is not linked (set by the link listener). */
+  linkedSince: (computerId: number) => number | null = () => null;
   /**
    * Called after the table changed (a pin added, one reset): the pins file is saved then. Its promise
    * (with a pins file) resolves once the write that holds the change has ended.
@@ -81,12 +98,14 @@ export class KeyPins {
   private readonly unsaved = new Map<number, Promise<void>>();
   readonly strict: boolean;
   readonly enrollMs: number;
+  readonly confirmMs: number;
   private readonly now: () => number;
 
   /** @param max most ids pinned (and, strict, open for enrollment) at once (CC_LINK_MAX_PINS). */
   constructor(readonly max: number, options: PinOptions = {}) {
     this.strict = options.strict === true;
     this.enrollMs = options.enrollMs ?? 600_000;
+    this.confirmMs = options.confirmMs ?? 600_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -119,12 +138,78 @@ export class KeyPins {
     return taken;
   }
 
-  /** Replaces every pin and distrusted key with these (the pins file read again); openings stay. */
-  replace(entries: Iterable<readonly [number, string]>, distrusted: Iterable<readonly [number, string]> = []): void {
+  /** Replaces every pin, distrusted key and unconfirmed mark with these (the pins file read again); openings stay. */
+  replace(entries: Iterable<readonly [number, string]>, distrusted: Iterable<readonly [number, string]> = [], unconfirmed: Iterable<number> = []): void {
     this.pins.clear();
     this.distrust.clear();
+    this.unconfirmed.clear();
     this.load(entries);
     this.loadDistrusted(distrusted);
+    this.loadUnconfirmed(unconfirmed);
+  }
+
+  /** Takes the pins the file marks unconfirmed (oldest first); ids not pinned are left out (and so is everything under strict). */
+  loadUnconfirmed(ids: Iterable<number>): number {
+    if (this.strict) return 0;
+    let taken = 0;
+    for (const id of ids) {
+      if (!this.pins.has(id) || this.unconfirmed.has(id)) continue;
+      this.unconfirmed.set(id, 0);
+      taken++;
+    }
+    return taken;
+  }
+
+  /** The pins not confirmed yet, oldest first: kept in the pins file. */
+  unconfirmedIds(): number[] {
+    return [...this.unconfirmed.keys()];
+  }
+
+  /** How many pins are not confirmed yet. */
+  get unconfirmedCount(): number {
+    return this.unconfirmed.size;
+  }
+
+  /**
+   * The id's link that came up at `since` has ended (the link listener): its time counts toward its
+   * pin's confirmation, which happens (and is written) once the times add up to `confirmMs`.
+   */
+  linkEnded(computerId: number, since: number): void {
+    const up = this.unconfirmed.get(computerId);
+    if (up === undefined) return;
+    const total = up + Math.max(0, this.now() - since);
+    if (total >= this.confirmMs) this.confirm(computerId);
+    else this.unconfirmed.set(computerId, total);
+  }
+
+  /** Whether the id's links (the live one included) have been up `confirmMs` in all; confirms it then. */
+  private confirmedBy(computerId: number, up: number, now: number): boolean {
+    const since = this.linkedSince(computerId);
+    if (up + (since === null ? 0 : Math.max(0, now - since)) < this.confirmMs) return false;
+    this.confirm(computerId);
+    return true;
+  }
+
+  private confirm(computerId: number): void {
+    if (this.unconfirmed.delete(computerId)) void this.save();
+  }
+
+  /**
+   * The table is full: drops the oldest unconfirmed pin whose id is not linked now (confirming, on
+   * the way, the ones whose links have been up long enough). The id evicted, or null when none can be.
+   */
+  private evict(): number | null {
+    const now = this.now();
+    for (const [id, up] of this.unconfirmed) {
+      if (this.confirmedBy(id, up, now)) continue;
+      // linked, or its hello waits for the write that holds its pin: in use, not evicted
+      if (this.linkedSince(id) !== null || this.unsaved.has(id)) continue;
+      this.unconfirmed.delete(id);
+      this.pins.delete(id);
+      this.evicted++;
+      return id;
+    }
+    return null;
   }
 
   /** The keys resets distrust, for the pins file: [id, hex digest], ids ascending. */
@@ -200,12 +285,18 @@ export class KeyPins {
 
   /** Pins `computerId` to `key` (after check said 'new'); false when the table is full. */
   pin(computerId: number, key: string): boolean {
+    this.lastEvicted = null;
     // an open id holds its place already
     if (!this.open.delete(computerId) && this.pins.size + this.opened >= this.max) {
-      this.full++;
-      return false;
+      this.lastEvicted = this.strict ? null : this.evict();
+      if (this.lastEvicted === null) {
+        this.full++;
+        return false;
+      }
     }
     this.pins.set(computerId, keyDigest(key));
+    // strict's pins come through the operator's openings: confirmed as made
+    if (!this.strict) this.unconfirmed.set(computerId, 0);
     // another key holds the id now (check said 'new', so not the distrusted one): the distrust has done its work
     this.distrust.delete(computerId);
     const saved = this.save();
@@ -243,6 +334,7 @@ export class KeyPins {
     const distrustNew = old !== undefined && options.allowOldKey !== true;
     if (distrustNew && !this.distrust.has(computerId) && this.distrust.size >= this.max) return 'distrust_full';
     let lifted = false;
+    this.unconfirmed.delete(computerId);
     if (options.allowOldKey === true) lifted = this.distrust.delete(computerId);
     else if (old !== undefined) this.distrust.set(computerId, old);
     const distrusting = this.distrust.has(computerId);

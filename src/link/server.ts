@@ -78,6 +78,9 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     warn(`computer ${logName(link.computerId, link.label)} from ${link.remoteAddress} says more about itself than CC_MAX_IDENTITY_BYTES (${registry.maxIdentityBytes} bytes of JSON) keeps: left out ${parts.join(' and ')} (list-computers shows how many); the link is kept`);
   };
   const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens, pins: options.pins });
+  const pins = options.pins;
+  // a pin is confirmed by the time its links stay up (CC_LINK_PIN_CONFIRM_MS); a linked id is not evicted
+  if (pins) pins.linkedSince = (computerId) => registry.get(computerId)?.connectedAt ?? null;
   /** Tickets by raw socket, taken before the WebSocket handshake and given back when the socket closes. */
   const tickets = new WeakMap<object, Ticket>();
   // node checks these only every connectionsCheckingInterval (30 s unless set)
@@ -209,7 +212,10 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     const link = ws.link;
     if (!link) return;
     const why = `closed ${code}${reason.length ? ` ${reason.toString()}` : ''}`;
-    if (registry.unregister(link, why)) log.info(`unlinked ${logName(link.computerId, link.label)}: ${why}`);
+    if (registry.unregister(link, why)) {
+      log.info(`unlinked ${logName(link.computerId, link.label)}: ${why}`);
+      pins?.linkEnded(link.computerId, link.connectedAt);
+    }
   }
 
   /** A socket's first frame is not a valid hello: logged (budget), then hello-error and close 1008. */

@@ -198,9 +198,38 @@ test('KeyPins: check and pin', () => {
   assert.equal(pins.check(1, OTHER), 'mismatch');
   assert.equal(pins.check(1, null), 'missing');
   assert.equal(pins.pin(2, OTHER), true);
-  assert.equal(pins.pin(3, OTHER), false);
-  assert.equal(pins.size, 2);
-  assert.equal(pins.full, 1);
+  // full: the oldest unconfirmed pin whose id is not linked makes room
+  assert.equal(pins.pin(3, OTHER), true);
+  assert.equal(pins.lastEvicted, 1);
+  assert.deepEqual(pins.unconfirmedIds(), [2, 3]);
+  // every id linked (for less than confirmMs): nothing to evict, the new id is not pinned
+  let now = 0;
+  const linked = new KeyPins(2, { confirmMs: 1000, now: () => now });
+  linked.linkedSince = () => 0;
+  assert.equal(linked.pin(1, KEY), true);
+  assert.equal(linked.pin(2, KEY), true);
+  now = 999;
+  assert.equal(linked.pin(3, OTHER), false);
+  assert.equal(linked.size, 2);
+  assert.equal(linked.full, 1);
+  // a link up confirmMs confirms its pin (found by the full table's scan): confirmed pins stay
+  now = 1000;
+  assert.equal(linked.pin(3, OTHER), false);
+  assert.equal(linked.unconfirmedCount, 0);
+  // links that ended add up: 600 + 400 ms confirm
+  const added = new KeyPins(5, { confirmMs: 1000, now: () => now });
+  added.pin(7, KEY);
+  now = 1600;
+  added.linkEnded(7, 1000);
+  assert.equal(added.unconfirmedCount, 1);
+  now = 2000;
+  added.linkEnded(7, 1600);
+  assert.equal(added.unconfirmedCount, 0);
+  // strict's pins come through the operator: never unconfirmed
+  const strict = new KeyPins(5, { strict: true });
+  strict.reset(4);
+  strict.pin(4, KEY);
+  assert.equal(strict.unconfirmedCount, 0);
 });
 
 test('KeyPins: hex SHA-256 digests, entries in id order, onChange on a pin and a reset (not strict)', () => {
