@@ -108,6 +108,31 @@ function keyword(k: string, value: unknown, path: string, fail: Check, walk: Wal
   // const: any JSON value
 }
 
+/**
+ * The JSON Schema dialects a Lua tool's inputSchema may declare in `$schema`: those in which every
+ * keyword the bridge enforces or allows means what it means in 2020-12 (MCP's default when `$schema`
+ * is absent). draft-04 and older read `exclusiveMinimum`/`exclusiveMaximum` as booleans; MCP asks an
+ * unsupported dialect to be refused with an error saying so, not validated as another one.
+ */
+export const DIALECTS: readonly string[] = [
+  'https://json-schema.org/draft/2020-12/schema',
+  'https://json-schema.org/draft/2019-09/schema',
+  'http://json-schema.org/draft-07/schema',
+  'http://json-schema.org/draft-06/schema',
+];
+
+/** A `$schema` value with an empty fragment and the http/https difference of the draft URIs dropped. */
+const dialectOf = (uri: string): string => uri.replace(/#$/, '').replace(/^https:\/\/json-schema\.org\/draft-0/, 'http://json-schema.org/draft-0');
+
+function dialect(value: unknown, path: string, fail: Check, walk: Walk): void {
+  const at = key(path, '$schema');
+  // 2020-12 allows $schema only at the root of a schema resource, and these schemas have no $id
+  if (walk.depth > 0) fail('may only be at the root of inputSchema (JSON Schema 2020-12 allows $schema only at a schema resource root)', at);
+  else if (typeof value !== 'string' || !DIALECTS.includes(dialectOf(value))) {
+    fail(`names a JSON Schema dialect the bridge does not support (${typeof value === 'string' ? JSON.stringify(value) : kind(value)}); supported: ${DIALECTS.join(', ')} (2020-12 is the default without "$schema")`, at);
+  }
+}
+
 /** Reports every keyword of `schema` (and its sub-schemas) the bridge does not enforce, and malformed values. */
 export function schemaProblems(schema: unknown, path: string, fail: Check, walk: Walk = { depth: 0, property: true, headers: new Map() }): void {
   if (!isRecord(schema)) {
@@ -121,6 +146,7 @@ export function schemaProblems(schema: unknown, path: string, fail: Check, walk:
   for (const [k, value] of Object.entries(schema)) {
     if ((ENFORCED as readonly string[]).includes(k)) keyword(k, value, path, fail, walk);
     else if (k === 'x-mcp-header') mcpHeader(value, schema, path, fail, walk);
+    else if (k === '$schema') dialect(value, path, fail, walk);
     else if (!ANNOTATIONS.includes(k)) fail(refused(k), key(path, k));
   }
 }

@@ -2,7 +2,7 @@
 // them: each test names the revision and the spec page, over real HTTP and a real --stdio child.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rpc, withBridge } from '../helpers.js';
+import { rpc, startTestBridge, withBridge } from '../helpers.js';
 import { run } from '../surfaces/stdio-child.js';
 
 const INIT_2025_03 = { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'spec-test', version: '0' } };
@@ -35,3 +35,27 @@ test('bug: spec 2025-03-26 basic/lifecycle: on stdio, initialize inside a batch 
     child.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT_2025_03 });
     assert.equal((await child.answer(1)).result.protocolVersion, '2025-03-26');
   }));
+
+test('bug: spec 2025-11-25 basic/index (JSON Schema usage): a Lua tool inputSchema declaring a dialect the bridge does not support in $schema is refused at start, saying so; a supported one is served over HTTP as written', { timeout: 60_000 }, async () => {
+  const { writeConfig } = await import('../config/write.js');
+  const tool = (inputSchema) => ({ tools: [{ name: 'dial', description: 'd', target: { computerId: 1 }, lua: 'return 1', inputSchema }] });
+  // draft-04 reads exclusiveMinimum as a boolean: the schema below would have meant something else to a client reading it as declared
+  for (const [schema, message] of [
+    [{ $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { type: 'number', exclusiveMinimum: 0 } } }, /inputSchema\.\$schema.*names a JSON Schema dialect the bridge does not support \("http:\/\/json-schema\.org\/draft-04\/schema#"\); supported: https:\/\/json-schema\.org\/draft\/2020-12\/schema/],
+    [{ $schema: 'https://example.com/my-dialect', type: 'object' }, /does not support \("https:\/\/example\.com\/my-dialect"\)/],
+    [{ $schema: 7, type: 'object' }, /does not support \(a number\)/],
+    [{ type: 'object', properties: { a: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'string' } } }, /properties\.a\.\$schema.*may only be at the root of inputSchema/],
+  ]) {
+    await assert.rejects(startTestBridge({ CC_CONFIG: writeConfig(tool(schema)) }), (err) => {
+      assert.match(String(err.message) + JSON.stringify(err.problems ?? []), message);
+      return true;
+    });
+  }
+  for (const $schema of ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2019-09/schema', 'https://json-schema.org/draft/2020-12/schema']) {
+    const inputSchema = { $schema, type: 'object', properties: { n: { type: 'number', exclusiveMinimum: 0 } } };
+    await withBridge({ CC_CONFIG: writeConfig(tool(inputSchema)) }, async (bridge) => {
+      const listed = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      assert.deepEqual(listed.json.result.tools.find((t) => t.name === 'dial').inputSchema, inputSchema);
+    });
+  }
+});
