@@ -198,3 +198,15 @@ test('MCP_MAX_JSON_DEPTH at its smallest (2): the shortest texts one level too d
       assert.match(json.error.message, /^The body nests deeper than 2 levels \(MCP_MAX_JSON_DEPTH\)$/);
     }
   }));
+
+test('CC_MAX_JSON_DEPTH is the link\'s bound: at 8, a frame 8 levels deep is read and one 9 deep is a malformed response (no test set it before)', () =>
+  withBridge({ CC_MAX_JSON_DEPTH: '8' }, async (bridge) => {
+    // the response frame is one level, its result the rest
+    const within = await linkComputer(bridge, { computerId: 7, onRequest: () => ({ ok: true, result: nested(7) }) });
+    const deeper = await linkComputer(bridge, { computerId: 8, onRequest: () => ({ ok: true, result: nested(8) }) });
+    const lines = (await callTool(bridge, 'probe-computers')).content[0].text.split('\n');
+    assert.ok(lines.includes('[[[[[[[]]]]]]]'), lines.join('\n'));
+    assert.ok(lines.includes('error from 8 (Label: null): protocol error: the computer sent a malformed response (frame nests deeper than 8 levels)'), lines.join('\n'));
+    await within.close();
+    await deeper.close();
+  }));
