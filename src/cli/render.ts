@@ -1,25 +1,31 @@
 // cc-mcp's text output: tool results read like the tool's own text; other content is named.
 import { isRecord } from '../jsonrpc/message.js';
 import { plural } from '../plural.js';
+import { shownText } from '../jsonrpc/quote.js';
+
+// What names a thing (a tool's name and title, a content block's type, MIME type or URI: an upstream
+// server chooses them) is shown with control characters escaped, so none reaches the terminal as a
+// control sequence (ESC [2J clears it) or a line break. A tool's text is its output and stays as sent.
+const shown = (value: unknown): string => shownText(String(value));
 
 function block(item: unknown): string {
-  if (!isRecord(item)) return `[${JSON.stringify(item)}]`;
+  if (!isRecord(item)) return `[${shown(JSON.stringify(item))}]`;
   switch (item.type) {
     case 'text':
       return typeof item.text === 'string' ? item.text : '';
     case 'image':
     case 'audio': {
       const bytes = typeof item.data === 'string' ? Math.floor((item.data.length * 3) / 4) : 0;
-      return `[${item.type} ${String(item.mimeType ?? 'unknown type')}, about ${plural(bytes, 'byte')}]`;
+      return `[${item.type} ${shown(item.mimeType ?? 'unknown type')}, about ${plural(bytes, 'byte')}]`;
     }
     case 'resource_link':
-      return `[resource ${String(item.uri)}]`;
+      return `[resource ${shown(item.uri)}]`;
     case 'resource': {
       const resource = isRecord(item.resource) ? item.resource : {};
-      return typeof resource.text === 'string' ? resource.text : `[resource ${String(resource.uri)}]`;
+      return typeof resource.text === 'string' ? resource.text : `[resource ${shown(resource.uri)}]`;
     }
     default:
-      return `[${String(item.type)} content]`;
+      return `[${shown(item.type)} content]`;
   }
 }
 
@@ -32,11 +38,12 @@ export function renderResult(result: Record<string, unknown>): string {
 
 /** One line per tool: its name, padded, then its title. */
 export function renderTools(tools: ReadonlyArray<Record<string, unknown>>): string {
-  const width = Math.max(0, ...tools.map((t) => String(t.name).length));
+  const names = tools.map((t) => shown(t.name));
+  const width = Math.max(0, ...names.map((name) => name.length));
   return tools
-    .map((t) => {
+    .map((t, i) => {
       const title = typeof t.title === 'string' ? t.title : typeof t.description === 'string' ? t.description.split('. ')[0] : '';
-      return `${String(t.name).padEnd(width)}  ${title}`.trimEnd();
+      return `${(names[i] as string).padEnd(width)}  ${shownText(title as string)}`.trimEnd();
     })
     .join('\n');
 }

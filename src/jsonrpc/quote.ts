@@ -50,10 +50,16 @@ export function cutString(text: string): string {
  * QUOTE_MAX characters, else its first QUOTE_MAX and its length, as quoteValue does.
  */
 export function cutText(text: string): string {
-  // control and invisible characters as \uXXXX escapes: a line break or U+202E would otherwise reach
-  // whoever reads the message as it is
-  const shown = UNSHOWN.test(text) ? text.replace(UNSHOWN_ALL, escapeChar) : text;
+  const shown = shownText(text);
   return shown.length > QUOTE_MAX ? `${shown.slice(0, QUOTE_MAX)}... (${text.length} characters)` : shown;
+}
+
+/**
+ * `text` whole, with control and invisible characters as \uXXXX escapes: a line break, ESC or U+202E
+ * would otherwise reach whoever reads it as it is (a message, a terminal).
+ */
+export function shownText(text: string): string {
+  return UNSHOWN.test(text) ? text.replace(UNSHOWN_ALL, escapeChar) : text;
 }
 
 /** A control character (C0, C1), or one of HIDDEN: what would break or disguise a line of text. */

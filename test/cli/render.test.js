@@ -70,3 +70,20 @@ test('key=value: strings where the schema says string, JSON where it parses, els
   const properties = { s: { type: 'string' }, n: { type: 'integer' }, either: { type: ['string', 'boolean'] } };
   assert.deepEqual(pairsToArgs(pairs, properties), { s: '12', n: 12, free: 'hello', either: true, j: [1, 2] });
 });
+
+test('bug: cc-mcp printed an upstream tool\'s title, name and a content block\'s type, MIME type or URI raw, so ESC [2J in one cleared the operator\'s terminal and a line break made up a tool; now they are shown with control characters escaped (a tool\'s text stays as sent)', () => {
+  const tools = renderTools([
+    { name: 'fx__a', title: 'clear\u001b[2J\nfx__evil  looks real' },
+    { name: 'fx__b\u001b]0;x\u0007', description: 'ok. more' },
+  ]);
+  assert.equal(tools, `fx__a${' '.repeat(18)}clear\\u001b[2J\\u000afx__evil  looks real\nfx__b\\u001b]0;x\\u0007  ok`);
+  const result = renderResult({
+    content: [
+      { type: 'image', mimeType: 'image/png\u001b[31m', data: 'AAAA' },
+      { type: 'resource_link', uri: 'file:///a\r\u202e' },
+      { type: 'x\u001b[2J' },
+      { type: 'text', text: 'output\u001b[1m as sent' },
+    ],
+  });
+  assert.equal(result, '[image image/png\\u001b[31m, about 3 bytes]\n[resource file:///a\\u000d\\u202e]\n[x\\u001b[2J content]\noutput\u001b[1m as sent');
+});
