@@ -191,6 +191,62 @@ function bodyWays(alt: Alt): number {
   return alike ? Math.min(each.reduce((a, b) => a + b, 0), CAP) : Math.max(...each);
 }
 
+/** A chain of unbounded repetitions (see scanChains): its last member, its degree, its members. */
+interface Chain {
+  last: Term;
+  value: number;
+  members: Term[];
+  open: boolean;
+}
+
+/**
+ * How much of a chain a term is: 1 for an unbounded repetition; for a group matched at most once, the
+ * longest chain in any of its alternatives (`(?:\w*b*)?` between two `\w` runs carries one on; an
+ * alternative's runs count as the group's: `(?:x|\w*a*)`); else 0.
+ */
+function weight(t: Term): number {
+  if (unbounded(t)) return 1;
+  if (t.max > 1 || t.atom.kind !== 'group') return 0;
+  let w = weightCache.get(t);
+  if (w === undefined) {
+    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false).longest?.value ?? 0), 0);
+    weightCache.set(t, w);
+  }
+  return w;
+}
+const weightCache = new WeakMap<Term, number>();
+
+/**
+ * Walks `terms` keeping, for each unbounded repetition (or group holding some, by its weight), the
+ * longest chain of them ending with it: each able to take characters of the one before, with only
+ * optional items or ones the chain's last can take between them (`.*a.*a.*b`). An optional repetition
+ * of other characters does not end a chain (`^\w*?b*[^b]+(?:a|b)+$`: the \w, [^b] and (a|b) runs share
+ * the a's across the b*), a required item the chain's last cannot take does. A failing match tries about
+ * length^value splits of the longest. `prefix[i]`: the longest value before term i, how many
+ * length-fold ways the text before it can be split (a lookaround there is matched again for each);
+ * `skipLast`: the last term ends the whole pattern (nothing after it can fail) and is not counted.
+ */
+function scanChains(terms: Seq, skipLast: boolean): { prefix: number[]; longest: Chain | null } {
+  const chains: Chain[] = [];
+  const prefix: number[] = [];
+  let longest: Chain | null = null;
+  for (let i = 0; i < terms.length; i++) {
+    const t = terms[i] as Term;
+    prefix.push(longest?.value ?? 0);
+    const w = skipLast && i === terms.length - 1 ? 0 : weight(t);
+    const chars = charsAtom(t.atom);
+    let before: Chain | null = null;
+    if (w > 0) for (const c of chains) if (c.open && (before === null || c.value > before.value) && overlaps(charsAtom(c.last.atom), chars)) before = c;
+    if (!nullableTerm(t)) for (const c of chains) if (c.open && !overlaps(charsAtom(c.last.atom), chars)) c.open = false;
+    if (w > 0) {
+      const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: [...(before?.members ?? []), t], open: true };
+      chains.push(chain);
+      if (longest === null || chain.value > longest.value) longest = chain;
+    }
+  }
+  return { prefix, longest };
+}
+
 /**
  * Three unbounded repetitions of overlapping characters in a row (two when unanchored), with between
  * them only optional items or items the repetition before can also take (`.*a.*a.*b`: the a's can be
@@ -200,6 +256,13 @@ function bodyWays(alt: Alt): number {
  */
 function runProblem(seq: Seq, base: number, last: boolean, where: Where): string | null {
   const anchored = base === 0;
+  const longest = scanChains(inlined(seq), last).longest;
+  if (longest !== null && longest.value + base >= 3) {
+    const degree = longest.value + base;
+    const which = longest.members.map((r) => `"${cut(r.src)}"`).join(' and ');
+    if (longest.members.length === 1 && unbounded(longest.members[0] as Term)) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
+    return `${which} repeat the same characters with nothing between them that the one before cannot also take${WHERE[where](base)}, so a failing match tries about length^${degree} splits; ${where === 'top' && !anchored ? 'anchor it with ^, or put' : 'put'} a character the one before cannot match between them`;
+  }
   let run: Term[] = [];
   /** Bounded repetitions of the stretch, and the ways they split it; the last repetition of either kind. */
   let bounded: Term[] = [];
@@ -207,33 +270,15 @@ function runProblem(seq: Seq, base: number, last: boolean, where: Where): string
   /** Unbounded repetitions chained with the bounded ones of the stretch. */
   let chained = 0;
   let prevAny: Term | undefined;
-  /**
-   * Each unbounded repetition so far and the longest chain of them ending with it: each one able to take
-   * characters of the one before, with only optional items or ones the one before can take between
-   * them. An optional repetition of other characters does not end a chain (`^\w*?b*[^b]+(?:a|b)+$`:
-   * the \w, [^b] and (a|b) runs share the a's across the b*, length^3; it was taken and took 414 ms
-   * on 400 a's); `open` is false once a required item the chain's last cannot take came after it.
-   */
-  const chains: { last: Term; members: Term[]; open: boolean }[] = [];
   const terms = inlined(seq);
   for (let i = 0; i < terms.length; i++) {
     const t = terms[i] as Term;
     const prev = run[run.length - 1];
     // the repetition before can take what this one starts with: where one ends and the next begins is ambiguous
     const joins = prevAny !== undefined && overlaps(charsAtom(prevAny.atom), firstAtom(t.atom));
-    const chars = charsAtom(t.atom);
-    let members: Term[] = [];
-    if (unbounded(t) && !(last && i === terms.length - 1)) {
-      for (const c of chains) if (c.open && c.members.length > members.length && overlaps(charsAtom(c.last.atom), chars)) members = c.members;
-      members = [...members, t];
-    }
-    if (!nullableTerm(t)) for (const c of chains) if (c.open && !overlaps(charsAtom(c.last.atom), chars)) c.open = false;
-    if (members.length > 0) chains.push({ last: t, members, open: true });
     if (unbounded(t)) {
       if (last && i === terms.length - 1) break;
       run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
-      // the chain holds every run the rule before found (a run is a chain), and more
-      if (members.length > run.length) run = members;
       if (joins) chained++;
       else {
         bounded = [];
@@ -296,25 +341,29 @@ const WHERE: Record<Where, (base: number) => string> = {
  * is length^4 (a minute on 1,000 characters) though every part of it alone is at most length^2.
  * `moved`: an unbounded repetition before this point (or around it) moves where it is matched.
  */
-function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: boolean): string | null {
+function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: number, backward = false): string | null {
   for (const seq of alt) {
     const run = runProblem(seq, base, top, where);
     if (run) return run;
-    let movedHere = moved;
-    for (const t of seq) {
+    // a lookbehind is matched from its end: what comes after a term in it is matched first
+    const order = backward ? [...seq].reverse() : seq;
+    const { prefix } = scanChains(order, false);
+    for (let i = 0; i < order.length; i++) {
+      const t = order[i] as Term;
       if (t.atom.kind === 'backref') return `${cut(t.src)} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
       if (t.atom.kind === 'group' && repeats(t)) {
         const problem = repeatedGroupProblem(t as Term & { atom: { kind: 'group' } });
         if (problem) return problem;
       }
+      // how many length-fold ways there are to reach this term: around it, and split before it
+      const reached = moved + (prefix[i] as number);
       if (t.atom.kind === 'group') {
-        const problem = problemIn(t.atom.body, base, false, where, movedHere || unbounded(t));
+        const problem = problemIn(t.atom.body, base, false, where, reached + (unbounded(t) ? 1 : 0), backward);
         if (problem) return problem;
       } else if (t.atom.kind === 'look') {
-        const problem = problemIn(t.atom.body, base + (movedHere ? 1 : 0), false, 'look', false);
+        const problem = problemIn(t.atom.body, base + reached, false, 'look', 0, t.atom.behind);
         if (problem) return problem;
       }
-      if (unbounded(t)) movedHere = true;
     }
   }
   return null;
@@ -333,7 +382,7 @@ export function patternProblem(pattern: string): string | null {
   try {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
-    problem = problemIn(alt, anchored ? 0 : 1, true, 'top', false);
+    problem = problemIn(alt, anchored ? 0 : 1, true, 'top', 0);
   } catch (err) {
     // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)
     problem = `the bridge could not read it to check that it cannot backtrack exponentially (${(err as Error).message})`;

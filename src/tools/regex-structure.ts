@@ -66,7 +66,7 @@ export type Alt = Seq[];
 export type Atom =
   | { kind: 'set'; set: Ranges }
   | { kind: 'group'; body: Alt }
-  | { kind: 'look'; body: Alt }
+  | { kind: 'look'; body: Alt; behind: boolean }
   | { kind: 'assert'; start: boolean }
   | { kind: 'backref' };
 
@@ -154,6 +154,7 @@ export class Parser {
 
   private group(): Atom {
     let look = false;
+    let behind = false;
     if (this.s.startsWith('?:', this.i)) this.i += 2;
     else if (this.s.startsWith('?=', this.i) || this.s.startsWith('?!', this.i)) {
       this.i += 2;
@@ -161,6 +162,7 @@ export class Parser {
     } else if (this.s.startsWith('?<=', this.i) || this.s.startsWith('?<!', this.i)) {
       this.i += 3;
       look = true;
+      behind = true;
     } else if (this.s.startsWith('?<', this.i)) {
       const end = this.s.indexOf('>', this.i);
       if (end < 0) throw new Unreadable('group name');
@@ -170,7 +172,7 @@ export class Parser {
     const body = this.alternatives();
     this.depth--;
     if (this.s[this.i++] !== ')') throw new Unreadable('unclosed group');
-    return look ? { kind: 'look', body } : { kind: 'group', body };
+    return look ? { kind: 'look', body, behind } : { kind: 'group', body };
   }
 
   private escape(): Atom {
