@@ -55,17 +55,24 @@ function B.peripheralTypes(name)
     return array(out)
 end
 
-function B.listPeripherals()
+-- Every peripheral, by name, as far as they fit in the link's frame; the
+-- answer says how many more were left out ("omitted").
+function B.listPeripherals(link)
     if not peripheral then error("this computer has no peripheral API", 0) end
     local names = peripheral.getNames()
     table.sort(names)
-    local out = {}
-    for i, name in ipairs(names) do
+    local out, used, room = {}, 0, frameBudget(link.maxFrame) - 256
+    for _, name in ipairs(names) do
         local methods = peripheral.getMethods(name) or {}
         table.sort(methods)
-        out[i] = { name = name, types = B.peripheralTypes(name), methods = array(methods) }
+        local entry = { name = name, types = B.peripheralTypes(name), methods = array(methods) }
+        local size = #encode(entry) + 1
+        if used + size > room then break end
+        out[#out + 1], used = entry, used + size
     end
-    return { peripherals = array(out) }
+    local result = { peripherals = array(out) }
+    if #out < #names then result.omitted = #names - #out end
+    return result
 end
 
 function B.callPeripheral(link, id, params)

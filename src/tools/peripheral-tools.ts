@@ -35,18 +35,23 @@ export const listPeripherals = safeTool({
     "List the peripherals attached to a computer (sides and wired-network names): each one's name, its types (e.g. monitor, " +
     'minecraft:chest + inventory, modem) and the methods call-peripheral can call on it.',
   properties: {},
-  outputSchema: answerSchema({ peripherals: { type: 'array', items: { type: 'object' } } }, ['items']),
+  outputSchema: answerSchema({ peripherals: { type: 'array', items: { type: 'object' } }, omitted: { type: 'integer' } }, ['items', 'omitted']),
   readOnly: true,
   async run(link, _args, ctx) {
     const answer = await callMethod(ctx, link, 'list-peripherals', {});
     if (!answer.ok) return answer.error;
     const peripherals = peripheralsOf(answer.result);
     if (!peripherals) return malformed(link, 'list-peripherals', 'expected {peripherals: [{name, types, methods}]}');
-    const text =
-      peripherals.length === 0
+    // how many more the computer left out to fit its frame limit (mcp-computer sends the first ones by name)
+    const left = isRecord(answer.result) ? answer.result.omitted : undefined;
+    const omitted = typeof left === 'number' && Number.isSafeInteger(left) && left > 0 ? left : 0;
+    let text =
+      peripherals.length === 0 && omitted === 0
         ? `No peripherals are attached to computer ${describe(link.computerId, link.label)}.`
         : peripherals.map((p) => `${p.name} (${p.types.join(', ')}): ${p.methods.join(', ')}`).join('\n');
-    return { ...textResult(text), structuredContent: { computerId: link.computerId, peripherals } };
+    if (omitted > 0) text += `${text === '' ? '' : '\n'}(${omitted} more ${omitted === 1 ? 'peripheral' : 'peripherals'} left out to fit the frame limit)`;
+    const structuredContent = omitted > 0 ? { computerId: link.computerId, peripherals, omitted } : { computerId: link.computerId, peripherals };
+    return { ...textResult(text), structuredContent };
   },
 });
 

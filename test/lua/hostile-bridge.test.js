@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { useComputer } from './computer.js';
 import { closedPort, startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
+import { bridgeFor, callOk, linkedComputer, textOf } from './mcp-helpers.js';
 
 const T = { timeout: 30000 };
 
@@ -127,5 +128,24 @@ describeLua('detached jobs', () => {
     assert.ok(link.raw.every((text) => text.length <= 131072));
     assert.equal((await link.request('ping')).ok, true, 'the link is still up');
     assert.doesNotMatch(c.output, /could not send/);
+  });
+});
+
+describeLua('answers the frame limit did not bound', () => {
+  test('bug: list-peripherals sent every peripheral whatever the frame limit, so a computer with many of them made a frame over the bridge\'s CC_MAX_FRAME_BYTES and the bridge closed the link (1009)', T, async (t) => {
+    const LIMIT = 8192;
+    const chests = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`minecraft:chest_with_a_long_name_${String(i).padStart(2, '0')}`, 'chest']));
+    const bridge = await bridgeFor(t, { CC_MAX_FRAME_BYTES: String(LIMIT) });
+    const c = await linkedComputer(t, bridge, { id: 41, peripherals: chests, args: ['--max-frame', String(LIMIT)] });
+    const link = bridge.links.get(41);
+    const result = await callOk(bridge, 'list-peripherals', { computerId: 41 });
+    const listed = result.structuredContent.peripherals;
+    assert.ok(listed.length > 0 && listed.length < 80, `${listed.length} of 80 listed`);
+    assert.equal(result.structuredContent.omitted, 80 - listed.length);
+    assert.match(textOf(result), new RegExp(`${80 - listed.length} more peripherals? left out to fit the frame limit`));
+    assert.deepEqual(listed.map((p) => p.name), Object.keys(chests).slice(0, listed.length), 'the first ones by name');
+    for (const frame of c.sent) assert.ok(Buffer.byteLength(frame) <= LIMIT, `a frame of ${Buffer.byteLength(frame)} bytes`);
+    assert.equal(bridge.links.get(41), link, 'the same link');
+    assert.doesNotMatch(c.output, /link closed|retrying/);
   });
 });
