@@ -209,6 +209,27 @@ local function parseArgs(args)
     return opts
 end
 
+-- One word of a command line for CC's shell, which splits at spaces and tabs
+-- and keeps a "quoted" run whole (shell.run joins its arguments with spaces
+-- first, so a Lua string per word does not keep one together). The shell has
+-- no escapes: a word holding a double quote cannot be passed at all.
+local function shellWord(word, what)
+    if word:find('"', 1, true) then
+        usageError(what .. " holds a double quote, which CC's shell cannot pass on a command line"
+            .. (what == "the --token value" and ": set mcp.token instead" or ""))
+    end
+    if word == "" or word:find("[ \t]") then return '"' .. word .. '"' end
+    return word
+end
+
+local function shellWords(words)
+    local out = {}
+    for i, w in ipairs(words) do
+        out[i] = shellWord(w, words[i - 1] == "--token" and "the --token value" or "the argument " .. shorten(w, 40))
+    end
+    return out
+end
+
 local function startupCommand(opts)
     local target = opts.startupArg
     if target == nil then usageError("startup needs a URL or off") end
@@ -230,12 +251,13 @@ local function startupCommand(opts)
     end
     if not fs.exists("/startup") then fs.makeDir("/startup") end
 
-    local program = selfPath() or installSelf(url)
-    local args = { string.format("%q", program), string.format("%q", url) }
     local flags = {}
     if not opts.foreground then flags = { "--background", "--from-startup" } end
     for _, a in ipairs(opts.extra) do flags[#flags + 1] = a end
-    for _, a in ipairs(flags) do args[#args + 1] = string.format("%q", a) end
+    local words = shellWords(flags) -- refused before anything is saved
+    local program = selfPath() or installSelf(url)
+    local args = { string.format("%q", shellWord(program, "the program's path")), string.format("%q", shellWord(url, "the URL")) }
+    for _, a in ipairs(words) do args[#args + 1] = string.format("%q", a) end
     local file = fs.open(STARTUP_FILE, "w")
     if not file then
         printError("Could not write " .. STARTUP_FILE)
@@ -364,7 +386,7 @@ local function launchBackground(opts, link)
         _G[SHELL_SCREEN] = mirror
         local words = { program, link.url, "--service" }
         for _, a in ipairs(opts.extra) do words[#words + 1] = a end
-        local id = shell.openTab(table.concat(words, " "))
+        local id = shell.openTab(table.concat(shellWords(words), " "))
         if id and multishell.setTitle then multishell.setTitle(id, "mcp") end
         screenPrint(("mcp-computer: linking to %s in tab %s; see"):format(link.url, tostring(id)))
         screenPrint("\"mcp-computer status\" and \"mcp-computer stop\".")

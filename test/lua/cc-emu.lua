@@ -1479,9 +1479,23 @@ function shell.execute(name, ...)
     return false
 end
 
+-- Words of a command line as CC's shell splits them: runs of characters
+-- other than space and tab, and "quoted" runs kept whole (no escapes).
+local function shellWords(line)
+    local words, quoted = {}, false
+    for piece in (line .. '"'):gmatch('(.-)"') do
+        if quoted then
+            words[#words + 1] = piece
+        else
+            for w in piece:gmatch("[^ \t]+") do words[#words + 1] = w end
+        end
+        quoted = not quoted
+    end
+    return words
+end
+
 function shell.run(...)
-    local words = {}
-    for w in table.concat({ ... }, " "):gmatch("%S+") do words[#words + 1] = w end
+    local words = shellWords(table.concat({ ... }, " "))
     return shell.execute(table.unpack(words))
 end
 
@@ -1879,7 +1893,7 @@ local function runMultishell(command, args)
         local words = table.pack(...)
         local previous = term.current()
         local line = table.concat(words, " ")
-        local n = launch(false, fs.getName(line:match("^%S*")), function() shell.run(line) end)
+        local n = launch(false, fs.getName(shellWords(line)[1] or ""), function() shell.run(line) end)
         term.redirect(previous)
         return n
     end

@@ -1,6 +1,8 @@
 // What the bridge sends, taken at its word only as far as it is sane: frames and
 // params a buggy or hostile bridge could send, and what they leave behind on the computer.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import { useComputer } from './computer.js';
 import { closedPort, startFakeBridge } from './fake-bridge.js';
@@ -147,5 +149,35 @@ describeLua('answers the frame limit did not bound', () => {
     for (const frame of c.sent) assert.ok(Buffer.byteLength(frame) <= LIMIT, `a frame of ${Buffer.byteLength(frame)} bytes`);
     assert.equal(bridge.links.get(41), link, 'the same link');
     assert.doesNotMatch(c.output, /link closed|retrying/);
+  });
+});
+
+describeLua('command lines the program writes', () => {
+  test('bug: a --token holding a space was split by CC\'s shell in the startup file, so the computer failed at every boot ("Too many arguments")', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const setup = useComputer(t, { args: ['startup', bridge.url, '--foreground', '--token', 'two words'] });
+    assert.equal((await setup.waitForExit()).code, 0, setup.output);
+    const file = readFileSync(path.join(setup.root, 'startup', 'mcp-computer.lua'), 'utf8');
+    const boot = useComputer(t, { command: 'startup/mcp-computer', files: { 'startup/mcp-computer.lua': file } });
+    await boot.waitForOutput('waiting for requests');
+    const link = await bridge.link(0);
+    assert.equal((await link.hello).token, 'two words');
+  });
+
+  test('bug: --background on an advanced computer split a --token holding a space in its tab\'s command line, so the tab never linked', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url, multishell: true, args: ['--background', '--token', 'two words'] });
+    await c.waitForOutput(/in tab 2/);
+    const link = await bridge.link(0);
+    assert.equal((await link.hello).token, 'two words');
+  });
+
+  test('a --token holding a double quote cannot be put on a command line: said so, and how else to give it', T, async (t) => {
+    const c = useComputer(t, { args: ['startup', 'ws://10.0.0.5:3001', '--token', 'say "hi"'] });
+    const { code, output } = await c.waitForExit();
+    assert.equal(code, 1);
+    assert.match(output, /--token value holds a double quote, which CC's shell cannot pass on a command line: set mcp\.token instead/);
   });
 });
