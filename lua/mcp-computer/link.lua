@@ -144,14 +144,20 @@ local function nextEvent(link)
         os.queueEvent(STATUS_REPLY, link.state or "starting", link.url, VERSION)
         return ev
     end
-    if ev[1] == PACE_EVENT and #link.answers > 0 then
-        local job = table.remove(link.answers, 1)
-        job.start = link.resumeStart
-        runAnswer(link, job)
-    elseif ev[1] == CONTINUE and #link.deferred > 0 then
-        local d = table.remove(link.deferred, 1)
-        local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
-        if not ok then printError("internal error: " .. shorten(err, 200)) end
+    -- The program's own pacing events never reach chunks, also when what they
+    -- were queued for went with a dropped link.
+    if ev[1] == PACE_EVENT then
+        if #link.answers > 0 then
+            local job = table.remove(link.answers, 1)
+            job.start = link.resumeStart
+            runAnswer(link, job)
+        end
+    elseif ev[1] == CONTINUE then
+        if #link.deferred > 0 then
+            local d = table.remove(link.deferred, 1)
+            local ok, err = pcall(deliverToChunks, link, d.ev, d.chunks)
+            if not ok then printError("internal error: " .. shorten(err, 200)) end
+        end
     elseif not isOwnEvent(link, ev) then
         local ok, err = pcall(deliverToChunks, link, ev)
         if not ok then printError("internal error: " .. shorten(err, 200)) end

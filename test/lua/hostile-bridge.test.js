@@ -8,6 +8,7 @@ import { useComputer } from './computer.js';
 import { closedPort, startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 import { bridgeFor, callOk, linkedComputer, textOf } from './mcp-helpers.js';
+import { until } from '../helpers.js';
 
 const T = { timeout: 30000 };
 
@@ -179,5 +180,39 @@ describeLua('command lines the program writes', () => {
     const { code, output } = await c.waitForExit();
     assert.equal(code, 1);
     assert.match(output, /--token value holds a double quote, which CC's shell cannot pass on a command line: set mcp\.token instead/);
+  });
+});
+
+describeLua('the program\'s own events', () => {
+  test('bug: a pacing event left over when the link dropped while an answer was being built reached chunks as "mcp_computer_pace"', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url });
+    await c.waitForOutput('waiting for requests');
+    const first = await bridge.link(0);
+    // a detached job that reports every event it gets
+    const job = await first.request('exec-lua', { code: 'local seen = {} while true do local e = os.pullEvent() seen[#seen + 1] = e if e == "stop" then return table.concat(seen, ",") end end', detach: true });
+    assert.equal(job.ok, true);
+    // an answer slow to build (keys whose __tostring runs 0.1 s each, so it is paced over several
+    // resumes); the first of them queues the link's close, as the bridge going away would
+    const code = `local url = ${JSON.stringify(bridge.url)}
+      local t = {}
+      for i = 1, 8 do
+        t[setmetatable({}, { __tostring = function()
+          if i == 1 then os.queueEvent("websocket_closed", url, "gone", 1001) end
+          local s = os.clock() while os.clock() - s < 0.1 do end
+          return "k" .. i
+        end })] = i
+      end
+      return t`;
+    first.send({ type: 'request', id: 'slow', method: 'exec-lua', params: { code } });
+    const second = await bridge.link(1, 20000);
+    await second.hello;
+    c.queueEvent('stop');
+    const status = await until(async () => {
+      const r = await second.request('job-status', { job: job.id });
+      return r.result?.state === 'done' ? r.result : null;
+    }, 'the job finished');
+    assert.deepEqual(status.returns, [{ type: 'string', value: 'stop' }], 'the job saw only the events queued for it');
   });
 });
