@@ -72,11 +72,15 @@ local function logLine(text)
         bg.logSize = bg.logSize + #line
     end
     if bg.monitor then
+        -- The terminal is put back whatever happens: a monitor removed since
+        -- raises, and a terminal left on it would break the shell beside us
+        -- and every exec-lua capture after.
+        local previous = term.current()
         local ok = pcall(function()
-            local previous = term.redirect(bg.monitor)
+            term.redirect(bg.monitor)
             screenPrint(text)
-            term.redirect(previous)
         end)
+        term.redirect(previous)
         if not ok then bg.monitor = nil end
     end
 end

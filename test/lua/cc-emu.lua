@@ -1768,11 +1768,13 @@ function peripheral.call(name, method, ...)
     if not fn then error("No such method " .. method, 2) end
     return fn(...)
 end
+-- As CC's rom/apis/peripheral.lua: each method goes through peripheral.call,
+-- so a wrapped peripheral that was detached since raises.
 function peripheral.wrap(name)
     local a = attached[checkType(1, name, "string")]
     if not a then return nil end
     local w = {}
-    for m, fn in pairs(a.methods) do w[m] = fn end
+    for m in pairs(a.methods) do w[m] = function(...) return peripheral.call(name, m, ...) end end
     return w
 end
 function peripheral.find(t)

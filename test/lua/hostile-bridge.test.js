@@ -216,3 +216,26 @@ describeLua('the program\'s own events', () => {
     assert.deepEqual(status.returns, [{ type: 'string', value: 'stop' }], 'the job saw only the events queued for it');
   });
 });
+
+describeLua('background mode with a status monitor', () => {
+  const SHELL = `print("shell ready")
+while true do
+    local ev = { os.pullEventRaw() }
+    if ev[1] == "test_run" then print("shell: " .. ev[2]) end
+end`;
+
+  test('bug: a status monitor removed while linked left the terminal redirected to it, so the shell beside the link and every exec-lua after the next log line failed', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url, args: ['--background', '--monitor', 'left'], peripherals: { left: 'monitor' }, files: { 'shell.lua': SHELL } });
+    await c.waitForOutput('shell ready');
+    const link = await bridge.link(0);
+    await link.hello;
+    assert.equal(ok(await link.exec('return 1')).returns[0].value, 1);
+    c.detachPeripheral('left');
+    link.send('not json'); // a warning: a log line, shown on the monitor too
+    assert.equal(ok(await link.exec('print("after") return 2')).returns[0].value, 2);
+    c.queueEvent('test_run', 'still here');
+    await c.waitForOutput('shell: still here');
+  });
+});
