@@ -5,7 +5,7 @@
 // computer is not linked. Real WebSocket clients, a real pins file, a restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +39,10 @@ test('bug: hellos that pinned made-up ids and went filled CC_LINK_MAX_PINS for g
 test('unconfirmed pins whose computer is not linked are evicted first (oldest first), confirmed and linked ones never; the table full with none evictable links a new id unpinned, logged and counted; a restart keeps which pins are unconfirmed', { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'pins-flood-'));
   const file = join(dir, 'pins');
-  const env = { CC_LINK_PINS_FILE: file, CC_LINK_MAX_PINS: '3', CC_LINK_PIN_CONFIRM_MS: '1000' };
+  // computer 1's pin is confirmed (a line without '# unconfirmed'); a day to confirm any other, so
+  // no link here lasts long enough (confirming by time: the next test)
+  writeFileSync(file, `1 ${sha(keyOf(1))}\n`, { mode: 0o600 });
+  const env = { CC_LINK_PINS_FILE: file, CC_LINK_MAX_PINS: '3', CC_LINK_PIN_CONFIRM_MS: '86400000' };
   let bridge = await startTestBridge(env);
   // closed (its last pins written) before its directory is removed
   t.after(async () => {
@@ -54,18 +57,11 @@ test('unconfirmed pins whose computer is not linked are evicted first (oldest fi
     await until(() => bridge.links.get(id) === undefined);
   };
 
-  // a real computer stays linked past CC_LINK_PIN_CONFIRM_MS, then goes: its pin is confirmed
-  const real = await attempt(bridge, 1, keyOf(1));
-  assert.equal(real.first.type, 'hello-ok');
-  assert.deepEqual(unconfirmedLines(file), [1]);
-  await sleep(1100);
-  await real.c.close();
-  await until(() => bridge.pins.unconfirmedCount === 0 && unconfirmedLines(file).length === 0);
-
   // the flood: hellos that pin made-up ids and go
   await flood(100);
   await flood(101);
   assert.equal(bridge.pins.size, 3, 'the table is full');
+  assert.deepEqual(unconfirmedLines(file), [100, 101]);
   await flood(102);
   assert.equal(bridge.pins.has(100), false, 'the oldest unconfirmed pin made room');
   assert.equal(await metric('cc_link_pins_evicted_total'), 1);
@@ -101,4 +97,25 @@ test('unconfirmed pins whose computer is not linked are evicted first (oldest fi
   await flood(106);
   assert.deepEqual(bridge.pins.entries().map(([id]) => id), [1, 104, 106], 'the oldest unconfirmed (2) went first');
   assert.equal(readFileSync(file, 'utf8').includes(`\n1 ${sha(keyOf(1))}\n`), true);
+});
+
+test('a pin is confirmed once its links have stayed up CC_LINK_PIN_CONFIRM_MS in all: the pins file drops its mark, and a full table no longer evicts it', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pins-confirm-'));
+  const file = join(dir, 'pins');
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file, CC_LINK_MAX_PINS: '1', CC_LINK_PIN_CONFIRM_MS: '1000' });
+  t.after(async () => {
+    await bridge.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const real = await attempt(bridge, 1, keyOf(1));
+  assert.equal(real.first.type, 'hello-ok');
+  await until(() => unconfirmedLines(file).length === 1);
+  // at least CC_LINK_PIN_CONFIRM_MS later the link ends: its time confirms the pin
+  await sleep(1100);
+  await real.c.close();
+  await until(() => bridge.pins.unconfirmedCount === 0 && unconfirmedLines(file).length === 0);
+  const other = await attempt(bridge, 2, keyOf(2));
+  assert.equal(other.first.type, 'hello-ok');
+  assert.deepEqual(bridge.pins.entries().map(([id]) => id), [1], 'the confirmed pin stays; the new id links unpinned');
+  await other.c.close();
 });
