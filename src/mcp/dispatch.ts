@@ -240,6 +240,12 @@ export class Dispatcher {
   private async callTool(caller: Caller, id: JsonRpcId, params: Record<string, unknown>): Promise<ToolResult> {
     const { name } = params;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'params.name must be a string');
+    // the CallToolRequest schema: a request that breaks it is a protocol error, not a tool's (null, which
+    // some clients send for "no arguments", is taken as none, as the tool-call path always has)
+    const args = params.arguments;
+    if (args !== undefined && args !== null && !isRecord(args)) {
+      throw new RpcError(INVALID_PARAMS, `params.arguments must be an object (the tool's arguments by name), not ${Array.isArray(args) ? 'an array' : typeof args}`);
+    }
     // aborted by notifications/cancelled for this id, or with the caller's signal (the HTTP request closed)
     const cancel = Cancellation.linked(caller.signal);
     const key = callKey(caller, id);

@@ -168,8 +168,6 @@ test('tools/call with arguments that fail the schema: an isError result naming t
   const d = dispatcher();
   const cases = [
     ['probe-computers', { verbose: true }, /verbose/],
-    ['probe-computers', [], /arguments must be an object/],
-    ['probe-computers', 'x', /arguments must be an object/],
     ['exec-lua', {}, /"code"/],
     ['exec-lua', { code: 5 }, /code/],
     ['exec-lua', { code: 'return 1', computerId: -1 }, /computerId/],
@@ -179,6 +177,7 @@ test('tools/call with arguments that fail the schema: an isError result naming t
   for (const [name, args, names] of cases) {
     const { status, body } = await d.handleBody(req(0, 'tools/call', { name, arguments: args }), false);
     assert.equal(status, 200);
+    // arguments that are not an object at all break CallToolRequest: -32602 (test/mcp/spec-conformance.test.js)
     assert.equal(body.error, undefined, JSON.stringify(args));
     assert.equal(body.result.isError, true, JSON.stringify(args));
     assert.match(body.result.content[0].text, /^Invalid arguments for /);

@@ -59,3 +59,31 @@ test('bug: spec 2025-11-25 basic/index (JSON Schema usage): a Lua tool inputSche
     });
   }
 });
+
+test('bug: spec 2025-11-25 server/tools (error handling): tools/call whose arguments is not an object fails the CallToolRequest schema, a protocol error (-32602), not a tool result; over HTTP in both eras and on stdio', { timeout: 60_000 }, async () => {
+  const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const bad = [[1], 'x', 5, true];
+  await withBridge({}, async (bridge) => {
+    for (const args of bad) {
+      const legacy = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'l', method: 'tools/call', params: { name: 'list-computers', arguments: args } }, { 'mcp-protocol-version': '2025-11-25' });
+      assert.equal(legacy.status, 200);
+      assert.equal(legacy.json.error?.code, -32602, JSON.stringify([args, legacy.json]));
+      assert.match(legacy.json.error.message, /params\.arguments must be an object/);
+      const modern = await rpc(
+        bridge.mcpUrl,
+        { jsonrpc: '2.0', id: 'm', method: 'tools/call', params: { name: 'list-computers', arguments: args, _meta: META } },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'list-computers' },
+      );
+      assert.equal(modern.json.error?.code, -32602, JSON.stringify([args, modern.json]));
+    }
+    // absent arguments (and null, which some clients send for "none") still mean no arguments
+    for (const params of [{ name: 'list-computers' }, { name: 'list-computers', arguments: null }]) {
+      const ok = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'ok', method: 'tools/call', params }, { 'mcp-protocol-version': '2025-11-25' });
+      assert.equal(ok.json.result?.isError, undefined, JSON.stringify(ok.json));
+    }
+  });
+  await run({}, async (child) => {
+    child.send({ jsonrpc: '2.0', id: 's', method: 'tools/call', params: { name: 'list-computers', arguments: 'x' } });
+    assert.equal((await child.answer('s')).error?.code, -32602);
+  });
+});
