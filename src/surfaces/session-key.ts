@@ -6,7 +6,8 @@
 // hard-linked to the path, which fails when the path exists: of bridges started together on one
 // missing file exactly one key wins and the others read it (a rename would replace: the last one
 // won, and the others signed with keys no file held); then the directory is synced. A file system
-// without hard links gets the rename, and that race, as before. A file that is not exactly that,
+// without hard links gets the rename, and that race, as before (tested through the `link` seam of
+// loadSessionKey: no file system without hard links can be had unprivileged in CI). A file that is not exactly that,
 // cannot be read, or that group or others may read or write stops the start: a bad key never
 // becomes a fresh one silently, and the key is never printed.
 import { randomBytes } from 'node:crypto';
@@ -32,8 +33,22 @@ export interface LoadedSessionKey {
 
 const reasonOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 
-/** The signing key kept in `path`, made there if the file does not exist; throws SessionKeyFileError. */
-export function loadSessionKey(path: string, again = false): LoadedSessionKey {
+/** How the made key file is put under its name: fs.linkSync, which fails with EEXIST when the path exists. */
+export type LinkFile = (existing: string, path: string) => void;
+
+/**
+ * The signing key kept in `path`, made there if the file does not exist; throws SessionKeyFileError.
+ * `link` is a seam for tests only: the bridge always uses fs.linkSync. A test passes one that throws
+ * EPERM (as link() does on FAT, exFAT and some network and FUSE mounts) to reach the rename fallback
+ * on a real file system; none without hard links can be mounted unprivileged (FAT needs root, FUSE a
+ * setuid helper or a user namespace with a FUSE server; tmpfs, ramfs and overlayfs, which a user
+ * namespace may mount, all have hard links).
+ */
+export function loadSessionKey(path: string, link: LinkFile = linkSync): LoadedSessionKey {
+  return load(path, link, false);
+}
+
+function load(path: string, link: LinkFile, again: boolean): LoadedSessionKey {
   let stat;
   try {
     stat = statSync(path);
@@ -44,11 +59,11 @@ export function loadSessionKey(path: string, again = false): LoadedSessionKey {
     if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
       throw new SessionKeyFileError(path, `is a symbolic link to ${readlinkSync(path)}, which does not exist: make that file (or let the bridge make it by naming it in MCP_SESSION_KEY_FILE), or remove the link`);
     }
-    const key = makeKeyFile(path);
+    const key = makeKeyFile(path, link);
     if (key !== null) return { key, made: true };
     // another process made it first: its key, read and checked as any existing file
     if (again) throw new SessionKeyFileError(path, 'was made by another process and is gone again');
-    return loadSessionKey(path, true);
+    return load(path, link, true);
   }
   if (!stat.isFile()) throw new SessionKeyFileError(path, 'is not a file');
   const loose = stat.mode & 0o077;
@@ -75,7 +90,7 @@ export function loadSessionKey(path: string, again = false): LoadedSessionKey {
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 /** Makes the key file with a new key; null when another process made `path` first. */
-function makeKeyFile(path: string): Buffer | null {
+function makeKeyFile(path: string, link: LinkFile): Buffer | null {
   const key = randomBytes(KEY_BYTES);
   // random, not the pid alone: bridges in containers sharing the directory are all PID 1, and a
   // crash's leftover under a reused pid would stop every later start (EEXIST)
@@ -90,7 +105,7 @@ function makeKeyFile(path: string): Buffer | null {
     fd = null;
     try {
       // whole and synced before it appears under the path: a loser never reads a half-written key
-      linkSync(temp, path);
+      link(temp, path);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? '';
       if (code === 'EEXIST') lost = true;
