@@ -9,7 +9,7 @@ import type { Metrics } from '../metrics.js';
 import type { ToolRegistry } from './registry.js';
 import type { CancelSignal } from '../cancel.js';
 import { validateArgs } from './schema-fast.js';
-import { FAILURE, textResult, type FailureCode, type ToolResult } from './tool.js';
+import { FAILURE, FAILURE_MESSAGE, textResult, type FailureCode, type ToolResult } from './tool.js';
 import { cutText } from '../jsonrpc/quote.js';
 
 export interface CallDeps {
@@ -23,7 +23,7 @@ export interface CallDeps {
 
 export interface CallFailure {
   code: FailureCode;
-  /** One sentence for a person: the result's text. */
+  /** One sentence for a person: the result's text, or the sentence the tool gave for it (FAILURE_MESSAGE). */
   message: string;
 }
 
@@ -49,9 +49,9 @@ function fail(code: FailureCode, text: string): CallOutcome {
 function outcomeOf(result: ToolResult): CallOutcome {
   // most results carry no tag: no copy of the result then
   if (!(FAILURE in result)) return { result, failure: result.isError ? { code: 'tool_error', message: textOf(result) } : null };
-  const { [FAILURE]: tagged, ...plain } = result;
+  const { [FAILURE]: tagged, [FAILURE_MESSAGE]: said, ...plain } = result;
   const code = tagged ?? (result.isError ? 'tool_error' : undefined);
-  return { result: plain, failure: code ? { code, message: textOf(result) } : null };
+  return { result: plain, failure: code ? { code, message: said ?? textOf(result) } : null };
 }
 
 /** The metrics label of a call: only names the registry knows, so callers cannot grow the metrics without bound. */

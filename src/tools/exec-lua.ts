@@ -180,12 +180,16 @@ function luaResult(outcome: Outcome, target: Link, timeoutMs: number, maxResultV
         );
       }
       return failed(target, maxResultValues, outcome.error, outcome.result);
+    // the result's text is `error: <error>`; the failure's own sentence (REST's error.message) names
+    // the computer as the other tools' do
     case 'timeout':
-      return failed(target, maxResultValues, `timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout');
+      return failed(target, maxResultValues, `timed out after ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`, undefined, 'timeout', `computer ${describe(target.computerId, target.label)} did not answer within ${timeoutMs} ms; cancel sent. ${NEVER_YIELDS}`);
     case 'cancelled':
-      return failed(target, maxResultValues, `cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled');
-    case 'disconnected':
-      return failed(target, maxResultValues, `the link to computer ${describe(target.computerId, target.label)} dropped before it answered (${outcome.reason}).`, undefined, 'unavailable');
+      return failed(target, maxResultValues, `cancelled; cancel sent to the computer. ${NEVER_YIELDS}`, undefined, 'cancelled', `cancelled while waiting for computer ${describe(target.computerId, target.label)}; cancel sent to the computer. ${NEVER_YIELDS}`);
+    case 'disconnected': {
+      const dropped = `the link to computer ${describe(target.computerId, target.label)} dropped before it answered (${outcome.reason}).`;
+      return failed(target, maxResultValues, dropped, undefined, 'unavailable', dropped);
+    }
   }
 }
 
@@ -194,10 +198,10 @@ function malformed(target: Link, problem: string): string {
 }
 
 /** A failed exec as its result: `partial`, the computer's answer beside its error, kept when well-formed. */
-function failed(target: Link, maxResultValues: number, error: string, partial?: unknown, code?: FailureCode): ToolResult {
+function failed(target: Link, maxResultValues: number, error: string, partial?: unknown, code?: FailureCode, message?: string): ToolResult {
   const parsed = partial === undefined ? null : fromResult(partial, maxResultValues);
   const kept = parsed?.ok ? parsed.value : {};
   const said = parsed && !parsed.ok ? `${error}\n${malformed(target, parsed.problem)}` : error;
   const result = outcomeResult({ computerId: target.computerId, ok: false, output: '', returns: [], truncated: false, ...kept, error: said });
-  return code ? classified(result, code) : result;
+  return code ? classified(result, code, message) : result;
 }

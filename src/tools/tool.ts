@@ -44,12 +44,20 @@ export type FailureCode =
 /** Key of a result's classification; a symbol, so JSON (the MCP answer) never carries it. */
 export const FAILURE: unique symbol = Symbol('failure');
 
+/**
+ * Key of the sentence a surface shows for a classified failure (REST's error.message) when the
+ * result's text is not one: exec-lua's text is the run's output and an `error: ...` line.
+ */
+export const FAILURE_MESSAGE: unique symbol = Symbol('failure message');
+
 export interface ToolResult {
   content: ContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   /** Set by a tool whose error result is more than tool_error (the default for isError). */
   [FAILURE]?: FailureCode;
+  /** With FAILURE: the failure's sentence, when it is not the result's text. */
+  [FAILURE_MESSAGE]?: string;
 }
 
 export interface ToolContext {
@@ -86,7 +94,7 @@ export function failedResult(text: string, code: FailureCode): ToolResult {
   return { ...textResult(text, true), [FAILURE]: code };
 }
 
-/** Tags an error result (built elsewhere) with its classification. */
-export function classified(result: ToolResult, code: FailureCode): ToolResult {
-  return { ...result, [FAILURE]: code };
+/** Tags an error result (built elsewhere) with its classification and, if its text is not one, the failure's sentence. */
+export function classified(result: ToolResult, code: FailureCode, message?: string): ToolResult {
+  return message === undefined ? { ...result, [FAILURE]: code } : { ...result, [FAILURE]: code, [FAILURE_MESSAGE]: message };
 }

@@ -142,7 +142,7 @@ test('status mapping: each failure has its status and a stable code', () =>
       ['POST', '/tools/%E0%A4%A', {}, 404, 'unknown_tool', /Unknown tool/],
       ['POST', '/tools/exec-lua', { computerId: 9, code: 'x' }, 404, 'unknown_computer', /No linked computer has id 9/],
       ['POST', '/tools/exec-lua', { computer: 'twin', code: 'x' }, 404, 'unknown_computer', /matches 2 computers/],
-      ['POST', '/tools/exec-lua', { computerId: 1, code: 'hang', timeoutMs: 20 }, 504, 'timeout', /timed out after 20 ms/],
+      ['POST', '/tools/exec-lua', { computerId: 1, code: 'hang', timeoutMs: 20 }, 504, 'timeout', /^computer 1 \(Label: twin\) did not answer within 20 ms; cancel sent\. A chunk that never yields/],
       ['POST', '/tools/thrower', {}, 500, 'internal', /thrower failed inside the bridge; its log has the details/],
       ['POST', '/tools/exec-lua', { computerId: 1, code: 'x'.repeat(3000) }, 413, 'body_too_large', /exceeds 2048 bytes/],
       ['GET', '/tools/exec-lua', undefined, 405, 'method_not_allowed', /GET is not allowed on \/tools\/exec-lua; use POST/],
@@ -174,7 +174,7 @@ test('status mapping: each failure has its status and a stable code', () =>
     const dropped = await dropping;
     assert.equal(dropped.status, 503);
     assert.equal(dropped.json.error.code, 'unavailable');
-    assert.match(dropped.json.error.message, /dropped before it answered/);
+    assert.match(dropped.json.error.message, /^the link to computer 1 \(Label: twin\) dropped before it answered/);
     await c2.close();
   }));
 
@@ -310,3 +310,26 @@ test('CC_CONFIG endpoints: served from start, swapped on re-apply, a built-in pa
   });
   await assert.rejects(startTestBridge({ CC_CONFIG: file }), { code: 'ERR_CONFIG_FILE', message: /"\/computers" collides with a built-in route/ });
 });
+
+test('bug: an exec-lua timeout or dropped link through POST /tools/<name> had an error.message beginning "error: " (the MCP result text); now it is a sentence naming the computer, like every other REST error, and the MCP result text is unchanged', () =>
+  withBridge({}, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 7, computerLabel: 'miner', onRequest: () => null });
+    const late = await rest(bridge, 'POST', '/tools/exec-lua', { computerId: 7, code: 'sleep(9)', timeoutMs: 30 });
+    assert.equal(late.status, 504);
+    assert.deepEqual(late.json, {
+      error: {
+        code: 'timeout',
+        message: 'computer 7 (Label: miner) did not answer within 30 ms; cancel sent. A chunk that never yields cannot be stopped this way; CC itself stops it after about 7 s ("Too long without yielding").',
+      },
+    });
+    // over MCP the same timeout is still exec-lua's result text
+    const mcp = await callTool(bridge, 'exec-lua', { computerId: 7, code: 'sleep(9)', timeoutMs: 30 });
+    assert.match(mcp.content[0].text, /^error: timed out after 30 ms; cancel sent\./);
+    const dropping = rest(bridge, 'POST', '/tools/exec-lua', { computerId: 7, code: 'sleep(9)' });
+    await until(() => computer.received.filter((f) => f.type === 'request').length === 3);
+    await computer.close();
+    const dropped = await dropping;
+    assert.equal(dropped.status, 503);
+    assert.equal(dropped.json.error.code, 'unavailable');
+    assert.match(dropped.json.error.message, /^the link to computer 7 \(Label: miner\) dropped before it answered \(/);
+  }));

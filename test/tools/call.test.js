@@ -60,14 +60,18 @@ test('exec-lua outcomes: ok, unknown_computer, argument clashes, tool_error, tim
 
     const late = await call(bridge, 'exec-lua', { computerId: 1, code: 'hang', timeoutMs: 20 });
     assert.equal(late.failure.code, 'timeout');
-    assert.match(late.failure.message, /timed out after 20 ms/);
+    // the result's text is exec-lua's (`error: ...`); the failure's sentence names the computer
+    assert.match(late.result.content[0].text, /^error: timed out after 20 ms; cancel sent\./);
+    assert.match(late.failure.message, /^computer 1 \(Label: twin\) did not answer within 20 ms; cancel sent\./);
 
     const controller = new AbortController();
     const pending = call(bridge, 'exec-lua', { computerId: 1, code: 'hang' }, controller.signal);
     // requests so far: ok, fail, the timed-out hang, and this one
     await until(() => a.received.filter((f) => f.type === 'request').length === 4);
     controller.abort();
-    assert.equal((await pending).failure.code, 'cancelled');
+    const cancelled = await pending;
+    assert.equal(cancelled.failure.code, 'cancelled');
+    assert.match(cancelled.failure.message, /^cancelled while waiting for computer 1 \(Label: twin\); cancel sent to the computer\./);
 
     const dropping = call(bridge, 'exec-lua', { computerId: 2, code: 'hang' });
     await b.next((f) => f.type === 'request');
