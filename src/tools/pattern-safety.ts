@@ -100,6 +100,44 @@ function tailSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
   return acc;
 }
 
+/** Characters a match can end with (firstAlt read from the end). */
+function lastAlt(alt: Alt): Ranges {
+  return alt.reduce<Ranges>((acc, seq) => union(acc, lastSeq(seq)), []);
+}
+function lastSeq(seq: Seq): Ranges {
+  let acc: Ranges = [];
+  for (let i = seq.length - 1; i >= 0; i--) {
+    const t = seq[i] as Term;
+    if (t.max > 0) acc = union(acc, t.atom.kind === 'set' ? t.atom.set : t.atom.kind === 'group' ? lastAlt(t.atom.body) : t.atom.kind === 'backref' ? ANY : []);
+    if (!nullableTerm(t)) break;
+  }
+  return acc;
+}
+
+/**
+ * Characters a repetition can consume at the start of a match (tailAlt read from the start): where it
+ * could take over the end of the repetition before (`(?:[ab]+[^b]b)+`: the [ab]+ of one repetition can
+ * take the "ab" the one before ended with; exponential).
+ */
+function headAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
+  return alt.reduce<Ranges>((acc, seq) => union(acc, headSeq(seq, onlyUnbounded)), []);
+}
+function headSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
+  let acc: Ranges = [];
+  /** The characters of each item before this one that cannot match empty text. */
+  const before: Ranges[] = [];
+  for (const t of seq) {
+    const chars = charsAtom(t.atom);
+    const absorbs = before.every((c) => overlaps(c, chars));
+    if (absorbs && (onlyUnbounded ? unbounded(t) : repeats(t))) acc = union(acc, chars);
+    if (before.length === 0 && t.atom.kind === 'group') acc = union(acc, headAlt(t.atom.body, onlyUnbounded));
+    if (nullableTerm(t)) continue;
+    if (!absorbs) break;
+    before.push(chars);
+  }
+  return acc;
+}
+
 /** Whether two alternatives can start the same way: their leading single characters are compared while both have one. */
 function startAlike(a: Seq, b: Seq): boolean {
   for (let i = 0; ; i++) {
@@ -136,8 +174,13 @@ function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): string | n
     if (overlaps(tailAlt(body, false), first)) {
       return `in the repeated group ${cut(t.src)}, a repetition at its end takes characters the group can start with, so where one repetition ends and the next begins is ambiguous; start each repetition with a separator the item cannot contain (^\\w+(\\s\\w+)*$, not ^(\\w+\\s?)*$)`;
     }
+    if (overlaps(headAlt(body, false), lastAlt(body))) {
+      return `in the repeated group ${cut(t.src)}, a repetition at its start takes characters the group can end with, so where one repetition ends and the next begins is ambiguous; end each repetition with a separator the item cannot contain, or start it with one`;
+    }
   } else if (t.max >= 3 && overlaps(tailAlt(body, true), first)) {
     return `in the group ${cut(t.src)}, repeated ${t.max} times, an unbounded repetition at its end takes characters the group can start with, so the repetitions can split the same text in many ways`;
+  } else if (t.max >= 3 && overlaps(headAlt(body, true), lastAlt(body))) {
+    return `in the group ${cut(t.src)}, repeated ${t.max} times, an unbounded repetition at its start takes characters the group can end with, so the repetitions can split the same text in many ways`;
   }
   return null;
 }

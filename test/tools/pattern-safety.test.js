@@ -186,3 +186,15 @@ test('bug: repetitions chained through an optional group or an alternative, a lo
     assert.equal(patternProblem(p), null, p);
   }
 });
+
+test('bug: a repeated group whose leading repetition can take what the group ends with was taken (^(?:[ab]+[^b]b)+a+$: 1.7 s on 40 "ab"s and a "!", doubling with each few more); now refused like its mirror, a trailing repetition that takes what the group starts with', () => {
+  for (const p of ['^(?:[ab]+[^b]b)+a+$', '^(?:\\w+-\\w)+$', '^(?:(?:[ab]+)[^b]b){3,10}$', '^(?:[ab]*a[ab]+b)+$']) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+  }
+  assert.match(patternProblem('^(?:[ab]+[^b]b)+a+$'), /^in the repeated group \(\?:\[ab\]\+\[\^b\]b\)\+, a repetition at its start takes characters the group can end with/);
+  for (const p of ['^(?:[A-Z][a-z]+)+$', '^(?:\\w+\\.)+\\w+$', '^(?:\\w+\\s*,\\s*)+$', '^(?:[a-z]+\\d)+$']) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+});
