@@ -120,10 +120,11 @@ const cutAt = (at: string): string => (at.length > MAX_AT ? `${at.slice(0, 60)}.
 /**
  * Most pattern characters one tools/list page has checked for the unrun-pattern warning: the check
  * takes about 1 us a character (pattern-safety.ts), and a page of CC_UPSTREAM_MAX_MESSAGE_BYTES can
- * hold a thousand 4,096-character patterns (3.5 s of the event loop in one turn, at every listing).
+ * hold a thousand 4,000-character patterns (1.5 to 41 s of the event loop in one turn, at every listing;
+ * a 1,300-word alternation takes about 40 ms to check).
  * Past it a pattern is left for the argument check, which checks it when a call first needs it.
  */
-export const MAX_LISTED_PATTERN_CHARS = 65_536;
+export const MAX_LISTED_PATTERN_CHARS = 16_384;
 
 /** What is left of a page's MAX_LISTED_PATTERN_CHARS, and how many patterns were left unchecked past it. */
 export interface PatternBudget {
