@@ -39,6 +39,8 @@ export { MAX_GROUP_DEPTH };
 
 const repeats = (t: Term) => t.max > 1;
 const unbounded = (t: Term) => t.max > MAX_FINITE;
+/** A term that can match more or fewer times: a repetition, or an optional item (`(a|b)?`). */
+const varies = (t: Term) => t.max > t.min;
 
 function nullableAlt(alt: Alt): boolean {
   return alt.some(nullableSeq);
@@ -91,7 +93,7 @@ function tailSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
     const t = seq[i] as Term;
     const chars = charsAtom(t.atom);
     const absorbs = after.every((c) => overlaps(c, chars));
-    if (absorbs && (onlyUnbounded ? unbounded(t) : repeats(t))) acc = union(acc, chars);
+    if (absorbs && (onlyUnbounded ? unbounded(t) : varies(t))) acc = union(acc, chars);
     if (after.length === 0 && t.atom.kind === 'group') acc = union(acc, tailAlt(t.atom.body, onlyUnbounded));
     if (nullableTerm(t)) continue;
     if (!absorbs) break;
@@ -129,7 +131,7 @@ function headSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
   for (const t of seq) {
     const chars = charsAtom(t.atom);
     const absorbs = before.every((c) => overlaps(c, chars));
-    if (absorbs && (onlyUnbounded ? unbounded(t) : repeats(t))) acc = union(acc, chars);
+    if (absorbs && (onlyUnbounded ? unbounded(t) : varies(t))) acc = union(acc, chars);
     if (before.length === 0 && t.atom.kind === 'group') acc = union(acc, headAlt(t.atom.body, onlyUnbounded));
     if (nullableTerm(t)) continue;
     if (!absorbs) break;

@@ -198,3 +198,14 @@ test('bug: a repeated group whose leading repetition can take what the group end
     assert.equal(patternProblem(p), null, p);
   }
 });
+
+test('bug: a repeated group ending with an optional item it can also start with was taken (^(?:[ab](?:a|b)?)*?b$: each repetition one or two a\'s, 6 s on 40 a\'s); now an optional item at either end counts like a repetition there', () => {
+  for (const p of ['^(?:[ab](?:a|b)?)*?b$', '^(?:a[ab]?)+$', '^(?:a?[ab])+$', '^(?:\\d[\\d,]?)*$']) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+  }
+  for (const p of ['^(?:a,?)*$', '^(?:\\d{2})+$', '^(?:-?\\d)+$', '^(?:[a-z]\\.?)+@']) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+});
