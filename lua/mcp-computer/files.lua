@@ -76,6 +76,13 @@ function files.free(path)
     return n
 end
 
+-- Bytes of a file answer's frame left for its entries or data: the frame
+-- budget less room for the rest of the answer (1 KiB, or half the frame
+-- when it is as small as 1 or 2 KiB, so a piece is never empty).
+function files.room(link)
+    return frameBudget(link.maxFrame) - math.min(1024, math.floor(link.maxFrame / 2))
+end
+
 -- One piece of a listing: the entries from params.offset that fit in the
 -- frame; the bridge asks again from `next` (each piece is its own event).
 function files.list(link, params)
@@ -83,7 +90,7 @@ function files.list(link, params)
     local names = fs.list(path)
     table.sort(names)
     local from = tonumber(params.offset) or 0
-    local room = frameBudget(link.maxFrame) - 1024
+    local room = files.room(link)
     local entries, used, i = {}, 0, from + 1
     while names[i] do
         local name = names[i]
@@ -196,7 +203,7 @@ function files.read(link, params)
     local ok, res = pcall(function()
         local size = fs.getSize(path)
         local offset = math.max(0, math.floor(tonumber(params.offset) or 0))
-        local most = params.noData and files.VERIFY_PIECE or math.floor((frameBudget(link.maxFrame) - 1024) / 4) * 3
+        local most = params.noData and files.VERIFY_PIECE or math.floor(files.room(link) / 4) * 3
         local length = math.min(tonumber(params.length) or most, most, math.max(0, size - offset))
         if offset > 0 and length > 0 then
             if h.seek then h.seek("set", offset) else h.read(offset) end

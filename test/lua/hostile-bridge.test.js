@@ -239,3 +239,25 @@ end`;
     await c.waitForOutput('shell: still here');
   });
 });
+
+describeLua('the smallest frame limit', () => {
+  test('bug: with a 1024-byte frame limit (the least --max-frame and CC_MAX_FRAME_BYTES take) read-file sent no bytes at all, so every read failed as a file that ended early', T, async (t) => {
+    const content = Array.from({ length: 40 }, (_, i) => `line ${i} of a small file\n`).join('');
+    const { c, link } = await linked(t, { args: ['--max-frame', '1024'], files: { 'small.txt': content } });
+    let offset = 0;
+    let checksum = 1;
+    let data = Buffer.alloc(0);
+    while (offset < content.length) {
+      const r = ok(await link.request('read-file', { path: 'small.txt', offset, checksum }));
+      assert.ok(r.length > 0, `a piece of ${r.length} bytes at ${offset}`);
+      data = Buffer.concat([data, Buffer.from(r.data, 'base64')]);
+      offset += r.length;
+      checksum = r.checksum;
+    }
+    assert.equal(data.toString('utf8'), content);
+    const listed = ok(await link.request('list-files', { path: '/' }));
+    assert.ok(listed.entries.length > 0);
+    for (const text of link.raw) assert.ok(Buffer.byteLength(text) <= 1024, `a frame of ${Buffer.byteLength(text)} bytes`);
+    assert.doesNotMatch(c.output, /could not send/);
+  });
+});
