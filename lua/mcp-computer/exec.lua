@@ -69,19 +69,19 @@ local function newCapture(limit, rowMax)
             cap.truncated = true
             text = text:sub(1, math.max(0, rowMax - col + 1))
         end
+        x = x + width
+        -- Nothing left to keep: no padding either (it would grow past the limits).
+        if text == "" then return end
         local len = #row + tailLen
         if col > len then
             -- At or past the end: only appended (a gap of at most 256 spaces first).
             if col > len + 1 then text = string.rep(" ", math.min(col - len - 1, 256)) .. text end
-            if text ~= "" then
-                tail[#tail + 1] = text
-                tailLen = tailLen + #text
-            end
+            tail[#tail + 1] = text
+            tailLen = tailLen + #text
         else
             joinRow()
             row = row:sub(1, col - 1) .. text .. row:sub(col + #text)
         end
-        x = x + width
     end
 
     local t = {}

@@ -240,6 +240,19 @@ end`;
   });
 });
 
+describeLua('a row past its limit', () => {
+  test('bug: each write past a capture\'s row limit still added up to 256 spaces of padding, so a job writing long text along one row grew without bound', T, async (t) => {
+    const { c, link } = await linked(t);
+    const before = await c.heapKiB();
+    const started = await link.request('exec-lua', { code: 'for i = 1, 4000 do term.write(("x"):rep(1000)) end os.pullEvent("never")', detach: true });
+    assert.equal(started.ok, true, JSON.stringify(started));
+    const held = (await c.heapKiB()) - before;
+    assert.ok(held < 150, `the running job holds ${held} KiB`);
+    const r = ok(await link.request('job-status', { job: started.id }));
+    assert.match(r.partial, /^x+$/);
+  });
+});
+
 describeLua('the smallest frame limit', () => {
   test('bug: with a 1024-byte frame limit (the least --max-frame and CC_MAX_FRAME_BYTES take) read-file sent no bytes at all, so every read failed as a file that ended early', T, async (t) => {
     const content = Array.from({ length: 40 }, (_, i) => `line ${i} of a small file\n`).join('');
