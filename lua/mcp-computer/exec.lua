@@ -226,9 +226,17 @@ local function sendJson(link, json, fallback)
     return false
 end
 
+-- An error text for a frame: at most half its budget (with a small
+-- --max-frame or CC_MAX_FRAME_BYTES, less than the 2 KiB cutError keeps).
+local function fitError(link, err)
+    local room = math.floor(frameBudget(link.maxFrame) / 2)
+    if type(err) == "string" and #err > room then return cutToEncoded(err, room - 3) .. "..." end
+    return err
+end
+
 local function respond(link, id, ok, result, err)
     local frame = { type = "response", id = id, ok = ok }
-    if ok then frame.result = result else frame.error = err end
+    if ok then frame.result = result else frame.error = fitError(link, err) end
     return sendJson(link, encode(frame))
 end
 
@@ -349,7 +357,7 @@ end
 local function execFrame(link, id, ok, err, output, outputTruncated, values)
     local budget = frameBudget(link.maxFrame)
     local f = { type = "response", id = id, ok = ok }
-    if not ok then f.error = err end
+    if not ok then f.error = fitError(link, err) end
     local tail = "}," .. encode(f):sub(2)
     local function frame(outJson, retJson, truncated)
         return '{"result":{"output":' .. outJson .. ',"returns":' .. retJson
@@ -426,7 +434,7 @@ local function runAnswer(link, job)
     if not ok then
         if isWatchdog(res) then link.tripped = true end
         sendJson(link, encode({ type = "response", id = job.id, ok = false,
-            error = "could not build the answer: " .. describeError(res),
+            error = fitError(link, "could not build the answer: " .. describeError(res)),
             result = { output = "", returns = array({}), truncated = true } }))
     elseif coroutine.status(job.co) ~= "dead" then
         link.answers[#link.answers + 1] = job
@@ -467,7 +475,7 @@ local function finishChunk(link, chunk, ok, err, values)
 end
 
 local function failExec(link, id, err)
-    local frame = { type = "response", id = id, ok = false, error = err,
+    local frame = { type = "response", id = id, ok = false, error = fitError(link, err),
         result = { output = "", returns = array({}), truncated = false } }
     sendJson(link, encode(frame))
 end

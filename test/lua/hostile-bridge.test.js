@@ -274,3 +274,18 @@ describeLua('the smallest frame limit', () => {
     assert.doesNotMatch(c.output, /could not send/);
   });
 });
+
+describeLua('errors and the frame limit', () => {
+  test('bug: error texts were cut at 2 KiB whatever the frame limit, so with a small one (1024 bytes) a long error made a frame over it', T, async (t) => {
+    const { link } = await linked(t, { args: ['--max-frame', '1024'] });
+    const failed = await link.exec('error(("e"):rep(2000))');
+    assert.equal(failed.ok, false);
+    assert.match(failed.error, /^exec-lua:1: e+\.\.\.$/);
+    const missing = await link.request('read-file', { path: 'n'.repeat(900) });
+    assert.equal(missing.ok, false);
+    assert.match(missing.error, /^\/n+/);
+    const refused = await link.request('call-peripheral', { name: 'p'.repeat(900), method: 'x' });
+    assert.equal(refused.ok, false);
+    for (const text of link.raw) assert.ok(Buffer.byteLength(text) <= 1024, `a frame of ${Buffer.byteLength(text)} bytes`);
+  });
+});
