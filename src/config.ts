@@ -20,6 +20,8 @@ export interface Config {
   maxFrameBytes: number;
   /** Most bytes of JSON kept of one computer's identity (hello, info frames); more is cut (CC_MAX_IDENTITY_BYTES). */
   maxIdentityBytes: number;
+  /** Most characters of JSON in a list-computers answer or GET /computers body; past it computers lose their lists, then their entries (MCP_LIST_COMPUTERS_MAX_CHARS). */
+  listComputersMaxChars: number;
   maxBodyBytes: number;
   /** --stdio: more than this waiting unread in stdout stops the reading of stdin until it drains (MCP_STDIO_HIGH_WATER_BYTES). */
   stdioHighWaterBytes: number;
@@ -150,6 +152,7 @@ export function loadConfig(
     linkRetryMs: read(env, 'CC_LINK_RETRY_MS', integer(0, 3_600_000)),
     maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
     maxIdentityBytes: read(env, 'CC_MAX_IDENTITY_BYTES', integer(4096, 64 * MiB)),
+    listComputersMaxChars: read(env, 'MCP_LIST_COMPUTERS_MAX_CHARS', integer(65536, 256 * MiB)),
     maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
     stdioHighWaterBytes: read(env, 'MCP_STDIO_HIGH_WATER_BYTES', bytes),
     stdioShutdownIdleMs: read(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS', integer(100, 3_600_000)),

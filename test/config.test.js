@@ -35,6 +35,7 @@ test('every variable has its documented default', () => {
     linkRetryMs: 500,
     maxFrameBytes: MiB,
     maxIdentityBytes: 32768,
+    listComputersMaxChars: 128 * MiB,
     maxBodyBytes: MiB,
     stdioHighWaterBytes: MiB,
     stdioShutdownIdleMs: 5000,
@@ -290,6 +291,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_MAX_PINS: '10000',
     CC_MAX_IDENTITY_BYTES: '32768',
     CC_LINK_PIN_CONFIRM_MS: '600000',
+    MCP_LIST_COMPUTERS_MAX_CHARS: '134217728',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
   const lines = text.split('\n');

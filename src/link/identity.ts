@@ -145,7 +145,7 @@ const WIDEST_OMITTED: Omitted = { peripherals: 9_999_999, jobs: 9_999_999, budge
  * most 6 bytes (a \uXXXX escape), plus room for the quotes, keys and punctuation around each value.
  * Most identities are far below the budget by this count, so they are never serialised to be measured.
  */
-function sizeBound(identity: Identity): number {
+export function sizeBound(identity: Identity): number {
   let n = 256 + 6 * ((identity.host?.length ?? 0) + (identity.ccVersion?.length ?? 0));
   for (const p of identity.peripherals ?? []) {
     n += 24 + 6 * p.name.length;

@@ -7,7 +7,7 @@ import { Cancellation } from '../cancel.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import { callTool, type CallDeps } from '../tools/call.js';
-import { computerEntry } from '../tools/list-computers.js';
+import { computerList } from '../tools/list-computers.js';
 import type { FailureCode } from '../tools/tool.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
@@ -148,16 +148,20 @@ export function restRoutes(deps: RestDeps): Record<string, Methods> {
         ...(outputSchema ? { outputSchema } : {}),
       })),
     );
-  const listComputers: Handler = (_req, res) =>
+  const listComputers: Handler = (_req, res) => {
+    const linked = deps.links.list();
+    const { entries, note } = computerList(linked, deps.links.pinned, deps.config.listComputersMaxChars, false);
+    // why none can link (a --stdio bridge waiting for its taken link port), or what an answer over
+    // MCP_LIST_COMPUTERS_MAX_CHARS left out: list-computers' note, as a header so the body stays the array it always is
+    const why = deps.links.unreachable !== null && linked.length === 0 ? deps.links.none('No computers are linked.') : note;
     sendJson(
       res,
       200,
       // what list-computers shows, plus where the computer dialled from
-      deps.links.list().map((link) => ({ ...computerEntry(link, deps.links.pinned), remoteAddress: link.remoteAddress })),
-      // why none can link (a --stdio bridge waiting for its taken link port): list-computers' note, as
-      // a header so the body stays the array it always is
-      deps.links.unreachable === null ? undefined : { [LINK_NOTE_HEADER]: deps.links.none('No computers are linked.') },
+      entries.map((entry, i) => ({ ...entry, remoteAddress: (linked[i] as (typeof linked)[number]).remoteAddress })),
+      why === null ? undefined : { [LINK_NOTE_HEADER]: why },
     );
+  };
   const getOnly = notAllowed('GET, HEAD');
   return {
     '/tools': { GET: guarded(deps.log, listTools), '*': getOnly },

@@ -20,7 +20,7 @@ export function noComputers(links: LinkRegistry, sentence: string): ToolResult {
 }
 
 /** Where a tool listing computers declares `note` (see noComputers). */
-export const NOTE_SCHEMA = { type: 'string', description: 'only when no computer can link now: why (the link port is held by another process)' } as const;
+export const NOTE_SCHEMA = { type: 'string', description: 'only when no computer can link now: why (the link port is held by another process); in list-computers also when the answer reached MCP_LIST_COMPUTERS_MAX_CHARS: which computers are listed without peripherals and jobs, or not at all' } as const;
 
 /** Finds the one computer the arguments name, or says why not (a string: no such computer). */
 export function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
