@@ -36,6 +36,11 @@ export function isId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
+/** An id an answer can carry exactly as it was sent: a string, or a number within 2^53-1 either way. */
+export function isExactId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Math.abs(value) <= Number.MAX_SAFE_INTEGER);
+}
+
 export function classify(value: unknown): Message {
   if (!isRecord(value)) return { kind: 'invalid', id: null, reason: 'a JSON-RPC message must be an object' };
   const id = isId(value.id) ? value.id : null;
@@ -47,6 +52,11 @@ export function classify(value: unknown): Message {
     }
     if (!('id' in value)) return { kind: 'notification', method: value.method, params: value.params };
     if (!isId(value.id)) return { kind: 'invalid', id: null, reason: 'id must be a string or a number' };
+    // JSON numbers are read as doubles: past 2^53-1 the id read is not always the id sent
+    // (12345678901234567890 reads as ...567000), and an answer must carry the id sent
+    if (typeof value.id === 'number' && Math.abs(value.id) > Number.MAX_SAFE_INTEGER) {
+      return { kind: 'invalid', id: null, reason: `a number id beyond ${Number.MAX_SAFE_INTEGER} either way cannot be echoed exactly; send a smaller integer or a string` };
+    }
     return { kind: 'request', id: value.id, method: value.method, params: value.params };
   }
   const hasResult = 'result' in value;

@@ -1,6 +1,6 @@
 // Streamable HTTP: which revision a POST speaks, and the 2026-07-28 request headers (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name) checked against the body. Pure: header values and the parsed body in.
-import { isRecord, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
+import { isExactId, isRecord, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
 import type { Reply } from './exchange.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { declaredVersion, headerMismatch, unsupportedVersion } from './modern.js';
@@ -34,7 +34,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function bodyId(body: unknown): JsonRpcId | null {
   if (!isRecord(body)) return null;
   const { id } = body;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  return isExactId(id) ? id : null;
 }
 
 export { quoteValue } from '../jsonrpc/quote.js';

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
 import type { Caller } from '../mcp/exchange.js';
-import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, type Response } from '../jsonrpc/message.js';
+import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isExactId, isRecord, type Response } from '../jsonrpc/message.js';
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
 import type { handleModern } from '../mcp/modern-dispatch.js';
@@ -76,7 +76,7 @@ function staleSession(header: string | string[] | undefined, scope: string): boo
 /** The id of a single request body, for its error answer; null otherwise. */
 function requestId(body: unknown): string | number | null {
   const id = isRecord(body) ? body.id : undefined;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
+  return isExactId(id) ? id : null;
 }
 
 /** The 2026-07-28 handling (its dispatch and listen streams), loaded at the first such request: a start does not need it. */

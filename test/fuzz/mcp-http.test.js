@@ -129,7 +129,8 @@ function answerProblems(req, res) {
   } catch {
     sent = undefined;
   }
-  const idOk = (id) => typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+  // a number id past 2^53-1 cannot be echoed as sent (JSON.parse rounds it): it is answered with id null
+  const idOk = (id) => typeof id === 'string' || (typeof id === 'number' && Math.abs(id) <= Number.MAX_SAFE_INTEGER);
   if (req.method === 'POST' && req.delivery === 'whole' && !req.headers['Transfer-Encoding'] && res.status !== 413 && res.status !== 415 && sent && typeof sent === 'object' && !Array.isArray(sent) && idOk(sent.id) && 'method' in sent && !Array.isArray(json)) {
     if (json.id !== sent.id) problems.push(`answer id ${JSON.stringify(json.id)?.slice(0, 50)} is not the request's ${JSON.stringify(sent.id).slice(0, 50)}`);
   }

@@ -87,3 +87,37 @@ test('bug: spec 2025-11-25 server/tools (error handling): tools/call whose argum
     assert.equal((await child.answer('s')).error?.code, -32602);
   });
 });
+
+test('bug: spec 2025-11-25 basic/index (requests, responses): an integer request id beyond 2^53-1 was answered under another id (12345678901234567890 came back as 12345678901234567000) after running the request; now it is refused, nothing runs, and ids up to 2^53-1 come back exactly, over HTTP and on stdio', { timeout: 60_000 }, async () => {
+  const { linkComputer } = await import('../helpers.js');
+  const big = '12345678901234567890';
+  const probe = (id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"probe-computers","arguments":{}}}`;
+  await withBridge({}, async (bridge) => {
+    let pings = 0;
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => (pings++, { ok: true, result: 'pong' }) });
+    for (const id of [big, `-${big}`, '9007199254740993']) {
+      const res = await rpc(bridge.mcpUrl, probe(id));
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.json.id, null);
+      assert.equal(res.json.error.code, -32600);
+      assert.match(res.json.error.message, /cannot be echoed exactly/);
+    }
+    // refused before the body is read as a request (an unserved revision) is answered with no id either
+    const unserved = await rpc(bridge.mcpUrl, probe(big), { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(unserved.json.error.code, -32022);
+    assert.equal(unserved.json.id, null);
+    assert.equal(pings, 0, 'a refused request does not run');
+    const ok = await rpc(bridge.mcpUrl, probe('9007199254740991'));
+    assert.match(ok.text, /^\{"jsonrpc":"2\.0","id":9007199254740991,"result"/);
+    assert.equal(pings, 1);
+    await computer.close();
+  });
+  await run({}, async (child) => {
+    child.raw(`{"jsonrpc":"2.0","id":${big},"method":"ping"}\n{"jsonrpc":"2.0","id":"after","method":"ping"}\n`);
+    await child.answer('after');
+    const refused = child.messages.find((m) => m.error);
+    assert.equal(refused?.error.code, -32600, JSON.stringify(child.messages));
+    assert.equal(refused.id, null);
+    assert.ok(!child.out.stdout.includes('12345678901234567000'), child.out.stdout);
+  });
+});
