@@ -176,6 +176,13 @@ function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): string | n
     if (overlaps(tailAlt(body, false), first)) {
       return `in the repeated group ${cut(t.src)}, a repetition at its end takes characters the group can start with, so where one repetition ends and the next begins is ambiguous; start each repetition with a separator the item cannot contain (^\\w+(\\s\\w+)*$, not ^(\\w+\\s?)*$)`;
     }
+    // one repetition's text split two ways inside it: the repetitions multiply those ways (exponential)
+    for (const seq of body) {
+      const split = scanChains(inlined(seq), false, varies).longest;
+      if (split !== null && split.value >= 2) {
+        return `the repeated group ${cut(t.src)} can match the same text in more than one way (${split.members.map((r) => `"${cut(r.src)}"`).join(' and ')} can share its characters), so its repetitions multiply those ways; put a character the one before cannot match between them`;
+      }
+    }
     if (overlaps(headAlt(body, false), lastAlt(body))) {
       return `in the repeated group ${cut(t.src)}, a repetition at its start takes characters the group can end with, so where one repetition ends and the next begins is ambiguous; end each repetition with a separator the item cannot contain, or start it with one`;
     }
@@ -249,17 +256,19 @@ interface Chain {
  * longest chain in any of its alternatives (`(?:\w*b*)?` between two `\w` runs carries one on; an
  * alternative's runs count as the group's: `(?:x|\w*a*)`); else 0.
  */
-function weight(t: Term): number {
-  if (unbounded(t)) return 1;
+function weight(t: Term, counts: (t: Term) => boolean = unbounded): number {
+  if (counts(t)) return 1;
   if (t.max > 1 || t.atom.kind !== 'group') return 0;
-  let w = weightCache.get(t);
+  const cache = counts === unbounded ? weightCache : variesCache;
+  let w = cache.get(t);
   if (w === undefined) {
-    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false).longest?.value ?? 0), 0);
-    weightCache.set(t, w);
+    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false, counts).longest?.value ?? 0), 0);
+    cache.set(t, w);
   }
   return w;
 }
 const weightCache = new WeakMap<Term, number>();
+const variesCache = new WeakMap<Term, number>();
 
 /**
  * Walks `terms` keeping, for each unbounded repetition (or group holding some, by its weight), the
@@ -271,14 +280,14 @@ const weightCache = new WeakMap<Term, number>();
  * length-fold ways the text before it can be split (a lookaround there is matched again for each);
  * `skipLast`: the last term ends the whole pattern (nothing after it can fail) and is not counted.
  */
-function scanChains(terms: Seq, skipLast: boolean): { prefix: number[]; longest: Chain | null } {
+function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded): { prefix: number[]; longest: Chain | null } {
   const chains: Chain[] = [];
   const prefix: number[] = [];
   let longest: Chain | null = null;
   for (let i = 0; i < terms.length; i++) {
     const t = terms[i] as Term;
     prefix.push(longest?.value ?? 0);
-    const w = skipLast && i === terms.length - 1 ? 0 : weight(t);
+    const w = skipLast && i === terms.length - 1 ? 0 : weight(t, counts);
     const chars = charsAtom(t.atom);
     let before: Chain | null = null;
     if (w > 0) for (const c of chains) if (c.open && (before === null || c.value > before.value) && overlaps(charsAtom(c.last.atom), chars)) before = c;

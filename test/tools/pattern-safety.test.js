@@ -209,3 +209,15 @@ test('bug: a repeated group ending with an optional item it can also start with 
     assert.equal(patternProblem(p), null, p);
   }
 });
+
+test('bug: a group repeated without bound whose body can split its own text two ways was taken (^(?:a*a*b)*$: 5 s on 18 "aab"s and a "!", each "aab" one more factor); now refused, the repetitions multiply those ways', () => {
+  for (const p of ['^(?:a*a*b)*$', '^(?:[^b]*?[^b]{0,3}b)*(?!(?=.+))', '^(?:a?a?b)+$', '^(?:x(?:\\d+)?\\d*;)+$']) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+  }
+  assert.match(patternProblem('^(?:a*a*b)*$'), /^the repeated group \(\?:a\*a\*b\)\* can match the same text in more than one way \("a\*" and "a\*" can share its characters\)/);
+  for (const p of ['^(?:a?b?c)+$', '^(?:\\w+\\s*,\\s*)+$', '^(?:[a-z]+=\\d*;)+$']) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+});
