@@ -85,7 +85,9 @@ function charsAtom(a: Atom): Ranges {
 function tailAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
   return alt.reduce<Ranges>((acc, seq) => union(acc, tailSeq(seq, onlyUnbounded)), []);
 }
-function tailSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
+function tailSeq(raw: Seq, onlyUnbounded: boolean): Ranges {
+  // a group matched exactly once is read as its items: `(?:a+\w)[ab]` ends with what a+ can take too
+  const seq = inlined(raw);
   let acc: Ranges = [];
   /** The characters of each item after this one that cannot match empty text. */
   const after: Ranges[] = [];
@@ -124,7 +126,8 @@ function lastSeq(seq: Seq): Ranges {
 function headAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
   return alt.reduce<Ranges>((acc, seq) => union(acc, headSeq(seq, onlyUnbounded)), []);
 }
-function headSeq(seq: Seq, onlyUnbounded: boolean): Ranges {
+function headSeq(raw: Seq, onlyUnbounded: boolean): Ranges {
+  const seq = inlined(raw);
   let acc: Ranges = [];
   /** The characters of each item before this one that cannot match empty text. */
   const before: Ranges[] = [];

@@ -221,3 +221,11 @@ test('bug: a group repeated without bound whose body can split its own text two 
     assert.equal(patternProblem(p), null, p);
   }
 });
+
+test('bug: a repetition inside a group matched once, in the middle of a repeated group, was not seen at the group\'s end (^(?:(?:a|b)(?:a+\\w)[ab])*?$: 1.2 s on 60 a\'s); now such a group is read as its items', () => {
+  for (const p of ['^(?:(?:a|b)(?:a+\\w)[ab])*?$', '^(?:(?:[ab]+)[^b]b)+$']) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+  }
+  assert.equal(patternProblem('^(?:x(?:a+)-)+$'), null);
+});
