@@ -1,5 +1,7 @@
 // Newline-delimited JSON framing, as every MCP revision defines stdio: one message per line, no
-// embedded newlines. Splits a byte stream into lines with a bound on each line's size.
+// embedded newlines. Splits a byte stream into lines with a bound on each line's size (the line's
+// own bytes: a \r before its \n is the line ending, so a message of exactly the limit fits with CRLF).
+import { isUtf8 } from 'node:buffer';
 import { TopLevelIdScanner } from './id-scan.js';
 import type { JsonRpcId } from './message.js';
 
@@ -11,6 +13,11 @@ export interface LineReaderOptions {
   onOversize(bytes: number, id: JsonRpcId | null): void;
   /** Scan a line dropped for its size for its id (JSON-RPC streams, not stderr). */
   findIds?: boolean;
+  /**
+   * Given: a line that is not valid UTF-8 goes here (its byte count) instead of to onLine, rather
+   * than being decoded with U+FFFD in place of the bad bytes.
+   */
+  onInvalidUtf8?(bytes: number): void;
 }
 
 export class LineReader {
@@ -22,6 +29,8 @@ export class LineReader {
   private scanner: TopLevelIdScanner | null = null;
   /** Until the first line ends: a UTF-8 byte order mark before it is not part of the message. */
   private first = true;
+  /** The last byte of the line being dropped: a \r there is its line ending, not counted. */
+  private lastDropped = -1;
 
   constructor(private readonly options: LineReaderOptions) {}
 
@@ -30,7 +39,7 @@ export class LineReader {
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(0x0a, start);
-      if (nl !== -1 && this.size === 0 && this.dropping < 0 && nl - start <= this.options.maxLineBytes) {
+      if (nl !== -1 && this.size === 0 && this.dropping < 0 && this.fits(chunk, start, nl)) {
         // a whole line inside this chunk (nearly every line): decoded in place, no piece kept
         this.emit(chunk, start, nl);
         start = nl + 1;
@@ -44,6 +53,12 @@ export class LineReader {
     }
   }
 
+  /** Whether the line `bytes[start, end)`, less a trailing \r, is within the limit. */
+  private fits(bytes: Buffer, start: number, end: number): boolean {
+    const max = this.options.maxLineBytes;
+    return end - start <= max || (end - start === max + 1 && bytes[end - 1] === 0x0d);
+  }
+
   /** The line `bytes[start, end)` without a trailing \r, unless blank. */
   private emit(bytes: Buffer, start: number, end: number): void {
     if (end > start && bytes[end - 1] === 0x0d) end--;
@@ -53,6 +68,8 @@ export class LineReader {
       this.first = false;
       if (end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf) start += 3;
     }
+    const { onInvalidUtf8 } = this.options;
+    if (onInvalidUtf8 && !isUtf8(bytes.subarray(start, end))) return onInvalidUtf8(end - start);
     const line = bytes.toString('utf8', start, end);
     if (line.trim() !== '') this.options.onLine(line);
   }
@@ -66,11 +83,14 @@ export class LineReader {
     if (piece.length === 0) return;
     if (this.dropping >= 0) {
       this.dropping += piece.length;
+      this.lastDropped = piece[piece.length - 1] as number;
       this.scanner?.push(piece);
       return;
     }
-    if (this.size + piece.length > this.options.maxLineBytes) {
+    // one byte more than the limit is kept: it may be the \r of a CRLF ending (finishLine decides)
+    if (this.size + piece.length > this.options.maxLineBytes + 1) {
       this.dropping = this.size + piece.length;
+      this.lastDropped = piece[piece.length - 1] as number;
       if (this.options.findIds) {
         this.scanner = new TopLevelIdScanner();
         for (const kept of this.pieces) this.scanner.push(kept);
@@ -86,7 +106,7 @@ export class LineReader {
 
   private finishLine(): void {
     if (this.dropping >= 0) {
-      const bytes = this.dropping;
+      const bytes = this.dropping - (this.lastDropped === 0x0d ? 1 : 0);
       const id = this.scanner?.id ?? null;
       this.dropping = -1;
       this.scanner = null;
@@ -97,6 +117,12 @@ export class LineReader {
     const bytes = this.pieces.length === 1 ? (this.pieces[0] as Buffer) : Buffer.concat(this.pieces);
     this.pieces = [];
     this.size = 0;
+    if (!this.fits(bytes, 0, bytes.length)) {
+      // the byte kept past the limit was not a \r: the line is over it by one
+      this.first = false;
+      this.options.onOversize(bytes.length, this.options.findIds ? idOf(bytes) : null);
+      return;
+    }
     this.emit(bytes, 0, bytes.length);
   }
 }
@@ -124,4 +150,11 @@ export function requestLine(id: number, method: string, params: unknown): string
   // undefined for params that JSON.stringify leaves out of an object (undefined, a function, a symbol)
   const json: string | undefined = params === undefined ? undefined : JSON.stringify(params);
   return json === undefined ? `{"jsonrpc":"2.0","id":${id},"method":${lastQuoted}}\n` : `{"jsonrpc":"2.0","id":${id},"method":${lastQuoted},"params":${json}}\n`;
+}
+
+/** The top-level id of a line dropped for its size, found without parsing it. */
+function idOf(bytes: Buffer): JsonRpcId | null {
+  const scanner = new TopLevelIdScanner();
+  scanner.push(bytes);
+  return scanner.id;
 }

@@ -41,8 +41,13 @@ const isModern = (body: unknown): boolean => isRecord(body) && declaredVersion(b
  */
 export const LINES_PER_TURN = 64;
 
-/** A line read and not handled yet, or the byte count of one skipped for its size. */
-type Pending = string | number;
+/** A line that is not valid UTF-8, by its byte count: answered -32700, not decoded with U+FFFD. */
+class InvalidUtf8 {
+  constructor(readonly bytes: number) {}
+}
+
+/** A line read and not handled yet, the byte count of one skipped for its size, or one not UTF-8. */
+type Pending = string | number | InvalidUtf8;
 
 /** A message being answered; `cut` once cutOff() has answered it (its own answer is then dropped). */
 interface Running {
@@ -172,6 +177,10 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   };
 
   const handleLine = (line: Pending) => {
+    if (line instanceof InvalidUtf8) {
+      write(errorResponse(null, PARSE_ERROR, `Parse error: the line (${line.bytes} bytes) is not valid UTF-8, which every MCP message is; skipped`));
+      return;
+    }
     if (typeof line === 'number') {
       write(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${line} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`));
       return;
@@ -241,6 +250,9 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     maxLineBytes: options.maxLineBytes,
     onLine: (line) => pending.push(line),
     onOversize: (bytes) => pending.push(bytes),
+    // a byte that is not UTF-8 would become U+FFFD, silently changing a tool's arguments (Lua code,
+    // a file's text) or the id echoed back
+    onInvalidUtf8: (bytes) => pending.push(new InvalidUtf8(bytes)),
   });
 
   // one notice per burst of changes (a reload may swap several sources at once): the registry's watch

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { isUtf8 } from 'node:buffer';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +51,8 @@ function hostileLine(r, i) {
   // a raw newline inside a mangled body splits it into lines of its own: expect nothing of it
   const oneLine = !body.subarray(0, body.length).includes(0x0a) && !body.includes(0x0d);
   let expectId = null;
-  if (oneLine && body.length <= MAX_LINE) {
+  // a line that is not UTF-8 is -32700 too (never decoded with U+FFFD and run)
+  if (oneLine && body.length <= MAX_LINE && isUtf8(body)) {
     try {
       const value = JSON.parse(body.toString('utf8'));
       if (value && typeof value === 'object' && !Array.isArray(value) && value.id === id && typeof value.method === 'string') expectId = id;

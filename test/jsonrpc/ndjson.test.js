@@ -98,3 +98,57 @@ test('requestLine writes the same line as encodeLine of the request object', () 
   }
   assert.equal(requestLine(Number.MAX_SAFE_INTEGER, 'm', { a: 1 }), '{"jsonrpc":"2.0","id":9007199254740991,"method":"m","params":{"a":1}}\n');
 });
+
+test('bug: a line of exactly the limit with a CRLF ending was dropped as one byte over (the \\r counted); now the \\r is the ending, in one chunk or split anywhere, and a dropped line\'s size leaves it out', () => {
+  const line = `{"a":"${'x'.repeat(64 - 8)}"}`;
+  assert.equal(line.length, 64);
+  const whole = reader();
+  whole.r.push(Buffer.from(`${line}\r\n${line}\n`));
+  assert.deepEqual(whole.lines, [line, line]);
+  assert.deepEqual(whole.oversize, []);
+  // split before the \r, between \r and \n, and byte by byte
+  for (const cuts of [[64], [65], Array.from({ length: 66 }, (_, i) => i + 1)]) {
+    const { r, lines, oversize } = reader();
+    const bytes = Buffer.from(`${line}\r\n`);
+    let at = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      r.push(bytes.subarray(at, cut));
+      at = cut;
+    }
+    assert.deepEqual(lines, [line], `cut at ${cuts.slice(0, 3)}`);
+    assert.deepEqual(oversize, []);
+  }
+  // one byte over stays over, with either ending, whole or split; its size is the line's own bytes
+  const over = `${line}y`;
+  for (const text of [`${over}\n`, `${over}\r\n`]) {
+    for (const cut of [0, 30, 65]) {
+      const { r, lines, oversize } = reader();
+      r.push(Buffer.from(text.slice(0, cut)));
+      r.push(Buffer.from(text.slice(cut)));
+      r.push(Buffer.from('{"next":1}\n'));
+      assert.deepEqual(oversize, [65], `${JSON.stringify(text.slice(-2))} cut at ${cut}`);
+      assert.deepEqual(lines, ['{"next":1}']);
+    }
+  }
+  // a long line dropped while streaming: its \r is not counted either
+  const { r, oversize } = reader();
+  r.push(Buffer.from('x'.repeat(100)));
+  r.push(Buffer.from('x'.repeat(100)));
+  r.push(Buffer.from('\r\n'));
+  r.end();
+  assert.deepEqual(oversize, [200]);
+});
+
+test('onInvalidUtf8: a line that is not UTF-8 is reported by its size instead of decoded with U+FFFD (also split across chunks); valid lines around it are read; without the option it is decoded as before', () => {
+  const bad = Buffer.concat([Buffer.from('{"id":"a'), Buffer.from([0xc3]), Buffer.from('"}')]);
+  const lines = [];
+  const invalid = [];
+  const r = new LineReader({ maxLineBytes: 64, onLine: (l) => lines.push(l), onOversize: () => assert.fail('no oversize'), onInvalidUtf8: (n) => invalid.push(n) });
+  r.push(Buffer.concat([Buffer.from('{"ok":"é"}\n'), bad.subarray(0, 9)]));
+  r.push(Buffer.concat([bad.subarray(9), Buffer.from('\r\n'), Buffer.from([0xff, 0x0a]), Buffer.from('{"ok":2}\n')]));
+  assert.deepEqual(lines, ['{"ok":"é"}', '{"ok":2}']);
+  assert.deepEqual(invalid, [bad.length, 1]);
+  const lax = reader();
+  lax.r.push(Buffer.concat([bad, Buffer.from('\n')]));
+  assert.deepEqual(lax.lines, ['{"id":"a\ufffd"}']);
+});

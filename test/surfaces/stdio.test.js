@@ -204,3 +204,45 @@ test('stdio with MCP_PORT set also serves HTTP, where initialize declares listCh
     assert.equal((await bridge.exited).code, 0);
     await body; // ended by the shutdown (a keep-alive may have come first)
   }));
+
+test('bug: --stdio refused a message of exactly MCP_MAX_BODY_BYTES sent with a CRLF ending ("a line of 2049 bytes is over the limit of 2048"); the \\r is the line ending, not the message', { timeout: 60_000 }, () =>
+  run({ MCP_MAX_BODY_BYTES: '2048' }, async (bridge) => {
+    const sized = (id, bytes) => {
+      const text = JSON.stringify({ jsonrpc: '2.0', id, method: 'ping', params: { pad: '' } });
+      return JSON.stringify({ jsonrpc: '2.0', id, method: 'ping', params: { pad: 'x'.repeat(bytes - text.length) } });
+    };
+    const exact = sized('crlf', 2048);
+    assert.equal(Buffer.byteLength(exact), 2048);
+    bridge.raw(`${exact}\r\n`);
+    // one byte more is over, whichever the ending, and says its own size
+    bridge.raw(`${sized('over', 2049)}\r\n`);
+    bridge.raw(`${JSON.stringify({ jsonrpc: '2.0', id: 'next', method: 'ping' })}\r\n`);
+    await bridge.answer('next');
+    assert.deepEqual(bridge.messages.find((m) => m.id === 'crlf'), { jsonrpc: '2.0', id: 'crlf', result: {} }, JSON.stringify(bridge.messages));
+    const refused = bridge.messages.filter((m) => m.id === null);
+    assert.equal(refused.length, 1);
+    assert.match(refused[0].error.message, /^Invalid Request: a line of 2049 bytes is over the limit of 2048 \(MCP_MAX_BODY_BYTES\); skipped$/);
+    assert.equal(bridge.messages.filter((m) => m.id === 'over').length, 0);
+  }));
+
+test('bug: --stdio decoded a line that is not valid UTF-8 with U+FFFD in place of the bad bytes and ran it (Lua code or a file\'s text silently changed, the id echoed changed); now it is -32700 naming UTF-8, not run, and the next line is read', { timeout: 60_000 }, () =>
+  run({}, async (bridge) => {
+    const computer = new FakeComputer(await bridge.linkUrl(), { computerId: 8 });
+    assert.equal((await computer.link()).type, 'hello-ok');
+    // "print('caf\xe9')": Latin-1, not UTF-8
+    const call = Buffer.concat([
+      Buffer.from(`{"jsonrpc":"2.0","id":"latin1","method":"tools/call","params":{"name":"exec-lua","arguments":{"computerId":8,"code":"print('caf`),
+      Buffer.from([0xe9]),
+      Buffer.from(`')"}}}\n`),
+    ]);
+    bridge.stdin.write(call);
+    bridge.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"id'), Buffer.from([0xff]), Buffer.from('","method":"ping"}\n')]));
+    bridge.send({ jsonrpc: '2.0', id: 'next', method: 'ping' });
+    await bridge.answer('next');
+    const errors = bridge.messages.filter((m) => m.id === null);
+    assert.deepEqual(errors.map((m) => m.error.code), [-32700, -32700], JSON.stringify(bridge.messages));
+    assert.equal(errors[0].error.message, `Parse error: the line (${call.length - 1} bytes) is not valid UTF-8, which every MCP message is; skipped`);
+    assert.equal(bridge.messages.filter((m) => m.id !== null && m.id !== 'next').length, 0, 'nothing else answered');
+    assert.deepEqual(computer.received.filter((f) => f.type === 'request'), [], 'the mangled code never reached the computer');
+    await computer.close();
+  }));
