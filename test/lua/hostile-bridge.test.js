@@ -1,5 +1,6 @@
-// What the bridge sends, taken at its word only as far as it is sane: frames and
-// params a buggy or hostile bridge could send, and what they leave behind on the computer.
+// What the bridge sends, taken at its word only as far as it is sane: frames and params a buggy
+// or hostile bridge could send, small frame limits, and what requests leave behind on the
+// computer (memory, events, the terminal). Each 'bug:' test failed on the build before its fix.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
