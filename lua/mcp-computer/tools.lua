@@ -481,18 +481,25 @@ function B.jobStatus(link, params)
         cursor = job.base
     end
     if cursor > job.total then cursor = job.total end
-    local room = math.floor(frameBudget(link.maxFrame) / 2)
-    local text = cutToEncoded(job.out:sub(cursor - job.base + 1), room)
+    local budget = frameBudget(link.maxFrame)
     local s = B.jobSummary(job)
-    s.output, s.cursor, s.skipped = text, cursor + #text, skipped
-    s.more = cursor + #text < job.total
+    s.cursor, s.skipped, s.more = cursor, skipped, true
     if job.chunk then
         -- the line in progress: its start, within a quarter of the frame
-        s.partial = cutToEncoded(job.chunk.capture.text(), math.floor(frameBudget(link.maxFrame) / 4))
+        s.partial = cutToEncoded(job.chunk.capture.text(), math.floor(budget / 4))
     elseif job.state ~= "running" then
         s.ok, s.returns = job.ok, array(job.returns or {})
-        if job.error then s.error = job.error end
+        -- the error within an eighth of the frame (the 2 KiB it may have is more than a small one holds)
+        if job.error then
+            local room = math.max(16, math.floor(budget / 8))
+            s.error = #job.error > room and cutToEncoded(job.error, room - 3) .. "..." or job.error
+        end
     end
+    -- the output: up to half the frame, as far as the rest of the answer (and its id) leaves room
+    local rest = #encode(s) + #tostring(jid) + 96
+    local text = cutToEncoded(job.out:sub(cursor - job.base + 1), math.max(0, math.min(math.floor(budget / 2), budget - rest)))
+    s.output, s.cursor = text, cursor + #text
+    s.more = cursor + #text < job.total
     return s
 end
 

@@ -289,4 +289,23 @@ describeLua('errors and the frame limit', () => {
     assert.equal(refused.ok, false);
     for (const text of link.raw) assert.ok(Buffer.byteLength(text) <= 1024, `a frame of ${Buffer.byteLength(text)} bytes`);
   });
+
+  test('bug: job-status sent a failed job\'s error whole (up to 2 KiB) beside half a frame of output, so with a small frame limit the answer was over it', T, async (t) => {
+    const { link } = await linked(t, { args: ['--max-frame', '1024'] });
+    const started = await link.request('exec-lua', { code: 'for i = 1, 100 do print(("o"):rep(40)) end error(("E"):rep(3000))', detach: true });
+    assert.equal(started.ok, true);
+    let cursor = 0;
+    let output = '';
+    for (;;) {
+      const r = ok(await link.request('job-status', { job: started.id, cursor }));
+      assert.equal(r.state, 'failed');
+      assert.match(r.error, /^exec-lua:1: E+\.\.\.$/);
+      output += r.output;
+      cursor = r.cursor;
+      if (!r.more) break;
+      assert.ok(r.output.length > 0, 'each piece brings output');
+    }
+    assert.equal(output, `${'o'.repeat(40)}\n`.repeat(100));
+    for (const text of link.raw) assert.ok(Buffer.byteLength(text) <= 1024, `a frame of ${Buffer.byteLength(text)} bytes`);
+  });
 });
