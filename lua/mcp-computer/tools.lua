@@ -261,7 +261,7 @@ function B.noShellToRead()
         .. " computer and owns its screen; run it with --background (what \"mcp-computer startup\" installs)", 0)
 end
 
-function B.readScreen()
+function B.readScreen(link)
     local screen = background and background.screen
     if not screen then B.noShellToRead() end
     local w, h = screen.getSize()
@@ -271,12 +271,24 @@ function B.readScreen()
         lines[i], fgs[i], bgs[i] = text or "", tf or "", tb or ""
     end
     local cx, cy = screen.getCursorPos()
-    return {
+    local result = {
         width = w, height = h, cursorX = cx, cursorY = cy,
         cursorBlink = screen.getCursorBlink and screen.getCursorBlink() or false,
         colour = screen.isColour and screen.isColour() or false,
         lines = array(lines), foreground = array(fgs), background = array(bgs),
     }
+    -- Within the link's frame: without the colour rows when the whole does
+    -- not fit (a small --max-frame or CC_MAX_FRAME_BYTES), else an error.
+    local room = frameBudget(link.maxFrame) - 256
+    if #encode(result) > room then
+        result.foreground, result.background, result.coloursOmitted = array({}), array({}), true
+        local size = #encode(result)
+        if size > room then
+            error(("the screen's text (%d bytes as JSON) does not fit this link's frame limit (%d bytes);"
+                .. " run mcp-computer with a larger --max-frame, or raise the bridge's CC_MAX_FRAME_BYTES"):format(size, link.maxFrame), 0)
+        end
+    end
+    return result
 end
 
 B.KEY_ALIASES = {

@@ -308,4 +308,28 @@ describeLua('errors and the frame limit', () => {
     assert.equal(output, `${'o'.repeat(40)}\n`.repeat(100));
     for (const text of link.raw) assert.ok(Buffer.byteLength(text) <= 1024, `a frame of ${Buffer.byteLength(text)} bytes`);
   });
+
+  for (const maxFrame of [2048, 1024]) {
+    test(`bug: read-screen sent the whole screen with its colour rows whatever the frame limit (--max-frame ${maxFrame})`, T, async (t) => {
+      const SHELL = 'for i = 1, 30 do print(("line %02d "):format(i) .. ("s"):rep(40)) end while true do os.pullEventRaw() end';
+      const bridge = await startFakeBridge();
+      t.after(() => bridge.close());
+      const c = useComputer(t, { url: bridge.url, size: [51, 19], args: ['--background', '--max-frame', String(maxFrame)], files: { 'shell.lua': SHELL } });
+      await c.waitForOutput('line 30');
+      const link = await bridge.link(0);
+      await link.hello;
+      const res = await link.request('read-screen', {});
+      if (maxFrame === 2048) {
+        const r = ok(res);
+        assert.equal(r.coloursOmitted, true);
+        assert.deepEqual([r.foreground, r.background], [[], []]);
+        assert.equal(r.lines.length, 19);
+        assert.match(r.lines[17], /^line 30 s{40}/);
+      } else {
+        assert.equal(res.ok, false);
+        assert.match(res.error, /^the screen's text \(\d+ bytes as JSON\) does not fit this link's frame limit \(1024 bytes\)/);
+      }
+      for (const text of link.raw) assert.ok(Buffer.byteLength(text) <= maxFrame, `a frame of ${Buffer.byteLength(text)} bytes`);
+    });
+  }
 });
