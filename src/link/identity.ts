@@ -49,12 +49,12 @@ export interface Omitted {
 
 export const UNKNOWN_IDENTITY: Identity = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null };
 
-/** Most jobs a frame may list (mcp-computer keeps at most 16). */
+/** Most jobs the bridge keeps of a frame's list (mcp-computer keeps at most 16); fitIdentity counts the rest in `omitted`. */
 export const MAX_JOBS = 64;
 const MAX_JOB_ID = 128;
 const MAX_JOB_KIND = 64;
 
-/** Most peripherals a frame may list (mcp-computer sends at most 256). */
+/** Most peripherals the bridge keeps of a frame's list (mcp-computer sends at most 256); fitIdentity counts the rest in `omitted`. */
 export const MAX_PERIPHERALS = 1024;
 const MAX_NAME = 256;
 const MAX_TYPES = 32;
@@ -85,7 +85,6 @@ function text(value: unknown, where: string): Parse<string | null> {
 /** A peripheral list: [{name, types: [string]}], names unique; errors name the field only. */
 export function parsePeripherals(value: unknown, where: string): Parse<Peripheral[]> {
   if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
-  if (value.length > MAX_PERIPHERALS) return { ok: false, error: `${where} lists more than ${MAX_PERIPHERALS} peripherals` };
   const seen = new Set<string>();
   // sized up front: a list grown by push keeps room for 17 (152 B for two peripherals, per link)
   const list = new Array<Peripheral>(value.length);
@@ -156,7 +155,8 @@ export function sizeBound(identity: Identity): number {
 }
 
 /**
- * `identity` cut to `budget` bytes of JSON (CC_MAX_IDENTITY_BYTES), for the bridge to keep: whole
+ * `identity` cut to `budget` bytes of JSON (CC_MAX_IDENTITY_BYTES) and to at most MAX_PERIPHERALS
+ * peripherals and MAX_JOBS jobs, for the bridge to keep: whole
  * entries in the order the computer sent them, jobs first up to an eighth of the budget (as mcp-computer
  * budgets its own frames), then peripherals while they fit, then further jobs while they fit. What
  * was cut is added to its `omitted` marker (with `budget`). The identity itself when it fits (most);
@@ -164,15 +164,16 @@ export function sizeBound(identity: Identity): number {
  * `budget` is at least MIN_IDENTITY_BYTES.
  */
 export function fitIdentity(identity: Identity, budget: number): { identity: Identity; cut: Omitted | null } {
-  if (sizeBound(identity) <= budget) return { identity, cut: null };
   const peripherals = identity.peripherals ?? [];
   const jobs = identity.jobs ?? NO_JOBS;
+  // a list longer than MAX_PERIPHERALS / MAX_JOBS (the frame holds it; a rich hello is never refused) is cut too
+  if (peripherals.length <= MAX_PERIPHERALS && jobs.length <= MAX_JOBS && sizeBound(identity) <= budget) return { identity, cut: null };
   // the lists empty and the marker at its widest: what the rest of the identity takes
   const base = { ...identity, peripherals: identity.peripherals === null ? null : [], jobs: identity.jobs === null ? null : [], omitted: WIDEST_OMITTED };
   let used = jsonBytes(base);
   let keptJobs = 0;
   const takeJobs = (limit: number) => {
-    while (keptJobs < jobs.length) {
+    while (keptJobs < jobs.length && keptJobs < MAX_JOBS) {
       const size = jsonBytes(jobs[keptJobs]) + 1;
       if (used + size > limit) return;
       used += size;
@@ -181,7 +182,7 @@ export function fitIdentity(identity: Identity, budget: number): { identity: Ide
   };
   takeJobs(used + Math.floor(budget / 8));
   let keptPeripherals = 0;
-  while (keptPeripherals < peripherals.length) {
+  while (keptPeripherals < peripherals.length && keptPeripherals < MAX_PERIPHERALS) {
     const size = jsonBytes(peripherals[keptPeripherals]) + 1;
     if (used + size > budget) break;
     used += size;
@@ -205,7 +206,6 @@ export const NO_JOBS: readonly JobInfo[] = Object.freeze([]);
 /** A job list: [{job, kind, state, what}], ids unique; errors name the field only. */
 export function parseJobs(value: unknown, where: string): Parse<readonly JobInfo[]> {
   if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
-  if (value.length > MAX_JOBS) return { ok: false, error: `${where} lists more than ${MAX_JOBS} jobs` };
   if (value.length === 0) return { ok: true, value: NO_JOBS };
   const seen = new Set<string>();
   const list = new Array<JobInfo>(value.length); // sized up front, as the peripheral list

@@ -35,7 +35,8 @@ export class LinkRegistry implements FanoutHost {
   pinned: ((computerId: number) => boolean) | null = null;
   /**
    * Most bytes of JSON a link's identity (hello, info frames) is kept in (CC_MAX_IDENTITY_BYTES, at least
-   * MIN_IDENTITY_BYTES): a richer one is cut to it (fitIdentity) and the link kept. Infinity: none.
+   * MIN_IDENTITY_BYTES): a richer one, or one listing more than MAX_PERIPHERALS or MAX_JOBS, is cut to
+   * it (fitIdentity) and the link kept. Infinity (plain registries in tests): kept as said.
    */
   maxIdentityBytes = Infinity;
   /** Told when a hello or info frame's identity was cut to maxIdentityBytes (the link listener warns, once per link). */
@@ -118,7 +119,7 @@ export class LinkRegistry implements FanoutHost {
     return changes;
   }
 
-  /** `identity` as `link` keeps it: cut to maxIdentityBytes, and identityCut told when it was. */
+  /** `identity` as `link` keeps it: cut to maxIdentityBytes (and the most entries kept), and identityCut told when it was. */
   private kept(link: Link, identity: Identity): Identity {
     if (this.maxIdentityBytes === Infinity) return identity;
     const fitted = fitIdentity(identity, this.maxIdentityBytes);

@@ -13,6 +13,7 @@ import { chargeFrame, disposeThrottle } from './throttle.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { logName, type Link, type LinkRegistry } from './registry.js';
 import { plural } from '../plural.js';
+import { MAX_JOBS, MAX_PERIPHERALS } from './identity.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
 import { CLOSE_POLICY, CLOSE_TRY_AGAIN, helloHandshake } from './hello.js';
@@ -75,7 +76,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     if (warnedCut.has(link)) return;
     warnedCut.add(link);
     const parts = [cut.peripherals > 0 ? plural(cut.peripherals, 'peripheral') : '', cut.jobs > 0 ? plural(cut.jobs, 'job') : ''].filter((p) => p !== '');
-    warn(`computer ${logName(link.computerId, link.label)} from ${link.remoteAddress} says more about itself than CC_MAX_IDENTITY_BYTES (${registry.maxIdentityBytes} bytes of JSON) keeps: left out ${parts.join(' and ')} (list-computers shows how many); the link is kept`);
+    warn(`computer ${logName(link.computerId, link.label)} from ${link.remoteAddress} says more about itself than the bridge keeps (CC_MAX_IDENTITY_BYTES: ${registry.maxIdentityBytes} bytes of JSON, at most ${MAX_PERIPHERALS} peripherals and ${MAX_JOBS} jobs): left out ${parts.join(' and ')} (list-computers shows how many); the link is kept`);
   };
   const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens, pins: options.pins });
   const pins = options.pins;

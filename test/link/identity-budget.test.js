@@ -83,7 +83,7 @@ test('bug: a hello as rich as CC_MAX_FRAME_BYTES was kept whole (about 1.1 MB of
     const entry = listed.structuredContent.computers[0];
     assert.deepEqual(entry.omitted, { peripherals: 1024 - keptPeripherals, jobs: 64 - link.identity.jobs.length });
     assert.match(listed.content[0].text, new RegExp(`\\(left out to fit its frame limit or the bridge's CC_MAX_IDENTITY_BYTES: ${1024 - keptPeripherals} peripherals, ${64 - link.identity.jobs.length} jobs\\); connected `));
-    const warned = () => bridge.logs.filter((l) => / warn computer 7 .*CC_MAX_IDENTITY_BYTES \(8192 bytes of JSON\).*left out \d+ peripherals and \d+ jobs/.test(l));
+    const warned = () => bridge.logs.filter((l) => / warn computer 7 .*the bridge keeps \(CC_MAX_IDENTITY_BYTES: 8192 bytes of JSON, at most 1024 peripherals and 64 jobs\): left out \d+ peripherals and \d+ jobs/.test(l));
     assert.equal(warned().length, 1, bridge.logs.join('\n'));
     // info frames are cut the same way; the link warned already
     c.send({ type: 'info', computerLabel: 'renamed', peripherals: hello.peripherals.slice(1), jobs: [] });
@@ -108,4 +108,32 @@ test('bug: a hello as rich as CC_MAX_FRAME_BYTES was kept whole (about 1.1 MB of
     assert.equal((await again.link(hello)).type, 'hello-ok');
     await until(() => warned().length === 2);
     await again.close();
+  }));
+
+test('bug: a hello listing more than 1024 peripherals or 64 jobs was refused (hello-error invalid); now it links, keeping the first 1024 and 64, the rest counted in omitted', { timeout: 60_000 }, () =>
+  withBridge({ CC_MAX_IDENTITY_BYTES: String(1 << 20) }, async (bridge) => {
+    const c = new FakeComputer(bridge.linkUrl, { computerId: 9 });
+    const hello = {
+      type: 'hello',
+      computerId: 9,
+      computerLabel: null,
+      peripherals: Array.from({ length: 1100 }, (_, i) => ({ name: `p${i}`, types: ['t'] })),
+      jobs: Array.from({ length: 70 }, (_, j) => ({ job: `j${j}`, kind: 'exec-lua', state: 'done', what: '' })),
+      omitted: { peripherals: 2, jobs: 0 },
+    };
+    const first = await c.link(hello);
+    assert.equal(first.type, 'hello-ok', JSON.stringify(first));
+    const link = bridge.links.get(9);
+    assert.deepEqual(link.identity.peripherals.map((p) => p.name), hello.peripherals.slice(0, 1024).map((p) => p.name));
+    assert.deepEqual(link.identity.jobs.map((j) => j.job), hello.jobs.slice(0, 64).map((j) => j.job));
+    assert.deepEqual(link.identity.omitted, { peripherals: 2 + 76, jobs: 6, budget: true });
+    // an info frame too; a malformed entry past the kept ones still makes the frame malformed
+    c.send({ type: 'info', computerLabel: 'x', peripherals: [...hello.peripherals, { name: 'p0', types: [] }] });
+    c.send({ type: 'info', computerLabel: 'y', peripherals: hello.peripherals.slice(0, 1030) });
+    await until(() => bridge.links.get(9).label === 'y');
+    assert.ok(bridge.logs.some((l) => /info\.peripherals\[1100\]\.name repeats an earlier peripheral's name; frame dropped/.test(l)), bridge.logs.join('\n'));
+    // the marker is the last frame's (as for the computer's own): this info said no jobs, so the 64 kept stay and none are counted
+    assert.deepEqual(link.identity.omitted, { peripherals: 6, jobs: 0, budget: true });
+    assert.equal(link.identity.jobs.length, 64);
+    await c.close();
   }));
