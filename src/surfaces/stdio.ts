@@ -1,7 +1,7 @@
 // MCP over stdin/stdout (`--stdio`): one JSON message per line each way, as every MCP revision
 // defines stdio. The same Dispatcher as HTTP answers; only protocol messages are ever written to
 // `output` (logs go to the logger, on stderr). Both eras: a message that names a protocol version in
-// `_meta` is 2026-07-28 (an unserved one gets -32022), anything else is the 2025 revisions, so a
+// `_meta` other than a 2025 one is 2026-07-28 (an unserved one gets -32022), anything else is the 2025 revisions, so a
 // server/discover without `_meta` is -32601 as it is over HTTP without MCP-Protocol-Version.
 // Backpressure: once more than MCP_STDIO_HIGH_WATER_BYTES wait in stdout for the host to read them,
 // stdin is not read (lines already read wait, in order) until stdout has drained, so a host that does
@@ -21,7 +21,7 @@ import { Cancellation } from '../cancel.js';
 import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
-import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
+import { ASSUMED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches } from '../mcp/protocol.js';
 import { cutOff, refusalOf } from './stdio-shutdown.js';
 import type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
@@ -32,7 +32,17 @@ export const LIST_CHANGED = 'notifications/tools/list_changed';
 /** How many requests an answer of cutOff() answers (an array for a batch; 0 for null). */
 const requestCount = (answer: unknown): number => (answer === null ? 0 : Array.isArray(answer) ? answer.length : 1);
 
-const isModern = (body: unknown): boolean => isRecord(body) && declaredVersion(body) !== undefined;
+/**
+ * A message handled as 2026-07-28: one whose `_meta` declares a protocol version other than a served
+ * 2025 revision (an unserved one then gets -32022). One declaring a 2025 revision is served as that
+ * revision, as over HTTP (where MCP-Protocol-Version picks it): a server answers -32022 only for a
+ * revision it does not serve.
+ */
+const isModern = (body: unknown): boolean => {
+  if (!isRecord(body)) return false;
+  const declared = declaredVersion(body);
+  return declared !== undefined && !(typeof declared === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(declared));
+};
 
 /**
  * Lines handled in one turn before the answers already due are let out (a setImmediate): lines read

@@ -121,3 +121,18 @@ test('bug: spec 2025-11-25 basic/index (requests, responses): an integer request
     assert.ok(!child.out.stdout.includes('12345678901234567000'), child.out.stdout);
   });
 });
+
+test('bug: spec 2026-07-28 basic/versioning: on stdio a request declaring a served 2025 revision in _meta got -32022 "unsupported" with that very revision in its supported list; it is now served as that revision, as over HTTP, and only unserved revisions get -32022', { timeout: 60_000 }, () =>
+  run({}, async (child) => {
+    const meta = (v) => ({ 'io.modelcontextprotocol/protocolVersion': v, 'io.modelcontextprotocol/clientCapabilities': {} });
+    child.send({ jsonrpc: '2.0', id: 'legacy', method: 'tools/list', params: { _meta: meta('2025-11-25') } });
+    const legacy = await child.answer('legacy');
+    assert.ok(legacy.result?.tools.some((t) => t.name === 'probe-computers'), JSON.stringify(legacy).slice(0, 300));
+    assert.equal(legacy.result.resultType, undefined, 'a 2025 answer has no resultType');
+    child.send({ jsonrpc: '2.0', id: 'ping', method: 'ping', params: { _meta: meta('2025-06-18') } });
+    assert.deepEqual((await child.answer('ping')).result, {});
+    child.send({ jsonrpc: '2.0', id: 'old', method: 'tools/list', params: { _meta: meta('2024-11-05') } });
+    assert.equal((await child.answer('old')).error?.code, -32022);
+    child.send({ jsonrpc: '2.0', id: 'new', method: 'tools/list', params: { _meta: meta('2026-07-28') } });
+    assert.equal((await child.answer('new')).result?.resultType, 'complete');
+  }));
