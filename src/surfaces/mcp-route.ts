@@ -2,6 +2,7 @@
 // client's Accept takes only text/event-stream). A session id scopes cancellation and the GET /mcp
 // stream (get-stream.ts, added by routes.ts). Every revision on one endpoint: MCP-Protocol-Version
 // picks 2026-07-28 (src/mcp/modern-dispatch.ts) or a 2025 one.
+import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
@@ -113,6 +114,11 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       // the client went away (or the request timeout cut it off) mid-body: nobody is left to answer
       log.debug(`MCP request body not received: ${(err as Error).message}`);
       res.destroy();
+      return;
+    }
+    // not decoded with U+FFFD in place of bad bytes: that would run a changed message (Lua code, a file's text)
+    if (!isUtf8(raw)) {
+      sendJson(res, 400, errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid UTF-8, which every MCP message is'));
       return;
     }
     let body: unknown;

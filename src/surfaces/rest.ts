@@ -1,6 +1,7 @@
 // Plain REST over the tool registry, on the MCP listener: GET /tools, GET /computers and
 // POST /tools/<name>. Calls go through the same path as MCP tools/call; the call's failure code
 // becomes an HTTP status, and every error body is {"error": {"code", "message"}}.
+import { isUtf8 } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { Cancellation } from '../cancel.js';
@@ -98,6 +99,8 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
       const where = service ? ` on service ${quoteValue(service)}` : '';
       return sendError(res, 404, 'unknown_tool', `Unknown tool ${quoteValue(base)}${where}; GET /tools lists them`);
     }
+    // JSON is UTF-8: bad bytes are not decoded with U+FFFD (that would run changed Lua code or write a changed file)
+    if (!isUtf8(raw)) return sendError(res, 400, 'invalid_json', 'The body is not valid UTF-8 (JSON is UTF-8)');
     const text = raw.toString('utf8');
     let args: unknown = {};
     if (text.trim() !== '') {

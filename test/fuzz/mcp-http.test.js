@@ -4,6 +4,7 @@
 // well-formed JSON-RPC error or HTTP error (never a 500, a stack or a hang), the bridge stays up, and
 // a well-formed call on another connection, running the whole time, always succeeds.
 // Deterministic: a fixed seed (FUZZ_SEED=<n> replays another) and a fixed number of requests.
+import { isUtf8 } from 'node:buffer';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { linkComputer, rpc, withBridge } from '../helpers.js';
@@ -125,7 +126,8 @@ function answerProblems(req, res) {
   // 415 (Content-Type not JSON) is answered before the body is read, so with id null
   let sent;
   try {
-    sent = JSON.parse(req.body.toString('utf8'));
+    // a body that is not UTF-8 is a parse error (id null), never decoded with U+FFFD
+    sent = isUtf8(req.body) ? JSON.parse(req.body.toString('utf8')) : undefined;
   } catch {
     sent = undefined;
   }
