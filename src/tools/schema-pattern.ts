@@ -79,6 +79,30 @@ const ECMA_ONLY_CLASS = /\[\^?\]/;
 const upstreamRegexps = new Map<string, RegExp | null>();
 
 /**
+ * Most characters of upstream patterns not checked yet that upstreamRegexp checks in one turn of the
+ * event loop (one call's arguments). Checking takes up to ~40 ms for a 4,000-character pattern, and an
+ * upstream tool's schema can hold a thousand of them (one 4 MB listing): one call naming them all
+ * blocked every link and call for up to 40 s, and again whenever the caches had let them go. Past it a
+ * pattern is not run this time (the upstream checks it) and not kept, so a later call checks it.
+ */
+export const MAX_TURN_PATTERN_CHARS = 16_384;
+let turnChars = 0;
+let turnEnds = false;
+
+function takeTurnChars(n: number): boolean {
+  if (!turnEnds) {
+    turnEnds = true;
+    setImmediate(() => {
+      turnChars = 0;
+      turnEnds = false;
+    });
+  }
+  if (turnChars + n > MAX_TURN_PATTERN_CHARS) return false;
+  turnChars += n;
+  return true;
+}
+
+/**
  * An upstream's `pattern` as the bridge runs it: the RegExp when pattern-safety.ts accepts it and the
  * dialects read it alike; null when it is not run (the upstream checks). Cached: one lookup a call.
  */
@@ -86,6 +110,7 @@ export function upstreamRegexp(pattern: string): RegExp | null {
   if (pattern.length > MAX_PATTERN_LENGTH) return null;
   let entry = upstreamRegexps.get(pattern);
   if (entry === undefined) {
+    if (!runnable.has(pattern) && !takeTurnChars(pattern.length)) return null;
     const regexp = runnablePattern(pattern);
     entry = regexp instanceof RegExp && !ECMA_ONLY_CLASS.test(pattern) ? regexp : null;
     if (upstreamRegexps.size >= 1000) upstreamRegexps.clear();

@@ -45,3 +45,36 @@ test('bug: a tools/list page full of long patterns was checked whole in one turn
     assert.equal(called.content[0].text, 'called t99');
   });
 });
+
+test('bug: one call naming many upstream patterns not checked yet checked them all in its turn (a thousand 4,000-character patterns: up to 40 s blocked); now at most 16,384 characters of them a turn, the rest passed on that time and checked by a later call', { timeout: 60_000 }, async (t) => {
+  // 10 patterns of 4,000 characters, each taking "x" and refusing "v"; the listing checks the first 4
+  const pattern = (i) => `^(?:x|${'y'.repeat(3990 - String(i).length)}${i})$`;
+  const properties = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`p${i}`, { type: 'string', pattern: pattern(i) }]));
+  const tools = [{ name: 'many', inputSchema: { type: 'object', properties } }];
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(405).end();
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const msg = JSON.parse(body);
+    if (msg.id === undefined) return res.writeHead(202).end();
+    const result =
+      msg.method === 'initialize' ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'patterns', version: '1' } }
+      : msg.method === 'tools/list' ? { tools }
+      : { content: [{ type: 'text', text: 'called' }] };
+    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => new Promise((r) => server.close(r)));
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'pq', url: `http://127.0.0.1:${server.address().port}/mcp` }] }) }, async (bridge) => {
+    await until(() => bridge.tools.list().some((tool) => tool.name === 'pq__many'));
+    const args = { ...Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`p${i}`, 'x'])), p9: 'v' };
+    // first call: p4..p7 checked in its turn (16,384 characters), p8 and p9 not: passed on, the upstream checks them
+    assert.equal((await callTool(bridge, 'pq__many', args)).content[0].text, 'called');
+    // a later call checks them: p9 refuses "v"
+    const second = await callTool(bridge, 'pq__many', args);
+    assert.equal(second.isError, true, JSON.stringify(second));
+    assert.match(second.content[0].text, /argument "p9" must match the pattern/);
+  });
+});
