@@ -15,6 +15,8 @@ export interface HelloFrame {
   maxFrame?: number;
   /** What the computer is (kind, advanced, _HOST, CC version, peripherals); null where not said. */
   identity: Identity;
+  /** What the bridge cut of `identity` to keep it (LinkRegistry.fitHello); absent when nothing. */
+  identityCut?: Omitted;
 }
 
 /** A change of label, peripherals or jobs after the hello: the computer's whole current set of each. */

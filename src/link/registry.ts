@@ -52,7 +52,12 @@ export class LinkRegistry implements FanoutHost {
   register(socket: LinkSocket, hello: HelloFrame, remoteAddress: string): { link: Link; replaced: Link | null } {
     const link = new Link(socket, hello.computerId, hello.computerLabel, hello.version, remoteAddress, this.now());
     if (hello.maxFrame !== undefined) link.maxFrame = hello.maxFrame;
-    link.identity = this.kept(link, hello.identity);
+    if (hello.identityCut === undefined) link.identity = this.kept(link, hello.identity);
+    else {
+      // fitted when it came (fitHello): told now that it has a link
+      link.identity = hello.identity;
+      this.identityCut?.(link, hello.identityCut);
+    }
     const replaced = this.links.get(hello.computerId) ?? null;
     this.links.set(hello.computerId, link);
     this.ordered = null;
@@ -117,6 +122,18 @@ export class LinkRegistry implements FanoutHost {
     if (info.jobs !== undefined) changes.push(...jobChanges(link.identity.jobs, identity.jobs ?? []));
     link.identity = identity;
     return changes;
+  }
+
+  /**
+   * Cuts a hello's identity to what a link keeps as soon as it is parsed (the link listener), so a hello
+   * that waits (for its pin's write) holds no more than a link would; register tells identityCut then.
+   */
+  fitHello(hello: HelloFrame): void {
+    if (this.maxIdentityBytes === Infinity) return;
+    const fitted = fitIdentity(hello.identity, this.maxIdentityBytes);
+    if (fitted.cut === null) return;
+    hello.identity = fitted.identity;
+    hello.identityCut = fitted.cut;
   }
 
   /** `identity` as `link` keeps it: cut to maxIdentityBytes (and the most entries kept), and identityCut told when it was. */

@@ -263,6 +263,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
     const frame = parsed.frame;
     if (frame.type === 'hello') {
+      // cut to what a link keeps before anything holds it (a hello may wait for its pin's write)
+      registry.fitHello(frame);
       hellos.hello(ws, frame);
       return;
     }

@@ -4,7 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fitIdentity, jsonBytes, omittedText } from '../../dist/link/identity.js';
-import { encodeHelloOk } from '../../dist/link/frames.js';
+import { encodeHelloOk, parseComputerFrame } from '../../dist/link/frames.js';
+import { LinkRegistry } from '../../dist/link/registry.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { callTool, until, withBridge, FakeComputer } from '../helpers.js';
 
 const BUDGET = 8192;
@@ -137,3 +141,44 @@ test('bug: a hello listing more than 1024 peripherals or 64 jobs was refused (he
     assert.equal(link.identity.jobs.length, 64);
     await c.close();
   }));
+
+test('fitHello cuts a hello as it is parsed, before it can wait for anything; register keeps that and tells identityCut once', () => {
+  const registry = new LinkRegistry();
+  registry.maxIdentityBytes = BUDGET;
+  const cuts = [];
+  registry.identityCut = (link, cut) => cuts.push({ id: link.computerId, cut });
+  const parsed = parseComputerFrame(JSON.stringify(richHello(3))).frame;
+  const said = parsed.identity;
+  registry.fitHello(parsed);
+  assert.notEqual(parsed.identity, said, 'a new, smaller identity: the parsed lists are no longer held by the frame');
+  assert.ok(jsonBytes(kept(parsed.identity)) <= BUDGET);
+  assert.deepEqual(parsed.identityCut, { peripherals: 1024 - parsed.identity.peripherals.length, jobs: 64 - parsed.identity.jobs.length, budget: true });
+  assert.deepEqual(cuts, [], 'no link yet: nothing told');
+  const socket = { send() {}, close() {} };
+  const { link } = registry.register(socket, parsed, '10.0.0.1:5');
+  assert.equal(link.identity, parsed.identity);
+  assert.deepEqual(cuts, [{ id: 3, cut: parsed.identityCut }]);
+  // a hello that fits is left alone
+  const small = parseComputerFrame(JSON.stringify({ type: 'hello', computerId: 4, peripherals: [{ name: 'left', types: ['modem'] }] })).frame;
+  const before = small.identity;
+  registry.fitHello(small);
+  assert.equal(small.identity, before);
+  assert.equal('identityCut' in small, false);
+  registry.register(socket, small, '10.0.0.1:6');
+  assert.equal(cuts.length, 1);
+});
+
+test('a rich keyed hello that waits for its pin to be written (CC_LINK_PINS_FILE) links with its identity cut and one warning', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'identity-pins-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  await withBridge({ CC_MAX_IDENTITY_BYTES: String(BUDGET), CC_LINK_PINS_FILE: join(dir, 'pins') }, async (bridge) => {
+    const c = new FakeComputer(bridge.linkUrl, { computerId: 11 });
+    const first = await c.link({ ...richHello(11), key: 'k'.repeat(32) });
+    assert.equal(first.type, 'hello-ok');
+    const link = bridge.links.get(11);
+    assert.ok(jsonBytes(kept(link.identity)) <= BUDGET);
+    assert.equal(link.identity.omitted.budget, true);
+    assert.equal(bridge.logs.filter((l) => / warn computer 11 .*the bridge keeps \(CC_MAX_IDENTITY_BYTES: 8192 bytes of JSON/.test(l)).length, 1, bridge.logs.join('\n'));
+    await c.close();
+  });
+});
