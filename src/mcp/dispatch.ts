@@ -74,7 +74,12 @@ export class Dispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     const { tools, config } = options;
-    this.subscriptions = new Subscriptions({ max: config.maxSubscriptions, perClient: config.maxSubscriptionsPerClient, watchTools: (listener) => tools.watch(listener) });
+    this.subscriptions = new Subscriptions({
+      max: config.maxSubscriptions,
+      perClient: config.maxSubscriptionsPerClient,
+      watchTools: (listener) => tools.watch(listener),
+      serverInfo: () => this.describe().serverInfo,
+    });
   }
 
   /** Who this server is, what it tells the model, and how long lists may be cached (2026-07-28). */

@@ -6,6 +6,8 @@ import { quoteValue } from '../jsonrpc/quote.js';
 import { Shares, type Why } from './shares.js';
 
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+/** modern.ts's META_SERVER_INFO (not imported: modern.ts is loaded at the first 2026-07-28 request, not at start). */
+const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 export const TOOLS_LIST_CHANGED = 'notifications/tools/list_changed';
 /** JSON-RPC code of a listen refused by MCP_MAX_SUBSCRIPTIONS (the same "busy" code as MCP_MAX_CONCURRENT_CALLS). */
@@ -79,6 +81,8 @@ export interface SubscriptionsOptions {
   perClient: number;
   /** Tool set changes, once per burst (ToolRegistry.watch); returns the unwatch function. */
   watchTools(listener: () => void): () => void;
+  /** The server's name and version, for the `_meta` of the result that ends a subscription. */
+  serverInfo?: () => unknown;
 }
 
 const withId = (id: JsonRpcId, params: Record<string, unknown> = {}) => ({ _meta: { [META_SUBSCRIPTION_ID]: id }, ...params });
@@ -166,7 +170,10 @@ export class Subscriptions {
     for (const [key, sub] of [...this.live]) {
       this.drop(key, sub);
       this.completed++;
-      sub.stream.end(resultResponse(sub.id, { resultType: 'complete', _meta: { [META_SUBSCRIPTION_ID]: sub.id } }), 'the bridge is shutting down');
+      // like every 2026-07-28 result, it names the server in _meta
+      const info = this.options.serverInfo?.();
+      const meta = info === undefined ? { [META_SUBSCRIPTION_ID]: sub.id } : { [META_SUBSCRIPTION_ID]: sub.id, [META_SERVER_INFO]: info };
+      sub.stream.end(resultResponse(sub.id, { resultType: 'complete', _meta: meta }), 'the bridge is shutting down');
     }
   }
 

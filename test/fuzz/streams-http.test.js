@@ -15,6 +15,11 @@ import { linkComputer, pongText, startTestBridge, until } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { fuzzSeed, internalFailures, jsonRpcProblems, leaksInternals, mutateValueText, prng, rawHttp, requestHead } from './lib.js';
 import { LISTEN_HEADERS, META, SUB, gauges, headWithLines, listenBody, newSession, openGet, openListen, rawStream, resourceTracker, sleep } from './stream-lib.js';
+import { readFileSync } from 'node:fs';
+
+/** The server's identity in the _meta of every 2026-07-28 result (the listen's final one too). */
+const SERVER_INFO = { name: 'cc-mcp-bridge', title: 'ComputerCraft MCP bridge', version: JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version };
+
 
 const ACTIONS = 260;
 const CONCURRENCY = 4;
@@ -378,7 +383,7 @@ test('fuzz event streams at shutdown: GET streams and listens open, more opening
   clearInterval(opener);
   for (const s of listens) {
     await s.done;
-    assert.deepEqual(s.events.at(-1), { jsonrpc: '2.0', id: s.events[0].params._meta[SUB], result: { resultType: 'complete', _meta: { [SUB]: s.events[0].params._meta[SUB] } } });
+    assert.deepEqual(s.events.at(-1), { jsonrpc: '2.0', id: s.events[0].params._meta[SUB], result: { resultType: 'complete', _meta: { [SUB]: s.events[0].params._meta[SUB], 'io.modelcontextprotocol/serverInfo': SERVER_INFO } } });
   }
   for (const s of gets) await s.done;
   const outcomes = {};

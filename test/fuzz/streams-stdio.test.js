@@ -16,6 +16,11 @@ import { writeConfig } from '../config/write.js';
 import { spawnStdio } from '../surfaces/stdio-child.js';
 import { fuzzSeed, internalFailures, jsonRpcProblems, mangleText, mutateValueText, prng } from './lib.js';
 import { META, SUB, gauges, listenBody, openListen, sleep } from './stream-lib.js';
+import { readFileSync } from 'node:fs';
+
+/** The server's identity in the _meta of every 2026-07-28 result (the listen's final one too). */
+const SERVER_INFO = { name: 'cc-mcp-bridge', title: 'ComputerCraft MCP bridge', version: JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version };
+
 
 const ROUNDS = 31;
 const PER_ROUND = 10;
@@ -222,7 +227,7 @@ test('fuzz stdio subscriptions/listen: hostile listens, cancels and reloads in r
       const answer = bridge.messages.find((m) => 'id' in m && key(m.id) === key(sub.id) && (m.result || m.error));
       // a late listen taken before the signal may have ended it for a newer one
       if (lateAcked && /^Subscription ended/.test(answer?.error?.message)) continue;
-      assert.deepEqual(answer?.result, { resultType: 'complete', _meta: { [SUB]: sub.id } }, `listen ${key(sub.id)} at shutdown: ${JSON.stringify(answer)}`);
+      assert.deepEqual(answer?.result, { resultType: 'complete', _meta: { [SUB]: sub.id, 'io.modelcontextprotocol/serverInfo': SERVER_INFO } }, `listen ${key(sub.id)} at shutdown: ${JSON.stringify(answer)}`);
       assert.ok(bridge.messages.some((m) => m.method === 'notifications/cancelled' && key(m.params.requestId) === key(sub.id)));
     }
     for (const s of httpOpen) {

@@ -309,7 +309,7 @@ test('2026-07-28 subscriptions/listen once shutdown began (completeAll ran): 503
   assert.equal(open.streaming, true);
   assert.equal(sent[0].method, 'notifications/subscriptions/acknowledged');
   d.subscriptions.completeAll();
-  assert.deepEqual(sent[1], { jsonrpc: '2.0', id: 1, result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 1 } } });
+  assert.deepEqual(sent[1], { jsonrpc: '2.0', id: 1, result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 1, 'io.modelcontextprotocol/serverInfo': d.describe().serverInfo } } });
   const late = await handleModern(d, body(2), undefined, { scope: 't', listen });
   assert.equal(late.status, 503);
   assert.equal(late.body.error.code, -32003);

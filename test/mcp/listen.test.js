@@ -216,8 +216,8 @@ test('listen: at shutdown every open subscription is answered with a complete re
   await until(() => a.events.length === 1 && b.events.length === 1);
   await bridge.close();
   await until(() => a.ended && b.ended);
-  assert.deepEqual(a.events.at(-1), { jsonrpc: '2.0', id: 'a', result: { resultType: 'complete', _meta: { [SUB]: 'a' } } });
-  assert.deepEqual(b.events.at(-1), { jsonrpc: '2.0', id: 7, result: { resultType: 'complete', _meta: { [SUB]: 7 } } });
+  assert.deepEqual(a.events.at(-1), { jsonrpc: '2.0', id: 'a', result: { resultType: 'complete', _meta: { [SUB]: 'a', 'io.modelcontextprotocol/serverInfo': bridge.dispatcher.describe().serverInfo } } });
+  assert.deepEqual(b.events.at(-1), { jsonrpc: '2.0', id: 7, result: { resultType: 'complete', _meta: { [SUB]: 7, 'io.modelcontextprotocol/serverInfo': bridge.dispatcher.describe().serverInfo } } });
   assert.equal(bridge.dispatcher.subscriptions.size, 0);
   assert.equal(bridge.dispatcher.subscriptions.completed, 2);
   assert.equal(bridge.tools.watching, 0);

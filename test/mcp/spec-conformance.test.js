@@ -136,3 +136,28 @@ test('bug: spec 2026-07-28 basic/versioning: on stdio a request declaring a serv
     child.send({ jsonrpc: '2.0', id: 'new', method: 'tools/list', params: { _meta: meta('2026-07-28') } });
     assert.equal((await child.answer('new')).result?.resultType, 'complete');
   }));
+
+test('bug: spec 2026-07-28 basic/index (per-response fields): the result that ends a subscriptions/listen at shutdown lacked _meta serverInfo, which the revision asks on every result; over HTTP and on stdio', { timeout: 60_000 }, async () => {
+  const { listen, SUB } = await import('./listen-client.js');
+  const { until } = await import('../helpers.js');
+  const INFO = 'io.modelcontextprotocol/serverInfo';
+  const bridge = await startTestBridge();
+  const sub = await listen(bridge.mcpUrl, 'l', { toolsListChanged: true });
+  await until(() => sub.events.length === 1);
+  await bridge.close();
+  await until(() => sub.ended);
+  const last = sub.events.at(-1);
+  assert.equal(last.id, 'l');
+  assert.equal(last.result.resultType, 'complete');
+  assert.equal(last.result._meta[SUB], 'l');
+  assert.equal(last.result._meta[INFO]?.name, 'cc-mcp-bridge', JSON.stringify(last));
+  await run({}, async (child) => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    child.send({ jsonrpc: '2.0', id: 's', method: 'subscriptions/listen', params: { _meta: meta, notifications: { toolsListChanged: true } } });
+    await child.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+    child.kill('SIGTERM');
+    const answer = await child.answer('s');
+    assert.equal(answer.result._meta[SUB], 's');
+    assert.equal(answer.result._meta[INFO]?.name, 'cc-mcp-bridge', JSON.stringify(answer));
+  });
+});

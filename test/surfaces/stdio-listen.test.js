@@ -7,6 +7,11 @@ import assert from 'node:assert/strict';
 import { until } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
 import { INIT, run } from './stdio-child.js';
+import { readFileSync } from 'node:fs';
+
+/** The server's identity in the _meta of every 2026-07-28 result (the listen's final one too). */
+const SERVER_INFO = { name: 'cc-mcp-bridge', title: 'ComputerCraft MCP bridge', version: JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version };
+
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const SUB = 'io.modelcontextprotocol/subscriptionId';
@@ -146,7 +151,7 @@ test('stdio listen: on SIGTERM each open subscription gets its complete result w
     assert.equal(exit.code, 0, exit.stderr);
     for (const id of ['x', 9]) {
       const at = bridge.messages.findIndex((m) => m.id === id);
-      assert.deepEqual(bridge.messages[at], { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUB]: id } } });
+      assert.deepEqual(bridge.messages[at], { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUB]: id, 'io.modelcontextprotocol/serverInfo': SERVER_INFO } } });
       assert.deepEqual(bridge.messages[at + 1], { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the bridge is shutting down' } });
     }
     assert.equal(bridge.messages.filter((m) => m.method === CHANGED && subId(m) === undefined).length, 1);
