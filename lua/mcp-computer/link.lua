@@ -239,6 +239,16 @@ local function closeReason(reason, code)
     return text
 end
 
+-- 4410: the bridge's operator reset this id's pin (cc-mcp pin-reset): the key this link was made
+-- with is no longer trusted there, so stop rather than link straight back with it; what to do next
+-- is the bridge's to say (its close reason): the reset may distrust this key.
+local function pinReset(reason)
+    local why = (tostring(reason or ""):gsub("^pin_reset: ", ""))
+    if why == "" then why = "start mcp-computer again to link" end
+    return "the bridge's operator reset the pin of computer " .. os.getComputerID()
+        .. " (code 4410): " .. why
+end
+
 -- The bridge wants a link token (CC_LINK_TOKEN) and ours is missing or
 -- wrong: retrying cannot help, so stop and say how to fix it.
 local function tokenRefused()
@@ -290,8 +300,8 @@ local function bridgeLimit(link, value, maxIdentity)
     if identity.limit(link) > usedForHello and link.helloOmitted then link.sentPeripherals = nil end
 end
 
--- Says hello and waits for hello-ok. Returns true when linked, or false and
--- what went wrong.
+-- Says hello and waits for hello-ok. Returns true when linked, or false, what
+-- went wrong and whether that is final (no retry).
 local function hello(link)
     link.maxFrame = math.min(link.ownMaxFrame, link.bridgeMaxFrame or link.ownMaxFrame)
     local frame = identity.fill({ type = "hello", computerId = os.getComputerID(), computerLabel = labelOf(), version = VERSION, token = link.token,
@@ -320,6 +330,13 @@ local function hello(link)
                 error(FATAL, 0)
             end
             if tonumber(ev[4]) == 1009 then helloTooLarge(#json, "the bridge closed the link (1009: message too big)") end
+            -- any other 4000-4999 close is the bridge's final word, as once linked (serve):
+            -- retrying would send the same hello (after 4410, with the key just reset)
+            local code = tonumber(ev[4])
+            if code == 4410 then return false, pinReset(ev[3]), true end
+            if code and code >= 4000 and code <= 4999 then
+                return false, "the bridge refused this computer during the hello: " .. closeReason(ev[3], code), true
+            end
             return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
         elseif ev[1] == "websocket_message" and ev[2] == link.url then
             local msg, err = decodeFrame(ev[3])
@@ -369,14 +386,8 @@ local function serve(link)
             end
         elseif ev[2] == link.url and ev[1] == "websocket_closed" then
             local code = tonumber(ev[4])
-            -- 4410: the bridge's operator reset this id's pin (cc-mcp pin-reset): the key this link
-            -- was made with is no longer trusted there, so stop rather than link straight back with it
-            -- what to do next is the bridge's to say (its close reason): the reset may distrust this key
             if code == 4410 then
-                local why = (tostring(ev[3] or ""):gsub("^pin_reset: ", ""))
-                if why == "" then why = "start mcp-computer again to link" end
-                return "the bridge's operator reset the pin of computer " .. os.getComputerID()
-                    .. " (code 4410): " .. why, false
+                return pinReset(ev[3]), false
             elseif code and code >= 4000 and code <= 4999 then
                 return "link replaced by another connection for computer "
                     .. os.getComputerID() .. ": " .. closeReason(ev[3], code), false
@@ -420,13 +431,13 @@ local function run(link)
         local problem, retry, linked = nil, true, false
         if ws then
             link.ws = ws
-            local ok, why = hello(link)
+            local ok, why, final = hello(link)
             if ok then
                 linked = true
                 link.state = "linked"
                 problem, retry = serve(link)
             else
-                problem = why
+                problem, retry = why, not final
             end
             dropLink(link)
         else

@@ -145,6 +145,24 @@ for (const mode of MODES) {
       assert.equal(bridge.links.length, 1, 'no reconnect after hello-error');
     });
 
+    for (const [code, reason, said] of [
+      [4410, 'pin_reset: its key is no longer trusted here; give this computer a new key (set mcp.key new), then start mcp-computer again',
+        /the bridge's operator reset the pin of computer 9 \(code 4410\): its key is no longer trusted here; give this computer a new key \(set mcp\.key new\), then start mcp-computer again\n$/],
+      [4403, 'not_enrolled: this bridge takes only enrolled computer ids',
+        /the bridge refused this computer during the hello: not_enrolled: this bridge takes only enrolled computer ids \(code 4403\)\n$/],
+      [4999, 'some later reason', /the bridge refused this computer during the hello: some later reason \(code 4999\)\n$/],
+    ]) {
+      test(`bug: a close ${code} during the hello (no hello-error first) was retried for ever, as if the link had only dropped`, { timeout: 60000 }, async (t) => {
+        const bridge = await fakeBridge(t, { hello: (link) => link.close(code, reason) });
+        const c = useComputer(t, { ...mode.opts, id: 9, url: bridge.url, timeScale: 0.005 });
+        const { code: exit, output } = await c.waitForExit(20000);
+        assert.equal(exit, 0);
+        assert.match(output.replace(/ \n/g, ' '), said);
+        assert.doesNotMatch(output, /retrying in/);
+        assert.equal(bridge.links.length, 1, 'no relink after the bridge\'s final word');
+      });
+    }
+
     test('no hello-ok within 5 s: said so, then it retries', T, async (t) => {
       const bridge = await fakeBridge(t, { hello: 'none' });
       const c = useComputer(t, { ...mode.opts, url: bridge.url, timeScale: 0.005 });
