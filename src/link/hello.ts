@@ -60,6 +60,8 @@ export interface Hellos {
    * hello-error `invalid`, then close 1008 with `invalid hello: <error>` (cut to 123 bytes).
    */
   reject(ws: ComputerSocket, error: string): void;
+  /** `ws` closed: a hello of it that waits for its pin's write no longer holds a link slot. */
+  closed(ws: ComputerSocket): void;
 }
 
 /** A close frame's reason holds at most 123 bytes (RFC 6455 5.5: 125 with the code). */
@@ -76,8 +78,12 @@ export function closeReason(text: string): string {
 export function helloHandshake(options: HelloOptions): Hellos {
   const { registry, admission, metrics, log, warn, tokens, pins } = options;
   const helloOk = encodeHelloOk(options.maxFrameBytes, registry.maxIdentityBytes);
-  /** Hellos admitted that wait for their pin's write (counted as links against CC_MAX_LINKS). */
-  let saved = 0;
+  /**
+   * Hellos admitted that wait for their pin's write, counted as links against CC_MAX_LINKS while
+   * their socket is open: a write that never ends (a hung file system) must not keep the slots of
+   * sockets long closed.
+   */
+  const waiting = new Set<ComputerSocket>();
 
   /** hello-error, then close: the socket never becomes a link, so it is never sent a request. */
   function refuse(ws: ComputerSocket, error: string, code: HelloErrorCode, closeCode: number, reason = REASONS[code]): void {
@@ -97,7 +103,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
       }
       if (ws.stage !== 'pending') return; // already refused; the socket is closing
       const current = registry.get(frame.computerId);
-      const refusal = admission.hello(ws, registry.size + saved, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
+      const refusal = admission.hello(ws, registry.size + waiting.size, current ? current.remoteAddress.slice(0, current.remoteAddress.lastIndexOf(':')) : null);
       if (refusal) {
         metrics.linksRefused.inc(refusal.reason);
         warn(`link from ${ws.remoteAddress} (computer ${frame.computerId}) refused: ${refusal.message}`);
@@ -158,14 +164,17 @@ export function helloHandshake(options: HelloOptions): Hellos {
       // still runs: a write stuck past it closes the socket, and the computer tries again.
       const saving = frame.key === null ? null : (pins?.saving(frame.computerId) ?? null);
       if (saving !== null) {
-        saved++;
+        waiting.add(ws);
         void saving.then(() => {
-          saved--;
+          waiting.delete(ws);
           afterSave(ws, frame);
         });
         return;
       }
       accept(ws, frame);
+    },
+    closed(ws) {
+      waiting.delete(ws);
     },
     reject(ws, error) {
       metrics.linksRefused.inc('invalid');

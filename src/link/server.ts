@@ -206,6 +206,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
 
   function onClose(ws: ComputerSocket, code: number, reason: Buffer): void {
     sockets.delete(ws);
+    hellos.closed(ws);
     disposeThrottle(ws);
     if (ws.helloTimer) clearTimeout(ws.helloTimer);
     ws.helloTimer = null;

@@ -202,6 +202,40 @@ test('bug: a hello that waited past the hello timeout for its pin\'s CC_LINK_PIN
   await again.close();
 });
 
+test('bug: a hello waiting for a pins file write that never ended kept its CC_MAX_LINKS slot after its socket closed, so a stuck write made the bridge refuse every computer as busy (found by the audit)', { timeout: 60_000 }, async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  const log = createLogger('error', () => {});
+  const pins = new KeyPins(100);
+  const writer = new PinsWriter(file, () => pins.entries(), () => {});
+  pins.onChange = () => writer.changed();
+  const limits = { maxLinks: 2, maxLinksPerAddress: Infinity, maxPendingHellos: Infinity, maxPendingHellosPerAddress: Infinity, helloRate: Infinity };
+  const server = await startLinkServer(new LinkRegistry(), log, { host: '127.0.0.1', port: 0, heartbeatMs: 60_000, maxFrameBytes: 1 << 20, helloTimeoutMs: 200, luaProgramPath: LUA_PROGRAM_PATH, pins, limits });
+  t.after(() => server.close());
+  // the write cannot start while the thread pool is held: two new pins wait, their hellos time out
+  const release = holdThreadPool(space.dir);
+  try {
+    for (const computerId of [7, 8]) {
+      const waiting = new FakeComputer(`ws://127.0.0.1:${server.address.port}`, { computerId });
+      void waiting.link({ type: 'hello', computerId, key: KEY });
+      assert.equal((await waiting.closed).code, 1013);
+    }
+    // both sockets are gone, the write still hangs: a keyless hello (no pin to write) takes a slot
+    // (a few tries: the server may see a close a moment after the computer does)
+    let answer = null;
+    for (let i = 0; i < 20 && answer?.type !== 'hello-ok'; i++) {
+      if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      const next = new FakeComputer(`ws://127.0.0.1:${server.address.port}`, { computerId: 9 });
+      answer = await next.link({ type: 'hello', computerId: 9 });
+      await next.close();
+    }
+    assert.equal(answer.type, 'hello-ok', JSON.stringify(answer));
+  } finally {
+    await release();
+    await writer.flush();
+  }
+});
+
 test('bug: a crash during a pins file write left its temporary file (<file>.<pid>.<random>.tmp) behind for good; the start now removes ours that are older than 10 minutes, and leaves a young one (another bridge\'s write in progress) and anything not named as ours', { timeout: 60_000 }, async (t) => {
   const space = tempDir(t);
   const file = join(space.dir, 'pins');
