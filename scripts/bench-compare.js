@@ -365,6 +365,8 @@ async function upstreamUp(b) {
 
 const pct = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 const r1 = (x) => (x === null || x === undefined || Number.isNaN(x) ? null : Number(x.toFixed(x >= 100 ? 0 : 2)));
+/** A ratio as printed: `1.23x`, or `n/a` when it could not be taken (a cell not run, e.g. `--cells` without probe1). */
+export const times = (x) => (r1(x) === null ? 'n/a' : `${r1(x)}x`);
 
 async function withBridge(kind, fn, extraEnv) {
   const b = await startBridge(kind, extraEnv);
@@ -530,7 +532,7 @@ export async function runCompare(argv) {
     .filter((c) => c.both || baseline)
     .map((c) => {
       const { ours: o, [o2]: m } = result.cells[c.key];
-      return [c.key, pair(o, m, (x) => x.reqPerSec), pair(o, m, (x) => x.p50), pair(o, m, (x) => x.p99), pair(o, m, (x) => x.cpuPerCall), `${r1(ratio(o?.cpuPerCall, m?.cpuPerCall))}x`, `${r1(ratio(o?.p99, m?.p99))}x`, pair(o, m, (x) => x.allocKBPerCall), `${o?.errors ?? 'n/a'} / ${m?.errors ?? 'n/a'}`];
+      return [c.key, pair(o, m, (x) => x.reqPerSec), pair(o, m, (x) => x.p50), pair(o, m, (x) => x.p99), pair(o, m, (x) => x.cpuPerCall), times(ratio(o?.cpuPerCall, m?.cpuPerCall)), times(ratio(o?.p99, m?.p99)), pair(o, m, (x) => x.allocKBPerCall), `${o?.errors ?? 'n/a'} / ${m?.errors ?? 'n/a'}`];
     });
   // the calls only our bridge makes, against our own probe at N=1 C=100 in the same run
   const probe1 = result.cells['N=1 C=100']?.ours ?? null;
@@ -544,15 +546,15 @@ export async function runCompare(argv) {
     if (c.diagnostic) (result.diagnostics ??= []).push({ ...entry, limit: null, met: null });
     else result.goals.push(entry);
     const verdict = c.diagnostic ? 'diagnostic' : vsProbe === null ? 'n/a' : vsProbe <= 1 ? 'met' : 'NOT met';
-    const row = [c.key, r1(o?.reqPerSec), r1(o?.p99), r1(o?.cpuPerCall), `${r1(vsProbe)}x`, verdict, r1(o?.allocKBPerCall), o?.errors];
-    if (baseline) row.splice(4, 0, `${r1(ratio(result.cells[c.key][o2]?.cpuPerCall, probe1o?.cpuPerCall))}x`);
+    const row = [c.key, r1(o?.reqPerSec), r1(o?.p99), r1(o?.cpuPerCall), times(vsProbe), verdict, r1(o?.allocKBPerCall), o?.errors];
+    if (baseline) row.splice(4, 0, times(ratio(result.cells[c.key][o2]?.cpuPerCall, probe1o?.cpuPerCall)));
     callRows.push(row);
   }
   const goal = (what, ours, minimal, unit, limit, absolute = null) => {
     const r = ratio(ours, minimal);
     const met = absolute === null ? r !== null && r <= limit : ours !== null && ours <= absolute;
     result.goals.push({ what, ours, minimal, ratio: r, limit, absolute, met });
-    return [what, `${r1(ours)} ${unit}`, `${r1(minimal)} ${unit}`, `${r1(r)}x`, absolute === null ? `<= ${limit}x` : `<= ${absolute} ${unit}`, met ? 'met' : 'NOT met'];
+    return [what, `${r1(ours)} ${unit}`, `${r1(minimal)} ${unit}`, times(r), absolute === null ? `<= ${limit}x` : `<= ${absolute} ${unit}`, met ? 'met' : 'NOT met'];
   };
   const c1 = result.cells['N=1 C=100'];
   const c100 = result.cells['N=100 C=10'];
