@@ -61,7 +61,7 @@ test('every variable has its documented default', () => {
     maxPendingHellos: 256,
     maxPendingHellosPerAddress: 64,
     helloRate: 50,
-    maxRequestsPerComputer: 256,
+    maxRequestsPerComputer: 128,
     maxConcurrentCalls: 1024,
     maxFileBytes: 16 * MiB,
     maxBatch: 100,
@@ -264,7 +264,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_MAX_PENDING_HELLOS: '256',
     CC_MAX_PENDING_HELLOS_PER_ADDRESS: '64',
     CC_HELLO_RATE: '50',
-    CC_MAX_REQUESTS_PER_COMPUTER: '256',
+    CC_MAX_REQUESTS_PER_COMPUTER: '128',
     MCP_MAX_CONCURRENT_CALLS: '1024',
     MCP_MAX_BATCH: '100',
     CC_LINK_MAX_BYTES_PER_S: String(MiB),
@@ -344,4 +344,14 @@ test('MCP_STDIO_SHUTDOWN_IDLE_MS and MCP_STDIO_SHUTDOWN_MAX_MS: defaults 5000 an
   assert.equal(loadConfig({ MCP_STDIO_SHUTDOWN_IDLE_MS: '100', MCP_STDIO_SHUTDOWN_MAX_MS: '86400000' }).stdioShutdownMaxMs, 86400000);
   assert.throws(() => loadConfig({ MCP_STDIO_SHUTDOWN_IDLE_MS: '99' }), (err) => err instanceof ConfigError && /MCP_STDIO_SHUTDOWN_IDLE_MS/.test(err.message));
   assert.throws(() => loadConfig({ MCP_STDIO_SHUTDOWN_MAX_MS: '5s' }), (err) => err instanceof ConfigError && /MCP_STDIO_SHUTDOWN_MAX_MS/.test(err.message));
+});
+
+// CC:Tweaked queues at most 256 events per computer (ComputerExecutor's queue limit) and drops the
+// rest without a word; every request in flight is a websocket_message event there, next to the
+// program's own timers and pacing events and whatever its exec-lua chunks wait for.
+test('bug: CC_MAX_REQUESTS_PER_COMPUTER defaulted to 256, all of CC\'s event queue, so a full burst of requests and one timer lost a request (it only timed out)', () => {
+  const CC_EVENT_QUEUE = 256;
+  const { maxRequestsPerComputer } = loadConfig({});
+  assert.ok(maxRequestsPerComputer <= CC_EVENT_QUEUE / 2, `default ${maxRequestsPerComputer}: leave at least half of CC's queue to the program's own events`);
+  assert.ok(maxRequestsPerComputer >= 100, `default ${maxRequestsPerComputer}: the bench (C=100 at one computer) must fit`);
 });

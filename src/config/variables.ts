@@ -47,7 +47,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_MAX_PENDING_HELLOS', default: '256', meaning: 'most link sockets that have not said hello yet; more get HTTP 503' },
   { name: 'CC_MAX_PENDING_HELLOS_PER_ADDRESS', default: '64', meaning: 'most such sockets from one IP address' },
   { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy' },
-  { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '256', meaning: 'most requests in flight to one computer; more fail at once' },
+  { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '128', meaning: 'most requests in flight to one computer; more fail at once. Keep it well below 256, CC\'s event queue per computer (it drops events past that)' },
   { name: 'CC_LINK_YOUNG_GEN_MB', default: '8', meaning: 'while computers link (until 250 ms after the last handshake), V8\'s young generation grows to at most this many MiB (0: as V8 decides, up to 32; V8 takes 2 whatever the bound)' },
   { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames count at least 256); more pauses its reading until the second is over' },
   { name: 'CC_MAX_FILE_BYTES', default: String(16 * MiB), meaning: 'largest file read-file and write-file move (in pieces that fit the frame limit); larger is refused' },
