@@ -5,20 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
-import { useComputer } from './computer.js';
+import { useComputer, linkedOnFakeBridge as linked } from './computer.js';
 import { CRAFTOS_DIR, CraftosComputer } from './craftos.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 
 const T = { timeout: 30000 };
-
-async function linked(t, opts = {}) {
-  const bridge = await startFakeBridge();
-  t.after(() => bridge.close());
-  const c = useComputer(t, { url: bridge.url, ...opts });
-  await c.waitForOutput(/waiting\s+for\s+requests/);
-  return { bridge, c, link: await bridge.link(0) };
-}
 
 // The same chunk runs on the harness and on CraftOS-PC: the answers must match.
 const WINDOW_CODE = `

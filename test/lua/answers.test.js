@@ -5,21 +5,11 @@
 // which encoded everything before cutting it, trips it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { useComputer } from './computer.js';
-import { startFakeBridge } from './fake-bridge.js';
+import { linkedOnFakeBridge as linked } from './computer.js';
 import { describeLua } from './lua-env.js';
 import { exact, expected, NESTED_CODE, NESTED_EXPECTED } from './exact.js';
 
 const T = { timeout: 180000 }; // wall time on a loaded machine; the watchdog counts CPU time
-
-async function linked(t, opts = {}) {
-  const bridge = await startFakeBridge();
-  t.after(() => bridge.close());
-  const c = useComputer(t, { url: bridge.url, ...opts });
-  await c.waitForOutput(/waiting\s+for\s+requests/);
-  const link = await bridge.link(0);
-  return { bridge, c, link };
-}
 
 /** The answer to `code` and the bytes of its frame; fails if none comes within `waitMs`. */
 async function answer(link, code, waitMs = 90000) {

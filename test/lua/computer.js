@@ -1,6 +1,7 @@
 // Runs dist/mcp-computer.lua under cc-emu.lua (stock Lua 5.2) as an emulated
 // ComputerCraft computer, and plays CC's Java side for it: timers run here
 // with setTimeout, and the websockets it opens are REAL `ws` connections.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { LUA, INSTALL_HINT } from './lua-env.js';
+import { startFakeBridge } from './fake-bridge.js';
 import { waitFor } from './waiters.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -398,4 +400,20 @@ export function useComputer(t, opts) {
   const c = startComputer(opts);
   t.after(() => c.dispose());
   return c;
+}
+
+/** A computer linked to a fresh fake bridge, and its link; both end with the test. */
+export async function linkedOnFakeBridge(t, opts = {}) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
+  const c = useComputer(t, { url: bridge.url, ...opts });
+  await c.waitForOutput(/waiting\s+for\s+requests/);
+  const link = await bridge.link(0);
+  return { bridge, c, link };
+}
+
+/** The result of an answer that must be ok. */
+export function okResult(res) {
+  assert.equal(res.ok, true, JSON.stringify(res));
+  return res.result;
 }

@@ -4,27 +4,11 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { COLOURS, useComputer } from './computer.js';
-import { startFakeBridge } from './fake-bridge.js';
+import { COLOURS, linkedOnFakeBridge as linked, okResult as ok } from './computer.js';
 import { describeLua } from './lua-env.js';
 import { until } from '../helpers.js';
 
 const T = { timeout: 30000 };
-
-/** A linked computer and its link on a fresh fake bridge. */
-async function linked(t, opts = {}) {
-  const bridge = await startFakeBridge();
-  t.after(() => bridge.close());
-  const c = useComputer(t, { url: bridge.url, ...opts });
-  await c.waitForOutput(/waiting\s+for\s+requests/);
-  const link = await bridge.link(0);
-  return { bridge, c, link };
-}
-
-const ok = (res) => {
-  assert.equal(res.ok, true, JSON.stringify(res));
-  return res.result;
-};
 
 describeLua('exec-lua: output and returned values', () => {
   test('print, write, printError, io.write and term calls are captured in order', T, async (t) => {

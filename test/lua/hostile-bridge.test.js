@@ -5,28 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { useComputer } from './computer.js';
+import { useComputer, linkedOnFakeBridge as linked, okResult as ok } from './computer.js';
 import { closedPort, startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 import { bridgeFor, callOk, linkedComputer, textOf } from './mcp-helpers.js';
 import { until } from '../helpers.js';
 
 const T = { timeout: 30000 };
-
-/** A linked computer and its link on a fresh fake bridge. */
-async function linked(t, opts = {}) {
-  const bridge = await startFakeBridge();
-  t.after(() => bridge.close());
-  const c = useComputer(t, { url: bridge.url, ...opts });
-  await c.waitForOutput(/waiting\s+for\s+requests/);
-  const link = await bridge.link(0);
-  return { bridge, c, link };
-}
-
-const ok = (res) => {
-  assert.equal(res.ok, true, JSON.stringify(res));
-  return res.result;
-};
 
 describeLua('hostile or buggy bridge', () => {
   for (const [name, opts] of [['CC 1.100.6+', {}], ['older CC, no parse_empty_array', { oldJson: true }]]) {
