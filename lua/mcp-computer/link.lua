@@ -146,7 +146,10 @@ local function nextEvent(link)
     end
     -- The program's own pacing events never reach chunks, also when what they
     -- were queued for went with a dropped link.
-    if ev[1] == PACE_EVENT then
+    if ev[1] == B.INPUT_MARK then
+        -- the send-input events queued before this mark have left CC's queue
+        if type(ev[2]) == "number" then B.inputBatches[ev[2]] = nil end
+    elseif ev[1] == PACE_EVENT then
         if #link.answers > 0 then
             local job = table.remove(link.answers, 1)
             job.start = link.resumeStart

@@ -17,7 +17,13 @@ local B = {}
 
 B.JOB_OUTPUT_MAX = 65536 -- bytes of a job's output kept on the computer (the tail)
 B.JOBS_MAX = 16 -- jobs kept (running and finished); the oldest finished go first
-B.INPUT_EVENTS_MAX = 200 -- events one send-input may queue (CC's queue holds 256)
+-- Input events send-input may have in CC's event queue at once, one call's and the calls' before it
+-- together: CC holds 256 events per computer and drops the rest silently, and requests
+-- (CC_MAX_REQUESTS_PER_COMPUTER, 128) and the program's own events share that queue.
+B.INPUT_EVENTS_MAX = 100
+B.INPUT_MARK = "mcp_computer_input" -- queued after each call's events; back here, they left the queue
+B.INPUT_MARK_STALE = 5 -- s after which a mark not back is taken as lost (CC dropped it)
+B.inputBatches, B.inputSeq = {}, 0
 B.PERIPHERAL_ARGS_MAX = 255 -- arguments of one call-peripheral (the bridge sends at most 64)
 
 -- JSON arrays arrive as tables (an empty one as textutils' read-only
@@ -372,8 +378,25 @@ function B.sendInput(_, params)
         error(("that is %d events; at most %d fit CC's event queue at once"
             .. " (send long text with paste, or in parts)"):format(#events, B.INPUT_EVENTS_MAX), 0)
     end
+    local waiting = B.inputWaiting()
+    if waiting + #events > B.INPUT_EVENTS_MAX then
+        error(("CC's event queue still holds %d events of earlier send-input calls; with these %d it would be"
+            .. " over %d: try again shortly"):format(waiting, #events, B.INPUT_EVENTS_MAX), 0)
+    end
     for _, ev in ipairs(events) do os.queueEvent(table.unpack(ev, 1, 3)) end
+    B.inputSeq = B.inputSeq + 1
+    B.inputBatches[B.inputSeq] = { n = #events, at = os.clock() }
+    os.queueEvent(B.INPUT_MARK, B.inputSeq)
     return { queued = #events }
+end
+
+-- Input events of earlier calls not yet taken off CC's queue (their mark has not come back).
+function B.inputWaiting()
+    local n, now = 0, os.clock()
+    for seq, batch in pairs(B.inputBatches) do
+        if now - batch.at > B.INPUT_MARK_STALE then B.inputBatches[seq] = nil else n = n + batch.n end
+    end
+    return n
 end
 
 -- Detached jobs ---------------------------------------------------------------

@@ -105,9 +105,27 @@ describeLua('screen and keyboard (lua-tools)', () => {
     const none = await callTool(bridge, 'send-input', { computerId: 9 });
     assert.match(text(none), /Give "text"/);
     const long = await callTool(bridge, 'send-input', { computerId: 9, text: 'x'.repeat(300) });
-    assert.match(text(long), /300 events; at most 200/);
+    assert.match(text(long), /300 events; at most 100/);
 
     await callTool(bridge, 'send-input', { computerId: 9, text: 'exit\n' });
+    assert.equal((await c.waitForExit()).code, 0);
+  });
+
+  test('bug: one send-input queued up to 200 events, so two back to back overflowed CC\'s 256-event queue (the rest dropped, each answer saying all were queued)', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    const c = useComputer(t, { id: 11, url: bridge.linkUrl, args: ['--background'], size: [30, 8], files: { 'shell.lua': SHELL, 'ask.lua': ASK } });
+    await c.waitForOutput('> ');
+    await until(async () => /pong/.test(text(await callTool(bridge, 'probe-computers'))), 'the link answers');
+    const big = await callTool(bridge, 'send-input', { computerId: 11, text: 'x'.repeat(150) });
+    assert.equal(big.isError, true, text(big));
+    assert.match(text(big), /150 events; at most 100/);
+    // a chunk waiting for any event never gets the program's mark queued after the input
+    const seen = callTool(bridge, 'exec-lua', { computerId: 11, code: 'local names = {} repeat names[#names + 1] = os.pullEvent() until names[#names] == "key_up" os.queueEvent("done") names[#names + 1] = os.pullEvent() return table.concat(names, ",")' });
+    const ok = await callTool(bridge, 'send-input', { computerId: 11, keys: ['a'] });
+    assert.equal(ok.structuredContent.queued, 3, text(ok));
+    assert.match(text(await seen), /key,char,key_up,done/, 'the mark queued after the input is the program\'s own');
+    await callTool(bridge, 'send-input', { computerId: 11, keys: ['backspace'] });
+    await callTool(bridge, 'send-input', { computerId: 11, text: 'exit\n' });
     assert.equal((await c.waitForExit()).code, 0);
   });
 
