@@ -503,9 +503,10 @@ function B.jobStatus(link, params)
         for i, job in ipairs(list) do list[i] = B.jobSummary(job) end
         return { jobs = array(list) }
     end
-    local job = type(jid) == "string" and link.jobs[jid]
+    if type(jid) ~= "string" then error("params.job must be a string (a job id)", 0) end
+    local job = link.jobs[jid]
     if not job then
-        error("no job " .. shorten(tostring(jid), 60)
+        error("no job " .. shorten(jid, 60)
             .. " on this computer (jobs do not survive a reboot, and only the last " .. B.JOBS_MAX .. " are kept)", 0)
     end
     local cursor = tonumber(params.cursor) or 0
@@ -540,9 +541,10 @@ end
 
 function B.jobCancel(link, params)
     local jid = type(params) == "table" and params.job
-    local job = type(jid) == "string" and link.jobs[jid]
+    if type(jid) ~= "string" then error("params.job must be a string (a job id)", 0) end
+    local job = link.jobs[jid]
     if not job then
-        error("no job " .. shorten(tostring(jid), 60) .. " on this computer", 0)
+        error("no job " .. shorten(jid, 60) .. " on this computer", 0)
     end
     if job.state == "running" then
         local chunk = job.chunk

@@ -54,6 +54,19 @@ describeLua('params out of range', () => {
   });
 });
 
+describeLua('job params', () => {
+  test('bug: job-cancel and job-status with a non-string job answered "no job table: 0x..."', T, async (t) => {
+    const { link } = await linked(t);
+    for (const method of ['job-cancel', 'job-status']) {
+      for (const job of [{}, [1], 7, true]) {
+        const res = await link.request(method, { job });
+        assert.equal(res.ok, false, JSON.stringify(res));
+        assert.equal(res.error, 'params.job must be a string (a job id)', `${method} ${JSON.stringify(job)}`);
+      }
+    }
+  });
+});
+
 describeLua('reconnecting', () => {
   test('bug: every computer waited the same 1, 2, 4 ... s before reconnecting, so the computers of a server (one address) came back in the same tick each time', T, async (t) => {
     const port = await closedPort();
