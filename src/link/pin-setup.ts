@@ -75,7 +75,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     metrics.addGauge({ name: 'cc_link_pins_file_errors_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE that failed (the pins stay in memory; the next change tries again).', read: () => w.failures });
   }
   if (pins.strict) {
-    log.info(`CC_LINK_PIN=strict: only the ${pins.size} pinned computer id${pins.size === 1 ? '' : 's'} link; cc-mcp pin-reset <id> lets another in for ${config.linkEnrollMs / 1000} s`);
+    log.info(`CC_LINK_PIN=strict: only the ${pins.size} pinned computer id${pins.size === 1 ? ' links' : 's link'}; cc-mcp pin-reset <id> lets another in for ${config.linkEnrollMs / 1000} s`);
     metrics.addGauge({ name: 'cc_link_pins_open', help: 'Computer ids let in by the operator (CC_LINK_PIN=strict) that no computer has linked as yet.', read: () => pins.opened });
   }
   metrics.addGauge({ name: 'cc_link_pins', help: 'Computer ids pinned to the key they first linked with (CC_LINK_PIN).', read: () => pins.size });

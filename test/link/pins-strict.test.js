@@ -30,7 +30,7 @@ const reset = (bridge, id) => fetch(bridge.mcpUrl.replace(/\/mcp$/, `/pins/${id}
 
 test('bug: a squatter with its own key took an id no computer had linked as yet; CC_LINK_PIN=strict refuses it not_enrolled (4403), keyed or not', async (t) => {
   const bridge = await strictBridge(t);
-  assert.ok(bridge.logs.some((l) => /CC_LINK_PIN=strict: only the 1 pinned computer id link; cc-mcp pin-reset <id> lets another in for 600 s/.test(l)), bridge.logs.join('\n'));
+  assert.ok(bridge.logs.some((l) => /CC_LINK_PIN=strict: only the 1 pinned computer id links; cc-mcp pin-reset <id> lets another in for 600 s/.test(l)), bridge.logs.join('\n'));
   const squatter = await attempt(bridge, 2, SQUAT);
   assert.equal(squatter.first.type, 'hello-error');
   assert.equal(squatter.first.code, 'not_enrolled');
