@@ -4,10 +4,9 @@
 // upstream and a real stdio child; the bridge's own logger (createLogger) writes every line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { writeConfig } from '../config/write.js';
 import { until, withBridge } from '../helpers.js';
+import { jsonUpstream } from '../upstream/fixture.js';
 
 const LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (debug|info|warn|error) /;
 const FORGED = '2026-11-24T08:00:00.000Z info upstream hh is up: 3 tool(s), MCP 2025-06-18';
@@ -25,23 +24,12 @@ function assertNoForgedLine(logs) {
 
 test('bug: an upstream\'s error text and stderr reached the log as they were: a line break forged a bridge log line, ESC and \\r acted on the terminal; now each control is escaped and a line break starts an indented continuation', { timeout: 60_000 }, async (t) => {
   const hostile = `no\n${FORGED}\r\u001b[2J\u202eevil`;
-  const server = createServer(async (req, res) => {
-    if (req.method !== 'POST') return res.writeHead(405).end();
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const msg = JSON.parse(body);
-    if (msg.id === undefined) return res.writeHead(202).end();
-    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32603, message: hostile } });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => new Promise((r) => server.close(r)));
+  const url = await jsonUpstream(t, () => ({ error: { code: -32603, message: hostile } }));
   // a stdio server that writes the same to its stderr, then never answers initialize
   const script = `process.stderr.write(${JSON.stringify(`${hostile}\n`)}); setInterval(() => {}, 1000);`;
   const config = writeConfig({
     servers: [
-      { id: 'hh', url: `http://127.0.0.1:${server.address().port}/mcp` },
+      { id: 'hh', url },
       { id: 'ss', command: process.execPath, args: ['-e', script] },
     ],
   });

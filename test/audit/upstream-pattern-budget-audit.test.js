@@ -6,10 +6,9 @@
 // upstream; no clock: the warnings said show how many patterns the listing checked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
 import { writeConfig } from '../config/write.js';
 import { callTool, until, withBridge } from '../helpers.js';
+import { jsonUpstream } from '../upstream/fixture.js';
 
 const TOOLS = 100;
 // a pattern the bridge does not run (nested repetition), 4,000 characters, a different one per tool
@@ -17,23 +16,13 @@ const unsafe = (i) => `^(a+)+${'b'.repeat(3990 - String(i).length)}${i}$`;
 
 test('bug: a tools/list page full of long patterns was checked whole in one turn of the event loop (a 4 MB page: 3.5 s blocked, at every list_changed); now at most 16,384 characters of patterns a page are checked when listing, the rest when a call needs them', { timeout: 60_000 }, async (t) => {
   const tools = Array.from({ length: TOOLS }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: unsafe(i) } } } }));
-  const server = createServer(async (req, res) => {
-    if (req.method !== 'POST') return res.writeHead(405).end();
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const msg = JSON.parse(body);
-    if (msg.id === undefined) return res.writeHead(202).end();
-    const result =
+  const url = await jsonUpstream(t, (msg) => ({
+    result:
       msg.method === 'initialize' ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'patterns', version: '1' } }
       : msg.method === 'tools/list' ? { tools }
-      : { content: [{ type: 'text', text: `called ${msg.params.name}` }] };
-    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => new Promise((r) => server.close(r)));
-  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'pp', url: `http://127.0.0.1:${server.address().port}/mcp` }] }) }, async (bridge) => {
+      : { content: [{ type: 'text', text: `called ${msg.params.name}` }] },
+  }));
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'pp', url }] }) }, async (bridge) => {
     await until(() => bridge.tools.list().some((tool) => tool.name === 'pp__t99'));
     const warned = bridge.logs.filter((l) => /upstream pp tool "t\d+": the bridge does not run the pattern/.test(l));
     // 16,384 characters: 4 patterns of 4,000 (before: all 100)
@@ -51,23 +40,13 @@ test('bug: one call naming many upstream patterns not checked yet checked them a
   const pattern = (i) => `^(?:x|${'y'.repeat(3990 - String(i).length)}${i})$`;
   const properties = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`p${i}`, { type: 'string', pattern: pattern(i) }]));
   const tools = [{ name: 'many', inputSchema: { type: 'object', properties } }];
-  const server = createServer(async (req, res) => {
-    if (req.method !== 'POST') return res.writeHead(405).end();
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const msg = JSON.parse(body);
-    if (msg.id === undefined) return res.writeHead(202).end();
-    const result =
+  const url = await jsonUpstream(t, (msg) => ({
+    result:
       msg.method === 'initialize' ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'patterns', version: '1' } }
       : msg.method === 'tools/list' ? { tools }
-      : { content: [{ type: 'text', text: 'called' }] };
-    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => new Promise((r) => server.close(r)));
-  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'pq', url: `http://127.0.0.1:${server.address().port}/mcp` }] }) }, async (bridge) => {
+      : { content: [{ type: 'text', text: 'called' }] },
+  }));
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'pq', url }] }) }, async (bridge) => {
     await until(() => bridge.tools.list().some((tool) => tool.name === 'pq__many'));
     const args = { ...Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`p${i}`, 'x'])), p9: 'v' };
     // first call: p4..p7 checked in its turn (16,384 characters), p8 and p9 not: passed on, the upstream checks them
