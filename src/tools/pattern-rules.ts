@@ -1,0 +1,138 @@
+// The rules of pattern-safety.ts, one construct at a time: a repeated group (repeatedGroupProblem)
+// and a sequence's runs of repetitions (runProblem). Each says why a construct can backtrack badly,
+// which part is at fault and how to write it instead, or null. The counting they rest on is in
+// pattern-ways.ts, what a structure can match in pattern-terms.ts. Pure.
+
+import { cutText as cut } from '../jsonrpc/quote.js';
+import { plural } from '../plural.js';
+import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
+import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, startAlike, tailAlt, unbounded, varies } from './pattern-terms.js';
+import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, scanChains, ways } from './pattern-ways.js';
+
+const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
+
+/** Every alternation inside `alt` (not inside a lookaround), with its alternatives. */
+function* alternations(alt: Alt): Generator<Alt> {
+  if (alt.length > 1) yield alt;
+  for (const seq of alt) for (const t of seq) if (t.atom.kind === 'group') yield* alternations(t.atom.body);
+}
+
+export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): string | null {
+  const body = t.atom.body;
+  const first = firstAlt(body);
+  if (unbounded(t)) {
+    if (nullableAlt(body)) return `the repeated group ${cut(t.src)} can match empty text, so its repetitions can split the same text in many ways`;
+    for (const alt of alternations(body)) {
+      for (let i = 0; i < alt.length; i++) {
+        for (let j = i + 1; j < alt.length; j++) {
+          if (startAlike(alt[i] as Seq, alt[j] as Seq)) {
+            return `the repeated group ${cut(t.src)} holds alternatives that can match the same text (${`"${srcOf(alt[i] as Seq)}"`} and ${`"${srcOf(alt[j] as Seq)}"`}); make them start with different characters, or use a character class`;
+          }
+        }
+      }
+    }
+    if (overlaps(tailAlt(body, false), first)) {
+      return `in the repeated group ${cut(t.src)}, a repetition at its end takes characters the group can start with, so where one repetition ends and the next begins is ambiguous; start each repetition with a separator the item cannot contain (^\\w+(\\s\\w+)*$, not ^(\\w+\\s?)*$)`;
+    }
+    // one repetition's text split two ways inside it: the repetitions multiply those ways (exponential)
+    for (const seq of body) {
+      const split = scanChains(inlined(seq), false, varies).longest;
+      if (split !== null && split.value >= 2) {
+        return `the repeated group ${cut(t.src)} can match the same text in more than one way (${split.members.map((r) => `"${cut(r.src)}"`).join(' and ')} can share its characters), so its repetitions multiply those ways; put a character the one before cannot match between them`;
+      }
+    }
+    if (overlaps(headAlt(body, false), lastAlt(body))) {
+      return `in the repeated group ${cut(t.src)}, a repetition at its start takes characters the group can end with, so where one repetition ends and the next begins is ambiguous; end each repetition with a separator the item cannot contain, or start it with one`;
+    }
+  } else if (t.max >= 3 && overlaps(tailAlt(body, true), first)) {
+    return `in the group ${cut(t.src)}, repeated ${t.max} times, an unbounded repetition at its end takes characters the group can start with, so the repetitions can split the same text in many ways`;
+  } else if (t.max >= 3 && overlaps(headAlt(body, true), lastAlt(body))) {
+    return `in the group ${cut(t.src)}, repeated ${t.max} times, an unbounded repetition at its start takes characters the group can end with, so the repetitions can split the same text in many ways`;
+  }
+  return null;
+}
+
+/**
+ * Three unbounded repetitions of overlapping characters in a row (two when unanchored), with between
+ * them only optional items or items the repetition before can also take (`.*a.*a.*b`: the a's can be
+ * any of the input's). The last item of the whole pattern is not counted when it is such a repetition:
+ * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
+ * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
+ */
+export function runProblem(seq: Seq, base: number, last: boolean, where: Where): string | null {
+  const anchored = base === 0;
+  const longest = scanChains(inlined(seq), last).longest;
+  if (longest !== null && longest.value + base >= 3) {
+    const degree = longest.value + base;
+    const which = longest.members.map((r) => `"${cut(r.src)}"`).join(' and ');
+    if (longest.members.length === 1 && unbounded(longest.members[0] as Term)) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
+    return `${which} repeat the same characters with nothing between them that the one before cannot also take${WHERE[where](base)}, so a failing match tries about length^${degree} splits; ${where === 'top' && !anchored ? 'anchor it with ^, or put' : 'put'} a character the one before cannot match between them`;
+  }
+  let run: Term[] = [];
+  /** Bounded repetitions of the stretch, and the ways they split it; the last repetition of either kind. */
+  let bounded: Term[] = [];
+  let split = 1;
+  /** Unbounded repetitions chained with the bounded ones of the stretch. */
+  let chained = 0;
+  let prevAny: Term | undefined;
+  const terms = inlined(seq);
+  for (let i = 0; i < terms.length; i++) {
+    const t = terms[i] as Term;
+    const prev = run[run.length - 1];
+    // the repetition before can take what this one starts with: where one ends and the next begins is ambiguous
+    const joins = prevAny !== undefined && overlaps(charsAtom(prevAny.atom), firstAtom(t.atom));
+    if (unbounded(t)) {
+      if (last && i === terms.length - 1) break;
+      run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
+      if (joins) chained++;
+      else {
+        bounded = [];
+        split = 1;
+        chained = 1;
+      }
+      prevAny = t;
+      const degree = run.length + base;
+      if (degree >= 3) {
+        const which = run.map((r) => `"${cut(r.src)}"`).join(' and ');
+        if (run.length === 1) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
+        return `${which} repeat the same characters with nothing between them that the one before cannot also take${WHERE[where](base)}, so a failing match tries about length^${degree} splits; ${where === 'top' && !anchored ? 'anchor it with ^, or put' : 'put'} a character the one before cannot match between them`;
+      }
+    } else if (ways(t) > 1) {
+      if (joins) {
+        bounded.push(t);
+        split = Math.min(split * ways(t), CAP);
+      } else {
+        bounded = [t];
+        split = ways(t);
+        chained = 0;
+        if (!nullableTerm(t) && !(prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)))) run = [];
+      }
+      prevAny = t;
+    } else if (!nullableTerm(t) && !(prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)))) {
+      run = [];
+      if (!joins) {
+        bounded = [];
+        split = 1;
+        chained = 0;
+        prevAny = undefined;
+      }
+    }
+    const power = chained + base;
+    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** power > MAX_WAYS) {
+      const which = bounded.map((r) => `"${cut(r.src)}"`).join(' and ');
+      const more = chained > 0 ? ` with ${plural(chained, 'unbounded repetition')} beside ${bounded.length === 1 ? 'it' : 'them'}` : '';
+      return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${where === 'top' ? (anchored ? '' : ' (an unanchored pattern tries every start position)') : WHERE[where](base)}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Where a sequence is checked: the pattern itself, or the body of a lookaround (`(?=...)`, `(?!...)`,
+ * `(?<=...)`, `(?<!...)`), which is matched again at every position it is reached at.
+ */
+export type Where = 'top' | 'look';
+const WHERE: Record<Where, (base: number) => string> = {
+  top: (base) => (base === 0 ? '' : ', in an unanchored pattern (every start position is tried)'),
+  look: (base) => (base === 0 ? ', in a lookaround' : `, in a lookaround tried again at each of about length${base > 1 ? `^${base}` : ''} positions`),
+};
