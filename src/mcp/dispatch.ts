@@ -20,7 +20,7 @@ import {
   type Message,
   type Response,
 } from '../jsonrpc/message.js';
-import { negotiate } from './protocol.js';
+import { LATEST_PROTOCOL_VERSION, negotiate } from './protocol.js';
 import type { CacheHints, ServerInfo } from './modern.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import { cutText, quoteValue } from '../jsonrpc/quote.js';
@@ -217,6 +217,12 @@ export class Dispatcher {
     const p = (params ?? {}) as Record<string, unknown>;
     switch (method) {
       case 'initialize': {
+        // required by the InitializeRequest schema of every 2025 revision; answering a guessed revision
+        // hid a client bug (the answer's version is the one the client must then speak)
+        if (typeof p.protocolVersion !== 'string') {
+          const problem = p.protocolVersion === undefined ? 'is required' : `must be a string, not ${quoteValue(p.protocolVersion)}`;
+          throw new RpcError(INVALID_PARAMS, `Invalid params: initialize's params.protocolVersion ${problem} (the protocol revision the client asks for, e.g. "${LATEST_PROTOCOL_VERSION}")`);
+        }
         const { serverInfo, instructions } = this.describe();
         const tools = caller.listChanged ? { listChanged: true } : {};
         return { protocolVersion: negotiate(p.protocolVersion), capabilities: { tools }, serverInfo, instructions };

@@ -176,10 +176,11 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).end();
       return;
     }
-    // a session id is handed out at initialize only so the client's later notifications/cancelled
-    // can be matched to its calls on other connections (see caller-scope.ts); nothing else keys on it
+    // a session id is handed out with an InitializeResult only (not with initialize's error), so the
+    // client's later notifications/cancelled can be matched to its calls on other connections (see
+    // caller-scope.ts); nothing else keys on it
     let headers = reply.headers;
-    if (isRecord(body) && body.method === 'initialize' && reply.status === 200 && !scope.startsWith('session:')) {
+    if (isRecord(body) && body.method === 'initialize' && reply.body !== null && 'result' in reply.body && !scope.startsWith('session:')) {
       headers = { ...headers, 'mcp-session-id': issueSessionId(options.toolsGeneration?.()) };
     }
     try {

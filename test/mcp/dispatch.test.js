@@ -31,8 +31,6 @@ test('initialize echoes each supported revision and answers 2025-11-25 to anythi
     ['2025-11-25', '2025-11-25'],
     ['2024-11-05', '2025-11-25'],
     ['2030-01-01', '2025-11-25'],
-    [42, '2025-11-25'],
-    [undefined, '2025-11-25'],
   ]) {
     const params = { capabilities: {}, clientInfo: { name: 't', version: '0' } };
     if (asked !== undefined) params.protocolVersion = asked;
@@ -40,10 +38,14 @@ test('initialize echoes each supported revision and answers 2025-11-25 to anythi
     assert.equal(reply.status, 200);
     assert.equal(reply.body.result.protocolVersion, answered, `asked ${asked}`);
   }
-  const bare = await d.handleBody(req(0, 'initialize'), true);
-  assert.equal(bare.status, 200);
-  assert.equal(bare.body.id, 0);
-  assert.equal(bare.body.result.protocolVersion, '2025-11-25');
+  // protocolVersion is required by the schema: absent or not a string, -32602 under the request's id
+  for (const params of [undefined, { capabilities: {} }, { protocolVersion: 42 }]) {
+    const bare = await d.handleBody(req(0, 'initialize', params), true);
+    assert.equal(bare.status, 200);
+    assert.equal(bare.body.id, 0);
+    assert.equal(bare.body.error.code, -32602, JSON.stringify(params));
+    assert.match(bare.body.error.message, /params\.protocolVersion/);
+  }
 });
 
 test('initialize: capabilities, serverInfo with the given version, instructions naming the tools', async () => {
@@ -56,7 +58,7 @@ test('initialize: capabilities, serverInfo with the given version, instructions 
   assert.match(result.instructions, /probe-computers/);
   assert.match(result.instructions, /exec-lua/);
 
-  const off = await dispatcher({ CC_EXEC_LUA: 'off' }).handleBody(req(1, 'initialize', {}), true);
+  const off = await dispatcher({ CC_EXEC_LUA: 'off' }).handleBody(req(1, 'initialize', { protocolVersion: '2025-11-25' }), true);
   assert.match(off.body.result.instructions, /probe-computers/);
   assert.doesNotMatch(off.body.result.instructions, /exec-lua/);
 });
@@ -227,7 +229,7 @@ test('a failure outside any tool answers -32603 with the request\'s id (never a 
   };
   const d = dispatcher({}, { config: broken });
   armed = true;
-  const { status, body } = await d.handleBody(req(1, 'initialize', {}), false);
+  const { status, body } = await d.handleBody(req(1, 'initialize', { protocolVersion: '2025-11-25' }), false);
   assert.equal(status, 200);
   assert.equal(body.id, 1);
   assert.equal(body.error.code, -32603);

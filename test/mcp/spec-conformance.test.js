@@ -161,3 +161,37 @@ test('bug: spec 2026-07-28 basic/index (per-response fields): the result that en
     assert.equal(answer.result._meta[INFO]?.name, 'cc-mcp-bridge', JSON.stringify(answer));
   });
 });
+
+test('bug: spec 2025-03-26/2025-06-18/2025-11-25 schema InitializeRequest: initialize without params.protocolVersion (or with a non-string one) was answered with a guessed revision and a session id; it is now -32602 naming the field, without a session id, over HTTP and on stdio', { timeout: 60_000 }, async () => {
+  const bad = [undefined, 42, null, { v: 1 }];
+  const paramsOf = (version) => {
+    const params = { capabilities: {}, clientInfo: { name: 'spec-test', version: '0' } };
+    if (version !== undefined) params.protocolVersion = version;
+    return params;
+  };
+  await withBridge({}, async (bridge) => {
+    for (const version of bad) {
+      for (const header of [undefined, '2025-06-18', '2025-11-25']) {
+        const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'i', method: 'initialize', params: paramsOf(version) }, header ? { 'mcp-protocol-version': header } : {});
+        assert.equal(res.json.id, 'i');
+        assert.equal(res.json.error?.code, -32602, JSON.stringify([version, res.json]));
+        assert.match(res.json.error.message, version === undefined ? /params\.protocolVersion is required/ : /params\.protocolVersion must be a string, not /);
+        assert.equal(res.headers.get('mcp-session-id'), null);
+      }
+    }
+    const none = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 0, method: 'initialize' });
+    assert.equal(none.json.error?.code, -32602);
+    // a string the bridge does not serve is still answered with the revision it prefers (lifecycle)
+    const old = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: paramsOf('2024-11-05') });
+    assert.equal(old.json.result.protocolVersion, '2025-11-25');
+    assert.ok(old.headers.get('mcp-session-id'));
+  });
+  await run({}, async (child) => {
+    child.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: paramsOf(undefined) });
+    const refused = await child.answer(1);
+    assert.equal(refused.error?.code, -32602, JSON.stringify(refused));
+    // the refused initialize settled nothing: a proper one after it is answered as usual
+    child.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: paramsOf('2025-06-18') });
+    assert.equal((await child.answer(2)).result.protocolVersion, '2025-06-18');
+  });
+});

@@ -136,9 +136,10 @@ test('initialize over HTTP: negotiated version, capabilities, serverInfo with th
     assert.equal(res.json.result.serverInfo.version, PACKAGE_VERSION);
     assert.ok(res.json.result.instructions.length > 40);
   }
+  // a protocolVersion is required (spec-conformance.test.js)
   const missing = await rpc(bridge.mcpUrl, req(0, 'initialize', { capabilities: {} }));
   assert.equal(missing.json.id, 0);
-  assert.equal(missing.json.result.protocolVersion, '2025-11-25');
+  assert.equal(missing.json.error.code, -32602);
 });
 
 test('notifications and client responses: 202 with an empty body, under every protocol header', async () => {
@@ -646,7 +647,7 @@ test('an unexpected failure outside any tool -> -32603 with its id, and the serv
   const own = await startTimedBridge({ config: broken });
   armed = true;
   try {
-    const res = await rpc(own.mcpUrl, req(1, 'initialize', {}));
+    const res = await rpc(own.mcpUrl, req(1, 'initialize', { protocolVersion: '2025-11-25' }));
     assert.equal(res.status, 200);
     assert.equal(res.json.id, 1);
     assert.equal(res.json.error.code, -32603);

@@ -266,7 +266,7 @@ test('policy off: exec-lua is not listed and a call answers isError', () =>
     assert.equal(result.isError, true);
     assert.match(result.content[0].text, /exec-lua is disabled on this bridge \(CC_EXEC_LUA=off\)/);
     assert.equal(c.received.some((f) => f.type === 'request'), false);
-    const init = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'initialize', params: {} });
+    const init = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25' } });
     assert.doesNotMatch(init.json.result.instructions, /exec-lua/);
     await c.close();
   }));
