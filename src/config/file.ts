@@ -1,7 +1,8 @@
 // The CC_CONFIG file: JSON naming config-defined Lua tools, upstream MCP servers and (for the REST
 // surface) endpoints. Pure validation: text in, a typed FileConfig or every problem out, each one
 // naming the file, the JSON path and what is wrong.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { boundsProblem } from '../jsonrpc/bounds.js';
 import { isRecord } from '../jsonrpc/message.js';
 import type { Schema } from '../tools/schema.js';
 import { schemaProblems } from './schema-check.js';
@@ -9,6 +10,13 @@ import { collector, duplicates, key, kind, list, string, stringMap, unknownKeys,
 
 export const MAX_LUA_BYTES = 64 * 1024;
 export const MAX_TOOL_TIMEOUT_MS = 300_000;
+/**
+ * Deepest nesting of arrays/objects in the file, checked before anything walks it. A schema nests at
+ * most MAX_SCHEMA_DEPTH (32) sub-schemas, two levels each, so a real file stays far below; a deeper
+ * one (an `annotations` or `default` value thousands of levels deep) overflowed the stack in the
+ * recursive walks after parsing: a crash at start or on SIGHUP, a 500 on POST /reload.
+ */
+export const MAX_FILE_JSON_DEPTH = 256;
 /** A bridge tool name: what every client accepts (no dots or slashes), at most 64 characters. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A server id: no "__" (it separates id and tool name) and no trailing "_", so names split one way. */
@@ -268,6 +276,8 @@ export function parseFileConfigText(text: string, file: string): FileConfig {
     const reason = (err as Error).message.replace(/, "[\s\S]*" is not valid JSON$/, '').replace(/\s+/g, ' ');
     throw new ConfigFileError(file, [{ path: '$', message: `not valid JSON: ${reason}${lineColumn(text, err as Error)}` }]);
   }
+  const tooDeep = boundsProblem(value, { maxDepth: MAX_FILE_JSON_DEPTH });
+  if (tooDeep !== null) throw new ConfigFileError(file, [{ path: '$', message: `${tooDeep} (a config file nests at most ${MAX_FILE_JSON_DEPTH})` }]);
   return parseFileConfig(value, file);
 }
 
@@ -279,14 +289,26 @@ function lineColumn(text: string, err: Error): string {
   return ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
 }
 
-/** Reads and validates the file; an unreadable file is a ConfigFileError too. */
+/**
+ * Reads and validates the file; an unreadable file is a ConfigFileError too. Only a regular file (a
+ * symlink to one is fine) is read: opened without blocking and checked on the open descriptor, so a
+ * FIFO or a device put at the path is refused at once. Before, a FIFO blocked the start, or, on
+ * SIGHUP or POST /reload, the whole event loop (every link and call) until something wrote to it,
+ * and /dev/zero was read until memory ran out.
+ */
 export function loadFileConfig(file: string): FileConfig {
   let text: string;
+  let fd: number | null = null;
   try {
-    text = readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    if (!fstatSync(fd).isFile()) throw new ConfigFileError(file, [{ path: '$', message: 'is not a regular file (a FIFO, device or directory is never read)' }]);
+    text = readFileSync(fd, 'utf8');
   } catch (err) {
+    if (err instanceof ConfigFileError) throw err;
     const e = err as NodeJS.ErrnoException;
     throw new ConfigFileError(file, [{ path: '$', message: `cannot read the file: ${e.code ?? e.message}` }]);
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
   return parseFileConfigText(text, file);
 }

@@ -1,0 +1,55 @@
+// Audit: a CC_CONFIG file that nests very deeply, or that is not a regular file, is refused with a
+// ConfigFileError naming it, at start and on reload; the bridge neither crashes nor blocks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeConfig } from '../config/write.js';
+import { loadFileConfig } from '../../dist/config/file.js';
+import { rpc, startTestBridge, withBridge } from '../helpers.js';
+
+const DEPTH = 100_000;
+const deep = `${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}`;
+// a Lua tool whose annotations hold a value 100,000 levels deep (JSON.parse takes any depth)
+const deepText = `{"tools":[{"name":"deep","target":"argument","lua":"return 1","annotations":{"x":${deep}}}]}`;
+const isTooDeep = (err) => err?.code === 'ERR_CONFIG_FILE' && err.problems.length === 1 && err.problems[0].path === '$' && /nests deeper than 256 levels/.test(err.problems[0].message);
+
+test('bug: a CC_CONFIG value nested 100,000 levels deep crashed the start with a RangeError (stack overflow); now a config error', { timeout: 60_000 }, async () => {
+  const file = writeConfig(deepText);
+  await assert.rejects(startTestBridge({ CC_CONFIG: file }), (err) => isTooDeep(err));
+});
+
+test('bug: POST /reload of a CC_CONFIG nested 100,000 levels deep answered 500 (SIGHUP: an uncaught RangeError killed the bridge); now 422, nothing changed', { timeout: 60_000 }, async () => {
+  const file = writeConfig({ tools: [{ name: 'good', target: 'argument', lua: 'return 1' }] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    writeConfig(deepText, file);
+    const res = await fetch(new URL('/reload', bridge.mcpUrl), { method: 'POST' });
+    assert.equal(res.status, 422);
+    const body = await res.json();
+    assert.equal(body.ok, false);
+    assert.ok(isTooDeep({ code: 'ERR_CONFIG_FILE', problems: body.problems }), JSON.stringify(body.problems));
+    const names = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools.map((t) => t.name);
+    assert.ok(names.includes('good') && !names.includes('deep'));
+  });
+});
+
+test('a CC_CONFIG nested exactly 256 levels is read; 257 is refused', () => {
+  // $ (1) -> tools (2) -> [0] (3) -> annotations (4) -> x: 252 arrays
+  const at = (n) => `{"tools":[{"name":"d","target":"argument","lua":"return 1","annotations":{"x":${'['.repeat(n)}${']'.repeat(n)}}}]}`;
+  assert.equal(loadFileConfig(writeConfig(at(252))).tools.length, 1);
+  assert.throws(() => loadFileConfig(writeConfig(at(253))), isTooDeep);
+});
+
+test('bug: a FIFO at CC_CONFIG blocked loadFileConfig (the start, or SIGHUP / POST /reload: the event loop) until something wrote to it; now refused at once', { timeout: 60_000 }, (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-config-fifo-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const fifo = path.join(dir, 'bridge.json');
+  execFileSync('mkfifo', [fifo]);
+  assert.throws(
+    () => loadFileConfig(fifo),
+    (err) => err.code === 'ERR_CONFIG_FILE' && err.message === `${fifo}: $: is not a regular file (a FIFO, device or directory is never read)`,
+  );
+  assert.throws(() => loadFileConfig(dir), (err) => err.code === 'ERR_CONFIG_FILE' && /is not a regular file/.test(err.message));
+});
