@@ -497,11 +497,21 @@ end
 function B.jobStatus(link, params)
     local jid = params.job
     if jid == nil then
+        -- Oldest first, as far as they fit in the link's frame; the answer says how many more were
+        -- left out ("omitted"), as list-peripherals does.
         local list = {}
         for _, job in pairs(link.jobs) do list[#list + 1] = job end
         table.sort(list, function(a, b) return a.seq < b.seq end)
-        for i, job in ipairs(list) do list[i] = B.jobSummary(job) end
-        return { jobs = array(list) }
+        local out, used, room = {}, 0, frameBudget(link.maxFrame) - 256
+        for _, job in ipairs(list) do
+            local entry = B.jobSummary(job)
+            local size = #encode(entry) + 1
+            if used + size > room then break end
+            out[#out + 1], used = entry, used + size
+        end
+        local result = { jobs = array(out) }
+        if #out < #list then result.omitted = #list - #out end
+        return result
     end
     if type(jid) ~= "string" then error("params.job must be a string (a job id)", 0) end
     local job = link.jobs[jid]

@@ -92,7 +92,8 @@ export const jobStatus = safeTool({
     state: { type: 'string' },
     output: { type: 'string' },
     cursor: { type: 'integer' },
-  }, ['jobs', 'job', 'state', 'output', 'cursor']),
+    omitted: { type: 'integer' },
+  }, ['jobs', 'job', 'state', 'output', 'cursor', 'omitted']),
   readOnly: true,
   async run(link, args, ctx) {
     const params: Record<string, unknown> = {};
@@ -106,10 +107,14 @@ export const jobStatus = safeTool({
       const list = isRecord(r) && Array.isArray(r.jobs) ? r.jobs.map(summaryOf) : null;
       if (!list || list.some((j) => j === null)) return malformed(link, 'job-status', 'expected {jobs: [{job, kind, what, state, outputBytes}]}');
       const jobs = list as JobSummary[];
-      const text = jobs.length === 0
+      // how many more the computer left out to fit its frame limit (mcp-computer sends the oldest first)
+      const left = isRecord(r) ? r.omitted : undefined;
+      const omitted = typeof left === 'number' && Number.isSafeInteger(left) && left > 0 ? left : 0;
+      let text = jobs.length === 0 && omitted === 0
         ? `No jobs on computer ${describe(computerId, link.label)}.`
         : jobs.map((j) => `${j.job} ${j.kind} ${j.state} (${plural(j.outputBytes, 'byte')} of output): ${j.what}`).join('\n');
-      return { ...textResult(text), structuredContent: { computerId, jobs } };
+      if (omitted > 0) text += `${text === '' ? '' : '\n'}(${plural(omitted, 'more job')} left out to fit the frame limit)`;
+      return { ...textResult(text), structuredContent: omitted > 0 ? { computerId, jobs, omitted } : { computerId, jobs } };
     }
     const s = summaryOf(r);
     if (!s || !isRecord(r) || typeof r.output !== 'string' || !Number.isSafeInteger(r.cursor)) {

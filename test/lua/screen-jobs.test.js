@@ -247,6 +247,28 @@ describeLua('detached jobs (lua-tools)', () => {
     assert.equal(cursor, 200000);
   });
 
+  test('bug: job-status without a job listed every job whole, so with a 1,024-byte frame limit (CC_MAX_FRAME_BYTES) the list was over it and the bridge closed the link (1009)', T, async (t) => {
+    const bridge = await bridgeFor(t, { CC_MAX_FRAME_BYTES: '1024' });
+    const c = useComputer(t, { id: 4, url: bridge.linkUrl, timeScale: 0.01 });
+    await c.waitForOutput('waiting for requests');
+    // 16 jobs (the most kept) whose "what" (the code's first 60 bytes) is 30 é: 180 bytes each as JSON escapes
+    const jobs = [];
+    for (let i = 0; i < 16; i++) {
+      const r = await callTool(bridge, 'exec-lua', { computerId: 4, code: `--${'é'.repeat(30)}\nos.pullEvent("never")`, detach: true });
+      assert.equal(r.isError, undefined, text(r));
+      jobs.push(r.structuredContent.job);
+    }
+    const list = await callTool(bridge, 'job-status', { computerId: 4 });
+    assert.equal(list.isError, undefined, text(list));
+    const { jobs: listed, omitted } = list.structuredContent;
+    assert.ok(listed.length >= 1 && listed.length < 16, `${listed.length} jobs listed`);
+    assert.deepEqual(listed.map((j) => j.job), jobs.slice(0, listed.length), 'the oldest first');
+    assert.equal(omitted, 16 - listed.length);
+    assert.match(text(list), new RegExp(`\\(${omitted} more jobs left out to fit the frame limit\\)$`));
+    assert.match(text(await callTool(bridge, 'probe-computers')), /pong from 4/, 'the link is still up');
+    assert.doesNotMatch(c.output, /link closed/);
+  });
+
   test('a job outlives its link: the relinked computer still reports it, and it kept running', T, async (t) => {
     const first = await startBridge(loadConfig({ MCP_PORT: '0', CC_LINK_PORT: '0', LOG_LEVEL: 'error' }));
     const port = new URL(first.linkUrl).port;
