@@ -160,3 +160,22 @@ test('requestEncoder gives the same frame as encodeRequest for every id (encoded
     for (const id of ids) assert.equal(encode(id), encodeRequest(id, method, params));
   }
 });
+
+test('frame limits are exact: label 1024, version 256, maxFrame 1024, response id 128 characters', () => {
+  const hello = (extra) => parse({ type: 'hello', computerId: 1, ...extra });
+  assert.equal(hello({ computerLabel: 'l'.repeat(1024) }).frame.computerLabel, 'l'.repeat(1024));
+  assert.deepEqual(hello({ computerLabel: 'l'.repeat(1025) }), { ok: false, error: 'hello.computerLabel must be at most 1024 characters (got 1025)' });
+  assert.equal(hello({ version: 'v'.repeat(256) }).frame.version, 'v'.repeat(256));
+  assert.deepEqual(hello({ version: 'v'.repeat(257) }), { ok: false, error: 'hello.version must be at most 256 characters (got 257)' });
+  assert.equal(hello({ maxFrame: 1024 }).frame.maxFrame, 1024);
+  for (const maxFrame of [1023, 1024.5, '4096', null, Number.MAX_SAFE_INTEGER + 1]) {
+    assert.deepEqual(hello({ maxFrame }), { ok: false, error: 'hello.maxFrame must be an integer >= 1024' }, `maxFrame ${maxFrame}`);
+  }
+  const info = (computerLabel) => parse({ type: 'info', computerLabel, peripherals: [] });
+  assert.equal(info('l'.repeat(1024)).frame.computerLabel, 'l'.repeat(1024));
+  assert.deepEqual(info('l'.repeat(1025)), { ok: false, error: 'info.computerLabel must be a string or null' });
+  const id = 'i'.repeat(128);
+  assert.deepEqual(parse({ type: 'response', id, ok: true }), { ok: true, frame: { type: 'response', id, ok: true } });
+  // a malformed response with the longest id still names it, so its request fails at once
+  assert.deepEqual(parse({ type: 'response', id, ok: 'yes' }), { ok: false, error: 'response.ok must be a boolean', id });
+});
