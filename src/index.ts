@@ -180,6 +180,11 @@ async function main(argv: string[]): Promise<number | null> {
         .then(() => process.exit(0));
     };
     void surface.ended.then(() => stop('end of input on stdin'));
+    // the host closed stdout (or quit): its calls are cancelled already; nothing is left to hand over
+    void surface.hostGone.then((code) => {
+      hostGone = true;
+      stop(`the host no longer reads stdout (${code})`);
+    });
   }
 
   // after the address lines, so they are the last thing an operator sees
@@ -188,9 +193,12 @@ async function main(argv: string[]): Promise<number | null> {
   return null;
 }
 
+/** --stdio: the host no longer reads stdout. */
+let hostGone = false;
+
 /** Resolves once everything written to stdout has been taken by its reader (or cannot be any more). */
 function stdoutFlushed(): Promise<void> {
-  if (process.stdout.destroyed || process.stdout.writableLength === 0) return Promise.resolve();
+  if (hostGone || process.stdout.destroyed || process.stdout.writableLength === 0) return Promise.resolve();
   // an empty write's callback runs after every earlier write has gone out (or failed)
   return new Promise((resolve) => process.stdout.write('', () => resolve()));
 }

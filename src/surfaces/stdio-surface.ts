@@ -29,6 +29,11 @@ export interface StdioSurface {
   readonly ended: Promise<void>;
   /** Resolves at EOF (or a stdin error), before the lines read are all run. */
   readonly inputEnded: Promise<void>;
+  /**
+   * Resolves (with the error code, or "closed") once the host no longer reads stdout: its calls in
+   * flight have been cancelled, nothing more is written or read; the process should exit.
+   */
+  readonly hostGone: Promise<string>;
   /** Resolves after EOF once every line read has been run (calls may still be in flight). */
   readonly allRun: Promise<void>;
   /**

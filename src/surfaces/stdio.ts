@@ -13,7 +13,9 @@
 // (the host that closed stdin may still read stdout: the spec's stdio shutdown has the client close
 // stdin and wait for the server to exit); those still running when the shutdown clock runs out are
 // answered -32003 and cancelled (cutOff()). At a signal (shutdown()) stdin is no longer read and every
-// request read but not run yet is answered -32003 at once.
+// request read but not run yet is answered -32003 at once. Once the host no longer reads stdout
+// (stdio-host.ts: closed or quit) the calls in flight are cancelled, nothing more is read or written
+// and `hostGone` tells the process to exit.
 import { randomUUID } from 'node:crypto';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
 import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
@@ -22,6 +24,7 @@ import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches } from '../mcp/protocol.js';
+import { watchHost } from './stdio-host.js';
 import { cutOff, refusalOf } from './stdio-shutdown.js';
 import type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
@@ -124,12 +127,14 @@ export function serveStdio(options: StdioOptions): StdioSurface {
 
   const stuck = () => !output.destroyed && output.writableNeedDrain && output.writableLength > options.highWaterBytes;
 
+  /** Why the host can no longer read stdout (watchHost()); null while it can. */
+  let lost: string | null = null;
+
   const write = (message: unknown) => {
-    if (output.destroyed || output.writableEnded) return;
+    if (lost !== null || output.destroyed || output.writableEnded) return;
     output.write(encodeLine(message));
     if (!waiting && stuck()) waitForDrain();
   };
-  output.on('error', (err: Error) => log.warn(`stdout: ${err.message}; answers are no longer delivered`));
 
   /** Stops reading stdin until stdout drains (or closes: nothing more can be delivered then). */
   const waitForDrain = () => {
@@ -231,6 +236,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
 
   /** Handles the lines read, in order, while stdout takes its answers; reads stdin again once all are. */
   const pump = () => {
+    if (lost !== null) return;
     let turn = 0;
     while (head < pending.length) {
       if (waiting) return;
@@ -287,8 +293,6 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
       // the calls still running may finish and their answers go out: the host may still read stdout,
       // unless it has closed it too (then nothing can be delivered: they are cancelled at once)
-      if (output.destroyed) gone.abort();
-      else output.once('close', () => gone.abort());
       const calls = [...running].reduce((n, entry) => n + requestCount(cutOff(entry.body, '')), 0);
       if (calls > 0) log.info(`end of input on stdin: ${calls} request(s) still running may finish; their answers are written before exiting (bounded by MCP_STDIO_SHUTDOWN_IDLE_MS, MCP_STDIO_SHUTDOWN_MAX_MS)`);
       markAllRun();
@@ -327,7 +331,26 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     log.warn(`stdin: ${err.message}; treated as the end of input`);
     inputEnds();
   });
+  let markHostGone = (_reason: string) => {};
+  const hostGone = new Promise<string>((resolve) => (markHostGone = resolve));
+  // the host no longer reads stdout (closed it, or quit): nothing can be delivered any more, so the
+  // calls in flight are cancelled at once (their cancel frames go out) and no further line is run
+  watchHost(output, (reason) => {
+    lost = reason;
+    input.off('data', onData);
+    input.pause();
+    const dropped = pending.length - head;
+    pending = [];
+    head = 0;
+    owed.clear();
+    const calls = [...running].reduce((n, entry) => n + (entry.cut ? 0 : requestCount(cutOff(entry.body, ''))), 0);
+    gone.abort();
+    dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
+    log.warn(`stdout: the host no longer reads it (${reason}); ${calls} request(s) in flight cancelled at their computers${dropped > 0 ? `, ${dropped} line(s) read and not run dropped` : ''}; nothing more is written; exiting`);
+    markHostGone(reason);
+  });
   const shutdown = (reason: string) => {
+    if (closing === null && !finished && lost !== null) closing = reason;
     if (closing === null && !finished) {
       closing = reason;
       input.off('data', onData);
@@ -343,6 +366,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   return {
     ended,
     inputEnded,
+    hostGone,
     allRun,
     shutdown,
     cutOff: cutOffRunning,

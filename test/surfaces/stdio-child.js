@@ -9,13 +9,13 @@ import { VARIABLES } from '../../dist/config.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const INIT = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '0' } };
 
-/** Spawns the bridge with --stdio; our variables come only from `env`. */
-export function spawnStdio(env = {}) {
+/** Spawns the bridge with --stdio; our variables come only from `env`; `stdout`: a file descriptor instead of a pipe. */
+export function spawnStdio(env = {}, { stdout = 'pipe' } = {}) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARIABLES.some((v) => v.name === k)));
   const child = spawn(process.execPath, ['dist/index.js', '--stdio'], {
     cwd: ROOT,
     env: { ...base, CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', stdout, 'pipe'],
   });
   const out = { stdout: '', stderr: '' };
   const messages = [];
@@ -23,7 +23,7 @@ export function spawnStdio(env = {}) {
   // the text after the last newline seen: only it and the new chunk are split, so reading the whole
   // output is linear in its size (each byte scanned once, each line parsed once)
   let partial = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => {
+  child.stdout?.setEncoding('utf8').on('data', (c) => {
     out.stdout += c;
     if (!c.includes('\n')) {
       partial += c;

@@ -1,0 +1,117 @@
+// A --stdio host that stops reading stdout (closes it, or quits) while calls are in flight: the
+// calls are cancelled at their computers (the cancel frame notifications/cancelled would send),
+// nothing more is written, and the bridge exits 0 with a line on stderr saying so. Over the socket
+// pair a Node host's child_process gives (seen without a write) and over a real pipe (seen at the
+// first write that fails). A real child process and a real fake computer each time; no timing.
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, constants } from 'node:fs';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeComputer, until } from '../helpers.js';
+import { INIT, killAtEnd, spawnStdio } from './stdio-child.js';
+
+const line = (message) => `${JSON.stringify(message)}\n`;
+const INIT_LINE = line({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: INIT });
+const execLine = (id, computerId) => line({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId, code: 'return 1' } } });
+// an old build never cancels: it waits for the shutdown clock, which these tests set to an hour
+const ENV = { CC_EXEC_TIMEOUT_MS: '300000', MCP_STDIO_SHUTDOWN_IDLE_MS: '3600000' };
+
+/** A linked fake computer that never answers. */
+async function silentComputer(t, child, computerId) {
+  const computer = new FakeComputer(await child.linkUrl(), { computerId, onRequest: () => null });
+  t.after(() => computer.close());
+  assert.equal((await computer.link()).type, 'hello-ok');
+  return computer;
+}
+
+const GONE = /warn stdout: the host no longer reads it \(EPIPE\); 1 request\(s\) in flight cancelled at their computers; nothing more is written; exiting$/m;
+
+for (const closeStdin of [true, false]) {
+  test(`bug: a --stdio host that closed stdout${closeStdin ? ' and stdin' : ' (stdin left open)'} with a call in flight kept the bridge up (until MCP_STDIO_SHUTDOWN_IDLE_MS, or for ever) and the computer got no cancel; now the call is cancelled at the computer and the bridge exits 0 saying why`, { timeout: 60_000 }, async (t) => {
+    const child = spawnStdio(ENV);
+    killAtEnd(t, child);
+    const computer = await silentComputer(t, child, 5);
+    child.stdin.write(INIT_LINE + execLine('call', 5));
+    const request = await computer.next((f) => f.type === 'request');
+    // the host goes: a Node host's child_process stdout is a socket pair, closed here without a byte
+    // ever being written to it by the bridge after the request
+    child.stdout.destroy();
+    if (closeStdin) child.stdin.end();
+    const cancel = await computer.next((f) => f.type === 'cancel');
+    assert.equal(cancel.id, request.id, 'the cancel names the call in flight');
+    const r = await child.exited;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, GONE);
+    assert.doesNotMatch(r.stderr, /MCP_STDIO_SHUTDOWN_IDLE_MS\) with/, 'not the shutdown clock');
+    assert.equal((await computer.closed).code, 1001);
+  });
+}
+
+test('bug: a --stdio host reading a real pipe (a shell |, Python subprocess) that closed it with two calls in flight: the answer of the first failed (EPIPE) and the second ran on, uncancelled, until the shutdown clock; now that first failed write cancels the second at its computer and the bridge exits 0', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'stdio-pipe-'));
+  const fifo = join(dir, 'stdout');
+  execFileSync('mkfifo', [fifo]);
+  // the host's end first (non-blocking), so opening the bridge's end does not wait
+  const hostFd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  const bridgeFd = openSync(fifo, 'w');
+  const child = spawnStdio(ENV, { stdout: bridgeFd });
+  closeSync(bridgeFd);
+  const host = new Socket({ fd: hostFd, readable: true, writable: false });
+  let read = '';
+  host.setEncoding('utf8').on('data', (c) => (read += c));
+  killAtEnd(t, child);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const answers = [];
+  const computer = new FakeComputer(await child.linkUrl(), { computerId: 6, onRequest: (frame) => new Promise((resolve) => answers.push(() => resolve({ ok: true, result: { ok: true, values: [frame.id.length], output: '' } }))) });
+  t.after(() => computer.close());
+  assert.equal((await computer.link()).type, 'hello-ok');
+  child.stdin.write(INIT_LINE + execLine('first', 6) + execLine('second', 6));
+  const requests = () => computer.received.filter((f) => f.type === 'request');
+  await until(() => requests().length === 2 && read.includes('"id":"init"'));
+  const [first, second] = requests();
+  host.destroy();
+  // a real pipe shows its closed reader only to a write: the first answer is that write
+  answers[0]();
+  const cancel = await computer.next((f) => f.type === 'cancel');
+  assert.notEqual(first.id, second.id);
+  assert.equal(cancel.id, second.id, 'the call still in flight is cancelled');
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, GONE);
+  assert.equal((await computer.closed).code, 1001);
+});
+
+test('stdio: SIGPIPE is not fatal (Node ignores it); the bridge goes on answering and exits 0 at EOF', { timeout: 60_000 }, async (t) => {
+  const child = spawnStdio();
+  killAtEnd(t, child);
+  child.stdin.write(INIT_LINE);
+  await child.answer('init');
+  child.kill('SIGPIPE');
+  child.send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+  assert.deepEqual((await child.answer('p')).result, {});
+  child.stdin.end();
+  const r = await child.closed;
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.signal, null);
+});
+
+test('bug: a --stdio host that stopped reading stdout (stdin paused for it) and then closed it, stdin left open, kept the bridge up for ever: the close let it run the lines waiting (each answer a failed write) and read on; now it drops them, cancels the call in flight and exits 0', { timeout: 60_000 }, async (t) => {
+  const child = spawnStdio({ ...ENV, MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024) });
+  killAtEnd(t, child);
+  const computer = await silentComputer(t, child, 7);
+  child.stdin.write(INIT_LINE + execLine('call', 7));
+  const request = await computer.next((f) => f.type === 'request');
+  // the host stops reading; far more answer bytes than the mark and the pipe hold
+  child.stdout.pause();
+  for (let i = 0; i < 400; i++) child.send({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' });
+  await until(() => /stdin is not read until it drains/.test(child.out.stderr));
+  child.stdout.destroy();
+  const cancel = await computer.next((f) => f.type === 'cancel');
+  assert.equal(cancel.id, request.id);
+  const r = await child.exited;
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /warn stdout: the host no longer reads it \(EPIPE\); 1 request\(s\) in flight cancelled at their computers(, \d+ line\(s\) read and not run dropped)?; nothing more is written; exiting$/m);
+});
