@@ -17,9 +17,11 @@ local B = {}
 
 B.JOB_OUTPUT_MAX = 65536 -- bytes of a job's output kept on the computer (the tail)
 B.JOBS_MAX = 16 -- jobs kept (running and finished); the oldest finished go first
--- Input events send-input may have in CC's event queue at once, one call's and the calls' before it
--- together: CC holds 256 events per computer and drops the rest silently, and requests
--- (CC_MAX_REQUESTS_PER_COMPUTER, 128) and the program's own events share that queue.
+-- Events send-input may have in CC's event queue at once, one call's and the calls' before it
+-- together, each call's mark (below) counted as one: CC holds 256 events per computer and drops
+-- the rest silently, and requests (the bridge's CC_MAX_REQUESTS_PER_COMPUTER, 128: a waiting
+-- request is one event, its message or its answer's pacing event) and the program's own events
+-- (a few timers) share that queue, so 128 + 100 + those stay below 256.
 B.INPUT_EVENTS_MAX = 100
 B.INPUT_MARK = "mcp_computer_input" -- queued after each call's events; back here, they left the queue
 B.INPUT_MARK_STALE = 5 -- s after which a mark not back is taken as lost (CC dropped it)
@@ -374,18 +376,21 @@ function B.sendInput(_, params)
         local problem = B.keyEvents(list[i], events)
         if problem then error(problem, 0) end
     end
-    if #events > B.INPUT_EVENTS_MAX then
+    if #events == 0 then return { queued = 0 } end
+    -- the call's events and its mark
+    local cost = #events + 1
+    if cost > B.INPUT_EVENTS_MAX then
         error(("that is %d events; at most %d fit CC's event queue at once"
-            .. " (send long text with paste, or in parts)"):format(#events, B.INPUT_EVENTS_MAX), 0)
+            .. " (send long text with paste, or in parts)"):format(#events, B.INPUT_EVENTS_MAX - 1), 0)
     end
     local waiting = B.inputWaiting()
-    if waiting + #events > B.INPUT_EVENTS_MAX then
+    if waiting + cost > B.INPUT_EVENTS_MAX then
         error(("CC's event queue still holds %d events of earlier send-input calls; with these %d it would be"
-            .. " over %d: try again shortly"):format(waiting, #events, B.INPUT_EVENTS_MAX), 0)
+            .. " over %d: try again shortly"):format(waiting, cost, B.INPUT_EVENTS_MAX), 0)
     end
     for _, ev in ipairs(events) do os.queueEvent(table.unpack(ev, 1, 3)) end
     B.inputSeq = B.inputSeq + 1
-    B.inputBatches[B.inputSeq] = { n = #events, at = os.clock() }
+    B.inputBatches[B.inputSeq] = { n = cost, at = os.clock() }
     os.queueEvent(B.INPUT_MARK, B.inputSeq)
     return { queued = #events }
 end

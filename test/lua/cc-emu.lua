@@ -33,11 +33,16 @@
 --   --watchdog S        seconds of running (per resume) before "Too long without yielding" (7)
 --   --hard-abort S      seconds more before the computer is hard-aborted (1.5)
 --   --peripheral N=KIND attach a peripheral named N: monitor, chest, barrel or modem
+--   --sync-host         before taking each event, ask the host for what it has
+--                       ("sync", answered by "go"): events the host sent while
+--                       the computer ran are queued first, as CC's are
 --
 -- Line protocol on stdin/stdout (payloads are hex encoded):
 --   emu -> host:  w <hex> | nl | fg <n> | bg <n> | timer <id> <seconds>
 --                 | cancel-timer <id> | ws-open <id> <hex url> | ws-send <id> <hex> <0|1>
 --                 | ws-close <id> | modem <channel> <reply> <hex> | exit <code>
+--                 | dropped <hex name>   an event CC's full queue dropped
+--                 | sync                 (--sync-host) send what you have, then "go"
 --   host -> emu:  ev <token>...      queue an event; tokens are s:<hex> n:<number>
 --                                    b:<0|1> nil h:<websocket id>
 --                 closed <id>        the host saw websocket <id> close
@@ -45,7 +50,14 @@
 --                 detach NAME        detach it and queue "peripheral_detach"
 --                 heap               a full garbage collection, then "heap <KiB in use>" back
 --                                    (tests of what the program keeps after a request)
+--                 batch N            the next N lines arrive together: all are read
+--                                    (their events queued) before anything runs
+--                 clock S            os.clock() jumps S seconds ahead
+--                 go                 (--sync-host) the end of the answer to "sync"
 -- When its event queue is empty the emulator blocks reading stdin.
+-- Like CC (ComputerExecutor.QUEUE_LIMIT), the queue holds at most 256 events
+-- (the one being handled not counted); an event queued beyond that is dropped
+-- silently (os.queueEvent gives no error), and the host is told ("dropped").
 
 local real = {
     read = io.read, stdout = io.stdout, open = io.open, popen = io.popen,
@@ -107,6 +119,7 @@ do
         elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
         elseif a == "--hard-abort" then cfg.hardAbort = tonumber(value())
         elseif a == "--settings-save-fails" then cfg.settingsSaveFails = true
+        elseif a == "--sync-host" then cfg.syncHost = true
         elseif a == "--peripheral" then cfg.peripherals[#cfg.peripherals + 1] = value()
         else error("cc-emu: unknown option " .. a, 0) end
         i = i + 1
@@ -131,21 +144,35 @@ local function exit(code)
     real.exit(code)
 end
 
+local QUEUE_LIMIT = 256
 local queue, qHead, qTail = {}, 1, 0
 local function push(ev)
+    if qTail - qHead + 1 >= QUEUE_LIMIT then
+        emit("dropped " .. hex(tostring(ev[1])))
+        return
+    end
     qTail = qTail + 1
     queue[qTail] = ev
 end
+local clockOffset = 0 -- seconds added to os.clock() by the host ("clock S")
 
 local websockets = {} -- id -> handle state
 local decodeToken, hostAttach
 
-local function readHost()
+local function readLine()
     real.stdout:flush()
     local line = real.read("*l")
     if line == nil then real.exit(3) end -- the host went away
+    return line
+end
+
+local function hostLine(line)
     local cmd, rest = line:match("^(%S+)%s*(.*)$")
-    if cmd == "ev" then
+    if cmd == "batch" then
+        for _ = 1, tonumber(rest) do hostLine(readLine()) end
+    elseif cmd == "clock" then
+        clockOffset = clockOffset + tonumber(rest)
+    elseif cmd == "ev" then
         local ev = { n = 0 }
         for token in rest:gmatch("%S+") do
             ev.n = ev.n + 1
@@ -166,7 +193,19 @@ local function readHost()
     end
 end
 
+local function readHost()
+    return hostLine(readLine())
+end
+
 local function pop()
+    if cfg.syncHost then
+        emit("sync")
+        while true do
+            local line = readLine()
+            if line == "go" then break end
+            hostLine(line)
+        end
+    end
     while qHead > qTail do readHost() end
     local ev = queue[qHead]
     queue[qHead] = nil
@@ -468,7 +507,7 @@ os = {
         return nextTimer
     end,
     cancelTimer = function(id) emit("cancel-timer " .. tostring(id)) end,
-    clock = real.clock,
+    clock = function() return real.clock() + clockOffset end,
     time = function() return real.time() % 86400 / 3600 end,
     epoch = function() return real.time() * 1000 end,
     day = function() return 1 end,

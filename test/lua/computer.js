@@ -58,6 +58,9 @@ class Computer {
     this.exitInfo = null;
     this.sent = [];
     this.transmitted = [];
+    this.dropped = []; // names of the events the emulator's full queue dropped (CC's 256-event limit)
+    this.heldLines = null; // lines kept back by holdEvents()
+    this.onSend = null; // (text) => void, called for each frame the program sends, before it runs on
   }
 
   /** Everything written to the screen so far, newlines where the cursor moved to a new line. */
@@ -114,6 +117,7 @@ class Computer {
     if (o.watchdog !== undefined) flags.push('--watchdog', String(o.watchdog));
     if (o.hardAbort !== undefined) flags.push('--hard-abort', String(o.hardAbort));
     if (o.settingsSaveFails) flags.push('--settings-save-fails');
+    if (o.syncHost) flags.push('--sync-host');
     for (const [name, kind] of Object.entries(o.peripherals ?? {})) flags.push('--peripheral', `${name}=${kind}`);
     const command = o.command ?? 'mcp-computer';
     const args = [...(o.args ?? [])];
@@ -147,7 +151,31 @@ class Computer {
 
   /** Queues a CC event, like os.queueEvent from outside. */
   queueEvent(name, ...args) {
-    this.send(['ev', token(name), ...args.map(token)].join(' '));
+    const line = ['ev', token(name), ...args.map(token)].join(' ');
+    if (this.heldLines && name === 'websocket_message') this.heldLines.push(line);
+    else this.send(line);
+  }
+
+  /** From now on websocket messages are kept back until releaseEvents() (timers and the rest go on). */
+  holdEvents() {
+    this.heldLines ??= [];
+  }
+
+  /** How many messages holdEvents() kept back so far. */
+  get heldEvents() {
+    return this.heldLines?.length ?? 0;
+  }
+
+  /** Queues every kept-back message at once, as CC does for what arrives while the computer runs. */
+  releaseEvents() {
+    const lines = this.heldLines ?? [];
+    this.heldLines = null;
+    this.send([`batch ${lines.length}`, ...lines].join('\n'));
+  }
+
+  /** os.clock() jumps `seconds` ahead (read by the emulator when it next waits for the host). */
+  advanceClock(seconds) {
+    this.send(`clock ${seconds}`);
   }
 
   /** Attaches a peripheral of a harness kind (monitor, chest, barrel, modem) and queues CC's "peripheral" event. */
@@ -213,6 +241,7 @@ class Computer {
         const data = Buffer.from(rest[1] ?? '', 'hex');
         const binary = rest[2] === '1';
         this.sent.push(data.toString('utf8'));
+        this.onSend?.(data.toString('utf8'));
         // Like CC (1.109+): text frames are the Lua string's bytes read as
         // UTF-8, invalid sequences replaced.
         if (s?.ws.readyState === WebSocket.OPEN) s.ws.send(binary ? data : data.toString('utf8'), { binary });
@@ -234,6 +263,13 @@ class Computer {
         break;
       case 'heap':
         this.heapWaiters?.shift()?.(Number(rest[0]));
+        break;
+      case 'dropped':
+        this.dropped.push(Buffer.from(rest[0] ?? '', 'hex').toString('utf8'));
+        break;
+      case 'sync':
+        // --sync-host: every line sent before this one is ahead of "go" in the pipe
+        this.send('go');
         break;
       case 'exit':
         break;
@@ -389,7 +425,9 @@ class Computer {
  * maxMessage, watchdog and hardAbort (seconds, CC: 7 and 1.5), size [w, h] (default 200x40),
  * colour (false for a basic computer), timeScale (emulated seconds -> real, default 0.01),
  * holdConnect (keep connects pending until releaseConnects()), peripherals ({ name: "monitor" | "chest" | "barrel" | "modem" }),
- * settingsSaveFails (settings.save returns false and writes nothing, as CC does when it cannot open the file).
+ * settingsSaveFails (settings.save returns false and writes nothing, as CC does when it cannot open the file),
+ * syncHost (events the host sends while the program runs are queued before its next event, as in CC: see
+ * onSend, holdEvents). Events CC's 256-event queue drops are listed in `dropped`.
  */
 export function startComputer(opts = {}) {
   return new Computer(opts).start();

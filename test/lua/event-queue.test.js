@@ -1,0 +1,153 @@
+// CC's event queue holds at most 256 events per computer (ComputerExecutor.QUEUE_LIMIT) and drops
+// what is queued beyond that, silently. cc-emu does the same; with holdEvents()/releaseEvents() the
+// requests a bridge sent while the computer ran arrive together, as in CC, and with syncHost what the
+// host sends in answer to a frame is queued before the computer goes on. These tests show the
+// program's guards against that limit: send-input's budget across calls (its marks counted), the
+// expiry of a mark CC dropped, and the bridge's 128 requests in flight leaving room for the rest.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { useComputer } from './computer.js';
+import { startFakeBridge } from './fake-bridge.js';
+import { describeLua } from './lua-env.js';
+
+const T = { timeout: 60000 };
+
+// The player's shell in background mode: counts the characters typed; enter prints the count.
+const COUNTER = `
+local n = 0
+while true do
+    local e, a = os.pullEvent()
+    if e == "char" then n = n + 1
+    elseif e == "key" and a == keys.enter then print("chars " .. n) end
+end
+`;
+
+/** A computer in background mode (COUNTER as its shell), linked to a fake bridge; the link answers a ping. */
+async function counting(t, opts = {}) {
+  const bridge = await startFakeBridge();
+  t.after(() => bridge.close());
+  const c = useComputer(t, { url: bridge.url, args: ['--background'], files: { 'shell.lua': COUNTER }, ...opts });
+  const link = await bridge.link(0);
+  await link.hello;
+  const pong = await link.request('ping');
+  assert.equal(pong.ok, true, JSON.stringify(pong));
+  return { bridge, c, link };
+}
+
+/** Sends the requests so that all arrive in CC's queue together; resolves with their answers. */
+async function together(c, link, requests) {
+  c.holdEvents();
+  const answers = requests.map(([method, params]) => link.request(method, params, 30000));
+  while (c.heldEvents < requests.length) await new Promise((r) => setTimeout(r, 5));
+  c.releaseEvents();
+  return Promise.all(answers);
+}
+
+/** Presses enter (again while the queue is still busy) and resolves with the count the shell printed. */
+async function charsSeen(c, link) {
+  const since = c.output.length;
+  for (let i = 0; ; i++) {
+    const r = await link.request('send-input', { keys: ['enter'] });
+    if (r.ok) break;
+    assert.match(r.error, /try again shortly/);
+    assert.ok(i < 100, 'enter was refused 100 times');
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  const { match } = await c.waitForOutput(/chars (\d+)\n/, 10000, since);
+  return Number(match[1]);
+}
+
+describeLua('cc-emu: CC\'s event queue', () => {
+  test('holds 256 events; what is queued beyond that is dropped without an error', T, async (t) => {
+    const c = useComputer(t, {
+      command: 'p',
+      files: {
+        'p.lua': `
+          print(pcall(function() for i = 1, 300 do os.queueEvent("e", i) end end))
+          local n, last = 0, 0
+          os.startTimer(0)
+          while true do
+            local name, i = os.pullEvent()
+            if name == "timer" then break end
+            n, last = n + 1, i
+          end
+          print(n, last)`,
+      },
+    });
+    const { output, code } = await c.waitForExit();
+    assert.equal(code, 0);
+    assert.equal(output, 'true\n256\t256\n');
+    assert.equal(c.dropped.length, 44);
+    assert.ok(c.dropped.every((name) => name === 'e'));
+  });
+});
+
+describeLua('send-input and CC\'s 256-event queue', () => {
+  test('three calls arriving together: every event an answer says was queued reaches the shell (the later calls are refused)', T, async (t) => {
+    const { c, link } = await counting(t);
+    const answers = await together(c, link, [1, 2, 3].map(() => ['send-input', { text: 'x'.repeat(90) }]));
+    const queued = answers.filter((a) => a.ok).reduce((n, a) => n + a.result.queued, 0);
+    assert.equal(answers[0].ok, true, JSON.stringify(answers[0]));
+    assert.equal(answers[0].result.queued, 90);
+    for (const a of answers.slice(1)) {
+      assert.equal(a.ok, false, JSON.stringify(a));
+      assert.match(a.error, /still holds 91 events of earlier send-input calls; with these 91 it would be over 100: try again shortly/);
+    }
+    assert.equal(await charsSeen(c, link), queued);
+    assert.deepEqual(c.dropped, []);
+  });
+
+  test('bug: a mark CC dropped (its queue full) is taken as lost after 5 s; before, its events counted as waiting', T, async (t) => {
+    const { c, link } = await counting(t);
+    // A chunk fills the queue to 253 behind the send-input that arrived with it: the call's 3 events
+    // fit, its mark does not.
+    const [filled, typed] = await together(c, link, [
+      ['exec-lua', { code: 'for i = 1, 253 do os.queueEvent("filler") end' }],
+      ['send-input', { keys: ['a'] }],
+    ]);
+    assert.equal(filled.ok, true, JSON.stringify(filled));
+    assert.equal(typed.result.queued, 3, JSON.stringify(typed));
+    assert.deepEqual(c.dropped, ['mcp_computer_input']);
+    // Its 3 events and mark still count: 97 more (98 with their mark) are refused ...
+    const refused = await link.request('send-input', { text: 'y'.repeat(97) });
+    assert.equal(refused.ok, false, JSON.stringify(refused));
+    assert.match(refused.error, /still holds 4 events/);
+    // ... until the mark is 5 s overdue.
+    c.advanceClock(5.5);
+    const later = await link.request('send-input', { text: 'y'.repeat(97) });
+    assert.equal(later.ok, true, JSON.stringify(later));
+    assert.equal(await charsSeen(c, link), 1 + 97);
+  });
+
+  test('bug: each call\'s mark took a place in CC\'s queue uncounted, so with the bridge\'s 128 requests in flight, calls of 1 event each overflowed it (requests dropped, never answered)', T, async (t) => {
+    const { bridge, c, link } = await counting(t, { syncHost: true });
+    // A bridge that keeps 128 requests in flight (CC_MAX_REQUESTS_PER_COMPUTER) and answers at once:
+    // each answer the program sends is followed by the next request before the program goes on.
+    const TOTAL = 400;
+    const request = () => JSON.stringify({ type: 'request', id: randomUUID(), method: 'send-input', params: { text: 'x' } });
+    let sent = 0;
+    const answers = [];
+    c.onSend = (text) => {
+      const frame = JSON.parse(text);
+      if (frame.type !== 'response' || frame.id === undefined) return;
+      answers.push(frame);
+      if (sent < TOTAL) {
+        sent += 1;
+        c.queueEvent('websocket_message', bridge.url, request(), false);
+      }
+    };
+    c.holdEvents();
+    for (; sent < 128; sent += 1) c.queueEvent('websocket_message', bridge.url, request(), false);
+    c.releaseEvents();
+    // until every request is answered, or CC dropped something (then some never will be)
+    for (let i = 0; i < 4000 && answers.length < TOTAL && c.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    c.onSend = null;
+    assert.deepEqual(c.dropped, [], 'nothing was dropped');
+    assert.equal(answers.length, TOTAL, 'every request was answered');
+    const queued = answers.filter((a) => a.ok).reduce((n, a) => n + a.result.queued, 0);
+    assert.ok(queued > 0);
+    for (const a of answers.filter((x) => !x.ok)) assert.match(a.error, /try again shortly/);
+    assert.equal(await charsSeen(c, link), queued);
+  });
+});
