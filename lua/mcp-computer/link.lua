@@ -204,12 +204,35 @@ local function websocketDisabled()
     error(FATAL, 0)
 end
 
+-- CC without http.websocketAsync: http.websocket pulls events until its
+-- connect settles and throws away all the others (a detached job's timers,
+-- "mcp-computer stop", Ctrl+T in background mode's shell ...). So it runs in a
+-- coroutine of its own: the events are pulled here as always (nextEvent hands
+-- them to chunks and handles the program's own), and it is resumed with the
+-- websocket_success / websocket_failure ones, the only ones it looks at.
+local function connectBlocking(link)
+    local co = coroutine.create(http.websocket)
+    link.pending = true
+    local res = table.pack(coroutine.resume(co, link.url))
+    while coroutine.status(co) ~= "dead" do
+        local ev = nextEvent(link)
+        if ev[1] == "websocket_success" or ev[1] == "websocket_failure" then
+            res = table.pack(coroutine.resume(co, table.unpack(ev, 1, ev.n)))
+        end
+    end
+    link.pending = false
+    -- as pcall(http.websocket, url) gives it
+    if not res[1] then return false, res[2] end
+    return true, res[2], res[3]
+end
+
 -- Opens the websocket without blocking, so Ctrl+T keeps working.
 local function connect(link)
     local async = http.websocketAsync ~= nil
-    local open = http.websocketAsync or http.websocket
+    local open = http.websocketAsync or function() return connectBlocking(link) end
     link.pending = async
-    local ok, started, err = pcall(open, link.url)
+    local ok, started, err
+    if async then ok, started, err = pcall(open, link.url) else ok, started, err = open() end
     if not ok then
         link.pending = false
         local message = tostring(started)

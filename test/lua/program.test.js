@@ -310,4 +310,31 @@ describeLua("CC's failures explained", () => {
     const link = await bridge.link(0);
     assert.equal((await link.request('ping')).result, 'pong from 1 (Label: null)');
   });
+
+  test('bug: older CC without http.websocketAsync: events during a reconnect were thrown away by the blocking http.websocket, so a detached job waiting for one never went on', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url, noAsync: true });
+    await c.waitForOutput('waiting for requests');
+    const link = await bridge.link(0);
+    const code = 'os.pullEvent("go") sleep(1) return "slept"';
+    const started = await link.request('exec-lua', { code, detach: true });
+    assert.equal(started.ok, true, JSON.stringify(started));
+    // The link drops; the reconnect stays pending while the job gets its event and its timer.
+    c.opts.holdConnect = true;
+    link.close(1000);
+    while (c.held.length === 0) await new Promise((r) => setTimeout(r, 5));
+    c.queueEvent('go');
+    c.releaseConnects();
+    const again = await bridge.link(1);
+    await again.hello;
+    let status;
+    for (let i = 0; i < 200; i++) {
+      status = await again.request('job-status', { job: started.id });
+      if (status.ok && status.result.state !== 'running') break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(status.result.state, 'done', JSON.stringify(status));
+    assert.deepEqual(status.result.returns, [{ type: 'string', value: 'slept' }]);
+  });
 });
