@@ -119,6 +119,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
         heartbeatMs: config.heartbeatMs,
         maxFrameBytes: config.maxFrameBytes,
         luaProgramPath: LUA_PROGRAM_PATH,
+        allowedOrigins: config.linkAllowedOrigins,
         tokens: new TokenSet(config.linkTokens),
         pins,
         limits: {

@@ -30,6 +30,8 @@ export interface Config {
   /** --stdio shutdown: the longest it takes in all (MCP_STDIO_SHUTDOWN_MAX_MS). */
   stdioShutdownMaxMs: number;
   allowedOrigins: string[];
+  /** CC_LINK_ALLOWED_ORIGINS: browser pages from these may link; any other Origin on the link port gets 403. */
+  linkAllowedOrigins: string[];
   execLua: boolean;
   /** Largest exec-lua code argument, in bytes (CC_EXEC_MAX_CODE_BYTES). */
   execMaxCodeBytes: number;
@@ -158,6 +160,7 @@ export function loadConfig(
     stdioShutdownIdleMs: read(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS', integer(100, 3_600_000)),
     stdioShutdownMaxMs: read(env, 'MCP_STDIO_SHUTDOWN_MAX_MS', integer(1000, 86_400_000)),
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
+    linkAllowedOrigins: read(env, 'CC_LINK_ALLOWED_ORIGINS', origins),
     execLua: read(env, 'CC_EXEC_LUA', onOff),
     execMaxCodeBytes: read(env, 'CC_EXEC_MAX_CODE_BYTES', integer(1024, MiB)),
     execMaxResultValues: read(env, 'CC_EXEC_MAX_RESULT_VALUES', integer(1000, 10_000_000)),

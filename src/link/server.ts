@@ -27,6 +27,11 @@ export interface LinkServerOptions {
   /** A socket that has not said hello by then is closed. */
   helloTimeoutMs?: number;
   luaProgramPath: string;
+  /**
+   * CC_LINK_ALLOWED_ORIGINS: web origins whose pages may open a link. A handshake with any other
+   * Origin header is refused (403): browsers send one on every WebSocket, CC:Tweaked sends none.
+   */
+  allowedOrigins?: readonly string[];
   /** When it holds tokens, a hello must carry one of them (CC_LINK_TOKEN). */
   tokens?: { readonly enabled: boolean; matches(token: string | null): boolean };
   /** Computer ids pinned to their first key (CC_LINK_PIN); no pinning when absent. */
@@ -63,6 +68,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const maxBytesPerSecond = options.maxBytesPerSecond ?? Infinity;
   const youngGenMaxBytes = options.youngGenMaxBytes ?? 0;
   const metrics = options.metrics ?? new Metrics();
+  const allowedOrigins = options.allowedOrigins ?? [];
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
   const budget = new LogBudget(50);
@@ -133,6 +139,15 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     // refused before the handshake, so a flood of sockets costs little
     verifyClient: (info, callback) => {
       const socket = info.req.socket;
+      // a web page the operator's browser opened can dial ws://127.0.0.1:3001 (WebSockets have no
+      // same-origin rule) and link as a computer; CC:Tweaked's handshake carries no Origin
+      const origin = info.req.headers.origin ?? info.req.headers['sec-websocket-origin'];
+      if (origin !== undefined && !allowedOrigins.includes(String(origin))) {
+        metrics.linksRefused.inc('origin');
+        warn(`link from ${socket.remoteAddress} refused: a browser page (Origin ${quoteValue(origin)}) may not link as a computer; add its origin to CC_LINK_ALLOWED_ORIGINS if it is a CC emulator you trust`);
+        callback(false, 403, 'Forbidden: a web page may not link as a computer (CC_LINK_ALLOWED_ORIGINS)');
+        return;
+      }
       const ticket = admission.open(socket.remoteAddress ?? '?');
       if (isRefusal(ticket)) {
         metrics.linksRefused.inc(ticket.reason);
