@@ -32,14 +32,18 @@ export interface FanoutHost {
 }
 
 /**
- * Random bytes in one request id: 128 bits (a UUID has 122), written as 22 base64url characters, which
- * need no JSON escaping. A randomUUID is a tree of concatenated strings (~480 B on the heap, kept
- * until its computer answers, and every pending lookup walks it); this is one flat string of ~44 B,
- * made by one native call per id from a pool of random bytes that one randomFillSync refills every
- * POOL_IDS ids (like randomUUID's own cache: a randomFillSync per probe at N=1 was 5% of busy time).
- * Each byte is used for one id only and the pool is never exposed otherwise.
+ * One request id: 22 base64url characters of random bytes, 132 bits (a UUID has 122), which need no
+ * JSON escaping. A randomUUID is a tree of concatenated strings (~480 B on the heap, kept until its
+ * computer answers, and every pending lookup walks it). Ids are cut from one base64url text of a pool
+ * of random bytes that one randomFillSync refills every POOL_IDS ids (like randomUUID's own cache: a
+ * randomFillSync per probe at N=1 was 5% of busy time): each id is a slice of that text (V8 keeps a
+ * 22-character slice as a reference into it, no copy). A Buffer toString per id, a native call, cost
+ * ~1,600 instructions (issue 16: 1% of an exec-lua call, and once per computer in every probe); a slice
+ * ~50. Each character, so each random bit, is in one id only, and the pool is never exposed otherwise.
+ * While an id is in flight it keeps its pool's text (11 KiB, 512 ids) alive; ids live only as long
+ * as their requests.
  */
-const ID_BYTES = 16;
+const ID_CHARS = 22;
 /**
  * A fan-out over more computers than this writes each request at once instead of corking it to the
  * end of the turn: building 10,000 requests held the first back ~100 ms, while at N=100 C=10 corking
@@ -47,17 +51,20 @@ const ID_BYTES = 16;
  */
 export const UNCORKED_FANOUT = 256;
 const POOL_IDS = 512;
-const pool = Buffer.allocUnsafeSlow(ID_BYTES * POOL_IDS);
-let poolAt = pool.length;
+// 6 random bits per character: 16.5 bytes an id, 8,448 bytes a pool (a multiple of 3: no padding)
+const pool = Buffer.allocUnsafeSlow((POOL_IDS * ID_CHARS * 6) / 8);
+let poolText = '';
+let poolAt = 0;
 
-/** A fresh request id: 16 bytes of the pool (refilled when used up) as base64url (also every single request's: registry.ts). */
+/** A fresh request id: the next 22 characters of the pool's text (refilled when used up; also every single request's: registry.ts). */
 export function nextId(): string {
-  if (poolAt === pool.length) {
+  if (poolAt === poolText.length) {
     randomFillSync(pool);
+    poolText = pool.toString('base64url');
     poolAt = 0;
   }
-  const id = pool.toString('base64url', poolAt, poolAt + ID_BYTES);
-  poolAt += ID_BYTES;
+  const id = poolText.slice(poolAt, poolAt + ID_CHARS);
+  poolAt += ID_CHARS;
   return id;
 }
 
