@@ -6,7 +6,8 @@
 import { cutText as cut } from '../jsonrpc/quote.js';
 import { plural } from '../plural.js';
 import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
-import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, startAlike, tailAlt, unbounded, varies } from './pattern-terms.js';
+import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
+import { firstAlike } from './pattern-alike.js';
 import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, scanChains, ways } from './pattern-ways.js';
 
 const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
@@ -23,12 +24,10 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
   if (unbounded(t)) {
     if (nullableAlt(body)) return `the repeated group ${cut(t.src)} can match empty text, so its repetitions can split the same text in many ways`;
     for (const alt of alternations(body)) {
-      for (let i = 0; i < alt.length; i++) {
-        for (let j = i + 1; j < alt.length; j++) {
-          if (startAlike(alt[i] as Seq, alt[j] as Seq)) {
-            return `the repeated group ${cut(t.src)} holds alternatives that can match the same text (${`"${srcOf(alt[i] as Seq)}"`} and ${`"${srcOf(alt[j] as Seq)}"`}); make them start with different characters, or use a character class`;
-          }
-        }
+      const pair = firstAlike(alt);
+      if (pair !== null) {
+        const [i, j] = pair;
+        return `the repeated group ${cut(t.src)} holds alternatives that can match the same text (${`"${srcOf(alt[i] as Seq)}"`} and ${`"${srcOf(alt[j] as Seq)}"`}); make them start with different characters, or use a character class`;
       }
     }
     if (overlaps(tailAlt(body, false), first)) {

@@ -44,9 +44,18 @@ export function firstAtom(a: Atom): Ranges {
 /** Every character a match can consume. */
 export function charsAtom(a: Atom): Ranges {
   if (a.kind === 'set') return a.set;
-  if (a.kind === 'group') return a.body.reduce<Ranges>((acc, seq) => seq.reduce<Ranges>((s, t) => union(s, charsAtom(t.atom)), acc), []);
+  if (a.kind === 'group') {
+    // cached: the rules ask for a group's characters again at every level around it
+    let chars = charsCache.get(a);
+    if (chars === undefined) {
+      chars = a.body.reduce<Ranges>((acc, seq) => seq.reduce<Ranges>((s, t) => union(s, charsAtom(t.atom)), acc), []);
+      charsCache.set(a, chars);
+    }
+    return chars;
+  }
   return a.kind === 'backref' ? ANY : [];
 }
+const charsCache = new WeakMap<Atom, Ranges>();
 
 /**
  * Characters a repetition can consume at the end of a match (one repeating more than MAX_FINITE times
@@ -112,17 +121,6 @@ function headSeq(raw: Seq, onlyUnbounded: boolean): Ranges {
     before.push(chars);
   }
   return acc;
-}
-
-/** Whether two alternatives can start the same way: their leading single characters are compared while both have one. */
-export function startAlike(a: Seq, b: Seq): boolean {
-  for (let i = 0; ; i++) {
-    const x = a[i];
-    const y = b[i];
-    const plain = (t: Term | undefined): t is Term & { atom: { kind: 'set' } } => t !== undefined && t.min === 1 && t.max === 1 && t.atom.kind === 'set';
-    if (!plain(x) || !plain(y)) return overlaps(x ? firstSeq(a.slice(i)) : [], y ? firstSeq(b.slice(i)) : []) || nullableSeq(a.slice(i)) || nullableSeq(b.slice(i));
-    if (!overlaps(x.atom.set, y.atom.set)) return false;
-  }
 }
 
 /** `seq` with every group that matches exactly once and has no alternatives written out in place: `(?:a+)(b+)` reads as `a+b+`. */

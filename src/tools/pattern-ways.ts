@@ -4,7 +4,8 @@
 // factor of the text's length. Pure; results are cached per parsed term.
 
 import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
-import { charsAtom, inlined, nullableTerm, startAlike, unbounded } from './pattern-terms.js';
+import { charsAtom, inlined, nullableTerm, unbounded } from './pattern-terms.js';
+import { firstAlike } from './pattern-alike.js';
 
 /**
  * Most ways a failing match may try, counted as (ways the bounded repetitions of a stretch can split
@@ -40,9 +41,7 @@ export function ways(t: Term): number {
 }
 function bodyWays(alt: Alt): number {
   const each = alt.map((seq) => seq.reduce((acc, t) => Math.min(acc * ways(t), CAP), 1));
-  let alike = false;
-  for (let i = 0; i < alt.length && !alike; i++) for (let j = i + 1; j < alt.length && !alike; j++) alike = startAlike(alt[i] as Seq, alt[j] as Seq);
-  return alike ? Math.min(each.reduce((a, b) => a + b, 0), CAP) : Math.max(...each);
+  return firstAlike(alt) !== null ? Math.min(each.reduce((a, b) => a + b, 0), CAP) : Math.max(...each);
 }
 
 /** A chain of unbounded repetitions (see scanChains): its last member, its degree, its members. */
