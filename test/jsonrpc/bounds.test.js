@@ -36,3 +36,10 @@ test('a walk that stops early leaves nothing behind for the next one (the stacks
   assert.equal(boundsProblem([[1], [2], [3], [4]], { maxDepth: 8, maxNodes: 3 }), 'holds more than 3 values');
   assert.equal(boundsProblem([[1]], { maxDepth: 2, maxNodes: 3 }), null);
 });
+
+test('node count: an object\'s values count like an array\'s; a bound below 1 holds nothing, not even a scalar', () => {
+  assert.equal(boundsProblem({ a: 1, b: 2, c: 3 }, { maxDepth: 5, maxNodes: 4 }), null);
+  assert.equal(boundsProblem({ a: 1, b: 2, c: 3, d: 4 }, { maxDepth: 5, maxNodes: 4 }), 'holds more than 4 values');
+  assert.equal(boundsProblem(7, { maxDepth: 5, maxNodes: 0 }), 'holds more than 0 values');
+  assert.equal(boundsProblem(7, { maxDepth: 5, maxNodes: 1 }), null);
+});

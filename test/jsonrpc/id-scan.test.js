@@ -69,3 +69,9 @@ test('LineReader with findIds reports the id of a line it dropped for its size; 
   p.push(Buffer.from(line));
   assert.deepEqual(plain, [null]);
 });
+
+test('a number id JSON reads as Infinity (1e999) is no id: no request can carry it', () => {
+  assert.equal(scan('{"id":1e999,"result":1}'), null);
+  assert.equal(scan('{"id":-1e999,"result":1}'), null);
+  assert.equal(scan('{"id":1e308,"result":1}'), 1e308);
+});

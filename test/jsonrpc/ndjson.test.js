@@ -152,3 +152,20 @@ test('onInvalidUtf8: a line that is not UTF-8 is reported by its size instead of
   lax.r.push(Buffer.concat([bad, Buffer.from('\n')]));
   assert.deepEqual(lax.lines, ['{"id":"a\ufffd"}']);
 });
+
+test('a line one byte over the limit (no \\r to spare it) is dropped like a longer one: it uses up the first line, and its id is found only with findIds', () => {
+  // 9 bytes at a limit of 8: the byte kept past the limit is not a \r, so the line is over it by one
+  const over = '{"id":55}';
+  const dropped = reader(8);
+  dropped.r.push(Buffer.from(`${over}\n\ufeff{}\n`));
+  assert.deepEqual(dropped.oversize, [9]);
+  assert.deepEqual(dropped.lines, ['\ufeff{}'], 'a BOM after a dropped first line is kept');
+  const ids = (findIds) => {
+    const found = [];
+    const r = new LineReader({ maxLineBytes: 8, findIds, onLine: () => {}, onOversize: (n, id) => found.push([n, id]) });
+    r.push(Buffer.from(`${over}\n`));
+    return found;
+  };
+  assert.deepEqual(ids(true), [[9, 55]]);
+  assert.deepEqual(ids(undefined), [[9, null]]);
+});
