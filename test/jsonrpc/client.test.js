@@ -356,3 +356,19 @@ test('bug: an upstream answer to an unknown request was logged with its whole id
   assert.ok(!text.split('\n').some((l) => l.startsWith('2026-01-01T00:00:00.000Z warn forged')));
   await client.close();
 });
+
+test('a request that ended leaves no abort listener on its signal: aborting it later tells the server nothing', async () => {
+  const { getEventListeners } = await import('node:events');
+  const { client, transport } = await started({ timeoutMs: 10_000 });
+  const controller = new AbortController();
+  const answered = client.request('a', {}, { signal: controller.signal });
+  transport.deliver({ jsonrpc: '2.0', id: 1, result: 'A' });
+  assert.equal(await answered, 'A');
+  const failed = client.request('b', {}, { signal: controller.signal });
+  transport.deliver({ jsonrpc: '2.0', id: 2, error: { code: -1, message: 'no' } });
+  await rejectsWith(failed, 'ERR_RPC_REMOTE');
+  assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+  controller.abort();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(transport.sent.filter((s) => s.message.method === 'notifications/cancelled').length, 0);
+});

@@ -10,6 +10,7 @@ import {
   RpcError,
   classify,
   errorResponse,
+  isExactId,
   isRecord,
   resultResponse,
 } from '../../dist/jsonrpc/message.js';
@@ -140,4 +141,9 @@ test('batches belong to 2025-03-26 only', () => {
   assert.equal(allowsBatches('2025-03-26'), true);
   assert.equal(allowsBatches('2025-06-18'), false);
   assert.equal(allowsBatches('2025-11-25'), false);
+});
+
+test('isExactId: strings, and numbers up to 2^53-1 either way (an error answer echoes only such an id)', () => {
+  for (const id of ['', 'x', 0, -0, 1.5, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]) assert.equal(isExactId(id), true, String(id));
+  for (const id of [Number.MAX_SAFE_INTEGER + 2, -(Number.MAX_SAFE_INTEGER + 2), Infinity, NaN, null, undefined, true, {}]) assert.equal(isExactId(id), false, String(id));
 });

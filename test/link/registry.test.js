@@ -466,3 +466,24 @@ test('requestTo hands each way a request ends to its sink: answered, refused bef
   registry.unregister(link, 'closed 1006');
   assert.deepEqual(dropped.got.map((o) => [o.status, o.reason]), [['disconnected', 'closed 1006']]);
 });
+
+test('a request that ended leaves no abort listener: a later abort of the same signal cancels only what is still in flight', async () => {
+  const { getEventListeners } = await import('node:events');
+  const registry = new LinkRegistry();
+  const socket = recordingSocket();
+  const { link } = registry.register(socket, hello(1), 'a');
+  const controller = new AbortController();
+  const signal = controller.signal;
+  // one signal for a tool's sequence of requests (read-file's pieces): the first is answered, then one times out
+  const first = registry.request(link, 'read-file', {}, { timeoutMs: 60_000, signal });
+  registry.resolve(link, { type: 'response', id: socket.sent[0].id, ok: true, result: 1 });
+  assert.equal((await first).status, 'ok');
+  assert.equal((await registry.request(link, 'read-file', {}, { timeoutMs: 1, signal })).status, 'timeout');
+  assert.equal(getEventListeners(signal, 'abort').length, 0);
+  const third = registry.request(link, 'read-file', {}, { timeoutMs: 60_000, signal });
+  controller.abort();
+  assert.equal((await third).status, 'cancelled');
+  const cancels = socket.sent.filter((f) => f.type === 'cancel');
+  assert.deepEqual(cancels, [{ type: 'cancel', id: socket.sent[2].id }], 'only the request in flight is told to stop');
+  assert.equal(getEventListeners(signal, 'abort').length, 0);
+});
