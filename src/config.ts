@@ -25,6 +25,8 @@ export interface Config {
   maxBodyBytes: number;
   /** --stdio: more than this waiting unread in stdout stops the reading of stdin until it drains (MCP_STDIO_HIGH_WATER_BYTES). */
   stdioHighWaterBytes: number;
+  /** --stdio: past this unread in stdout, answers are replaced by a short error (MCP_STDIO_MAX_QUEUED_BYTES; never below the mark). */
+  stdioMaxQueuedBytes: number;
   /** --stdio shutdown: exit once the host has taken no byte of stdout for this long (MCP_STDIO_SHUTDOWN_IDLE_MS). */
   stdioShutdownIdleMs: number;
   /** --stdio shutdown: the longest it takes in all (MCP_STDIO_SHUTDOWN_MAX_MS). */
@@ -157,6 +159,7 @@ export function loadConfig(
     listComputersMaxChars: read(env, 'MCP_LIST_COMPUTERS_MAX_CHARS', integer(65536, 256 * MiB)),
     maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
     stdioHighWaterBytes: read(env, 'MCP_STDIO_HIGH_WATER_BYTES', bytes),
+    stdioMaxQueuedBytes: read(env, 'MCP_STDIO_MAX_QUEUED_BYTES', integer(MiB, 4096 * MiB)),
     stdioShutdownIdleMs: read(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS', integer(100, 3_600_000)),
     stdioShutdownMaxMs: read(env, 'MCP_STDIO_SHUTDOWN_MAX_MS', integer(1000, 86_400_000)),
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),

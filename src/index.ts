@@ -143,6 +143,7 @@ async function main(argv: string[]): Promise<number | null> {
       maxLineBytes: config.maxBodyBytes,
       onToolsChanged: (listener) => bridge.tools.watch(listener),
       highWaterBytes: config.stdioHighWaterBytes,
+      maxQueuedBytes: config.stdioMaxQueuedBytes,
     });
     addStdioGauges(bridge.metrics, surface);
     // the shutdown's clock starts at EOF or at the first signal, whichever is first: the host may

@@ -38,6 +38,7 @@ test('every variable has its documented default', () => {
     listComputersMaxChars: 128 * MiB,
     maxBodyBytes: MiB,
     stdioHighWaterBytes: MiB,
+    stdioMaxQueuedBytes: 64 * MiB,
     stdioShutdownIdleMs: 5000,
     stdioShutdownMaxMs: 60000,
     allowedOrigins: [],
@@ -246,6 +247,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_MAX_FRAME_BYTES: String(MiB),
     MCP_MAX_BODY_BYTES: String(MiB),
     MCP_STDIO_HIGH_WATER_BYTES: String(MiB),
+    MCP_STDIO_MAX_QUEUED_BYTES: String(64 * MiB),
     MCP_STDIO_SHUTDOWN_IDLE_MS: '5000',
     MCP_STDIO_SHUTDOWN_MAX_MS: '60000',
     MCP_ALLOWED_ORIGINS: 'empty',
@@ -346,6 +348,15 @@ test('MCP_STDIO_SHUTDOWN_IDLE_MS and MCP_STDIO_SHUTDOWN_MAX_MS: defaults 5000 an
   assert.equal(loadConfig({ MCP_STDIO_SHUTDOWN_IDLE_MS: '100', MCP_STDIO_SHUTDOWN_MAX_MS: '86400000' }).stdioShutdownMaxMs, 86400000);
   assert.throws(() => loadConfig({ MCP_STDIO_SHUTDOWN_IDLE_MS: '99' }), (err) => err instanceof ConfigError && /MCP_STDIO_SHUTDOWN_IDLE_MS/.test(err.message));
   assert.throws(() => loadConfig({ MCP_STDIO_SHUTDOWN_MAX_MS: '5s' }), (err) => err instanceof ConfigError && /MCP_STDIO_SHUTDOWN_MAX_MS/.test(err.message));
+});
+
+test('MCP_STDIO_MAX_QUEUED_BYTES: default 64 MiB, 1 MiB to 4 GiB or a clear error', () => {
+  assert.equal(loadConfig({}).stdioMaxQueuedBytes, 64 * MiB);
+  assert.equal(loadConfig({ MCP_STDIO_MAX_QUEUED_BYTES: String(MiB) }).stdioMaxQueuedBytes, MiB);
+  assert.equal(loadConfig({ MCP_STDIO_MAX_QUEUED_BYTES: String(4096 * MiB) }).stdioMaxQueuedBytes, 4096 * MiB);
+  for (const raw of [String(MiB - 1), String(4096 * MiB + 1), '64M']) {
+    assert.throws(() => loadConfig({ MCP_STDIO_MAX_QUEUED_BYTES: raw }), (err) => err instanceof ConfigError && /MCP_STDIO_MAX_QUEUED_BYTES.*from 1048576 to 4294967296/.test(err.message));
+  }
 });
 
 // CC:Tweaked queues at most 256 events per computer (ComputerExecutor's queue limit) and drops the

@@ -19,6 +19,11 @@ export interface StdioOptions {
    * writableHighWaterMark), no input is read until `output` drains.
    */
   highWaterBytes: number;
+  /**
+   * MCP_STDIO_MAX_QUEUED_BYTES (at least highWaterBytes counts): while the host has left bytes
+   * unread, an answer that would take `output` past this is replaced by a -32003 error for its id.
+   */
+  maxQueuedBytes: number;
 }
 
 export interface StdioSurface {
@@ -56,6 +61,8 @@ export interface StdioSurface {
   readonly waits: number;
   /** Tool list notices not written because one for the same target was already owed. */
   readonly coalesced: number;
+  /** Answers replaced by a -32003 error for MCP_STDIO_MAX_QUEUED_BYTES. */
+  readonly replaced: number;
 }
 
 /** The stdio gauges of /metrics (served with MCP_PORT). */
@@ -64,4 +71,5 @@ export function addStdioGauges(metrics: Metrics, surface: StdioSurface): void {
   metrics.addGauge({ name: 'cc_stdio_input_waiting', help: 'Whether stdin is not being read now, waiting for the host to read stdout (--stdio).', read: () => (surface.waiting ? 1 : 0) });
   metrics.addGauge({ name: 'cc_stdio_input_waits_total', type: 'counter', help: 'Times stdin reading stopped until the host read stdout (MCP_STDIO_HIGH_WATER_BYTES).', read: () => surface.waits });
   metrics.addGauge({ name: 'cc_stdio_notices_coalesced_total', type: 'counter', help: 'Tool list change notices folded into one already owed while stdout was stuck (--stdio).', read: () => surface.coalesced });
+  metrics.addGauge({ name: 'cc_stdio_answers_replaced_total', type: 'counter', help: 'Answers not written, replaced by a -32003 error, because the host had left more than MCP_STDIO_MAX_QUEUED_BYTES of stdout unread (--stdio).', read: () => surface.replaced });
 }

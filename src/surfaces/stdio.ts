@@ -3,12 +3,9 @@
 // `output` (logs go to the logger, on stderr). Both eras: a message that names a protocol version in
 // `_meta` other than a 2025 one is 2026-07-28 (an unserved one gets -32022), anything else is the 2025 revisions, so a
 // server/discover without `_meta` is -32601 as it is over HTTP without MCP-Protocol-Version.
-// Backpressure: once more than MCP_STDIO_HIGH_WATER_BYTES wait in stdout for the host to read them,
-// stdin is not read (lines already read wait, in order) until stdout has drained, so a host that does
-// not read makes the bridge hold that much plus the answers of work already under way, never more;
-// calls in flight, computers and HTTP go on meanwhile. A tool list change while stdout is stuck is
-// owed, not written: at most one notice per target (the plain one, each subscription) waits, and goes
-// out when stdout drains, before any further line is read.
+// stdout (stdio-output.ts): once more than MCP_STDIO_HIGH_WATER_BYTES wait in it for the host,
+// stdin is not read (lines already read wait, in order) until it has drained; calls in flight,
+// computers and HTTP go on meanwhile, their answers bounded by MCP_STDIO_MAX_QUEUED_BYTES.
 // Shutdown (stdio-shutdown.ts): at EOF every line read is still run and the calls in flight may finish
 // (the host that closed stdin may still read stdout: the spec's stdio shutdown has the client close
 // stdin and wait for the server to exit); those still running when the shutdown clock runs out are
@@ -18,19 +15,19 @@
 // and `hostGone` tells the process to exit.
 import { randomUUID } from 'node:crypto';
 import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
-import { LineReader, encodeLine } from '../jsonrpc/ndjson.js';
+import { LineReader } from '../jsonrpc/ndjson.js';
 import { Cancellation } from '../cancel.js';
 import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
 import { ASSUMED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches } from '../mcp/protocol.js';
-import { watchHost } from './stdio-host.js';
+import { LIST_CHANGED, stdioOutput } from './stdio-output.js';
 import { cutOff, refusalOf } from './stdio-shutdown.js';
 import type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
 export type { StdioOptions, StdioSurface } from './stdio-surface.js';
 
-export const LIST_CHANGED = 'notifications/tools/list_changed';
+export { LIST_CHANGED } from './stdio-output.js';
 
 /** How many requests an answer of cutOff() answers (an array for a batch; 0 for null). */
 const requestCount = (answer: unknown): number => (answer === null ? 0 : Array.isArray(answer) ? answer.length : 1);
@@ -110,8 +107,6 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   /** Lines read and not handled yet, from `head` on: stdin is paused while any wait. */
   let pending: Pending[] = [];
   let head = 0;
-  /** Waiting for stdout to drain (stdin paused). */
-  let waiting = false;
   /** A setImmediate is due to go on with `pending` (LINES_PER_TURN reached). */
   let turnDue = false;
   /** stdin ended (or failed): finish once `pending` is done. */
@@ -119,53 +114,17 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   let finished = false;
   /** Why the bridge stops (shutdown()); null while it serves. */
   let closing: string | null = null;
-  let waits = 0;
-  let coalesced = 0;
-  /** Tool list notices owed while stdout is stuck, one per target (the plain one, each subscription). */
-  const owed = new Map<object, unknown>();
   const PLAIN = {};
-
-  const stuck = () => !output.destroyed && output.writableNeedDrain && output.writableLength > options.highWaterBytes;
-
-  /** Why the host can no longer read stdout (watchHost()); null while it can. */
-  let lost: string | null = null;
-
-  const write = (message: unknown) => {
-    if (lost !== null || output.destroyed || output.writableEnded) return;
-    output.write(encodeLine(message));
-    if (!waiting && stuck()) waitForDrain();
-  };
-
-  /** Stops reading stdin until stdout drains (or closes: nothing more can be delivered then). */
-  const waitForDrain = () => {
-    waiting = true;
-    waits++;
-    input.pause();
-    log.debug(`stdout: ${output.writableLength} bytes not yet taken by the host (over MCP_STDIO_HIGH_WATER_BYTES=${options.highWaterBytes}); stdin is not read until it drains`);
-    output.once('drain', drained);
-    output.once('close', drained);
-  };
-  const drained = () => {
-    output.off('drain', drained);
-    output.off('close', drained);
-    waiting = false;
-    for (const target of [...owed.keys()]) payOwed(target);
-    pump();
-  };
-
-  /** A tool list change notice: written now, or owed (one per target) while stdout is stuck. */
-  const notice = (target: object, message: unknown) => {
-    if (!isRecord(message) || message.method !== LIST_CHANGED || !(waiting || stuck())) return write(message);
-    if (owed.has(target)) coalesced++;
-    owed.set(target, message);
-    if (!waiting) waitForDrain();
-  };
-  const payOwed = (target: object) => {
-    const message = owed.get(target);
-    if (message === undefined) return;
-    owed.delete(target);
-    write(message);
-  };
+  const out = stdioOutput({
+    output,
+    log,
+    highWaterBytes: options.highWaterBytes,
+    maxQueuedBytes: Math.max(options.maxQueuedBytes, options.highWaterBytes),
+    onWait: () => input.pause(),
+    onDrain: () => pump(),
+    onHostGone: (reason) => hostLost(reason),
+  });
+  const { write, notice, payOwed } = out;
 
   const afterReply = (body: unknown, reply: Reply) => {
     if (!isRecord(body) || reply.status >= 300 || reply.body === null || Array.isArray(reply.body)) return;
@@ -236,10 +195,10 @@ export function serveStdio(options: StdioOptions): StdioSurface {
 
   /** Handles the lines read, in order, while stdout takes its answers; reads stdin again once all are. */
   const pump = () => {
-    if (lost !== null) return;
+    if (out.lost !== null) return;
     let turn = 0;
     while (head < pending.length) {
-      if (waiting) return;
+      if (out.waiting) return;
       if (turn === LINES_PER_TURN) {
         // let the answers of the lines just handled out first, so the mark sees them
         input.pause();
@@ -255,7 +214,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
       take(pending[head++] as Pending);
       turn++;
     }
-    if (waiting) return;
+    if (out.waiting) return;
     pending = [];
     head = 0;
     if (inputOver) finish();
@@ -278,7 +237,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
 
   const onData = (chunk: Buffer | string) => {
     reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    if (!waiting && !turnDue) pump();
+    if (!out.waiting && !turnDue) pump();
   };
   input.on('data', onData);
   let finish = () => {};
@@ -323,7 +282,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     input.off('end', inputEnds);
     input.off('close', inputEnds);
     reader.end();
-    if (!waiting && !turnDue) pump();
+    if (!out.waiting && !turnDue) pump();
   };
   input.once('end', inputEnds);
   input.once('close', inputEnds);
@@ -335,22 +294,20 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   const hostGone = new Promise<string>((resolve) => (markHostGone = resolve));
   // the host no longer reads stdout (closed it, or quit): nothing can be delivered any more, so the
   // calls in flight are cancelled at once (their cancel frames go out) and no further line is run
-  watchHost(output, (reason) => {
-    lost = reason;
+  const hostLost = (reason: string) => {
     input.off('data', onData);
     input.pause();
     const dropped = pending.length - head;
     pending = [];
     head = 0;
-    owed.clear();
     const calls = [...running].reduce((n, entry) => n + (entry.cut ? 0 : requestCount(cutOff(entry.body, ''))), 0);
     gone.abort();
     dispatcher.subscriptions.cancelAll(`${caller.scope}\u0000`);
     log.warn(`stdout: the host no longer reads it (${reason}); ${calls} request(s) in flight cancelled at their computers${dropped > 0 ? `, ${dropped} line(s) read and not run dropped` : ''}; nothing more is written; exiting`);
     markHostGone(reason);
-  });
+  };
   const shutdown = (reason: string) => {
-    if (closing === null && !finished && lost !== null) closing = reason;
+    if (closing === null && !finished && out.lost !== null) closing = reason;
     if (closing === null && !finished) {
       closing = reason;
       input.off('data', onData);
@@ -372,13 +329,16 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     cutOff: cutOffRunning,
     queuedBytes: () => output.writableLength,
     get waiting() {
-      return waiting;
+      return out.waiting;
     },
     get waits() {
-      return waits;
+      return out.waits;
     },
     get coalesced() {
-      return coalesced;
+      return out.coalesced;
+    },
+    get replaced() {
+      return out.replaced;
     },
   };
 }

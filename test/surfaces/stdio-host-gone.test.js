@@ -115,3 +115,52 @@ test('bug: a --stdio host that stopped reading stdout (stdin paused for it) and 
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /warn stdout: the host no longer reads it \(EPIPE\); 1 request\(s\) in flight cancelled at their computers(, \d+ line\(s\) read and not run dropped)?; nothing more is written; exiting$/m);
 });
+
+/** One metric's value from the bridge's /metrics. */
+async function metric(child, name) {
+  const url = /also over HTTP at (http:\S+)\/mcp/.exec(child.out.stderr)[1];
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const found = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  assert.ok(found, `${name} in /metrics`);
+  return Number(found[1]);
+}
+
+test('bug: --stdio buffered every answer of the calls in flight when the host stopped reading stdout (the mark only stops stdin): 30 answers of 400 KB all queued; now past MCP_STDIO_MAX_QUEUED_BYTES an answer is replaced by a -32003 error for its id, and every id is still answered once', { timeout: 60_000 }, async (t) => {
+  const LIMIT = 1024 * 1024;
+  const N = 30;
+  const child = spawnStdio({ CC_EXEC_TIMEOUT_MS: '300000', MCP_PORT: '0', MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024), MCP_STDIO_MAX_QUEUED_BYTES: String(LIMIT) });
+  killAtEnd(t, child);
+  const held = [];
+  const computer = new FakeComputer(await child.linkUrl(), { computerId: 8, onRequest: () => new Promise((resolve) => held.push(resolve)) });
+  t.after(() => computer.close());
+  assert.equal((await computer.link()).type, 'hello-ok');
+  child.stdin.write(INIT_LINE);
+  await child.answer('init');
+  await until(() => /also over HTTP at/.test(child.out.stderr));
+  // the host stops reading; the calls are all in flight before their answers come
+  child.stdout.pause();
+  child.stdin.write(Array.from({ length: N }, (_, i) => execLine(i, 8)).join(''));
+  await until(() => held.length === N);
+  const output = 'x'.repeat(200_000);
+  for (const answer of held) answer({ ok: true, result: { ok: true, values: [], output } });
+  await until(async () => (await metric(child, 'cc_tool_calls_in_flight')) === 0);
+  // the answer text carries the output twice (content and structuredContent): ~400 KB each
+  const queued = await metric(child, 'cc_stdio_output_queued_bytes');
+  assert.ok(queued <= LIMIT + 500_000, `${queued} bytes queued: at most the limit and one answer`);
+  const replaced = await metric(child, 'cc_stdio_answers_replaced_total');
+  assert.ok(replaced > 0);
+  assert.match(child.out.stderr, /warn stdout: the host has not read \d+ bytes \(over MCP_STDIO_MAX_QUEUED_BYTES=1048576\); answers are replaced by -32003 errors until it reads/);
+  child.stdout.resume();
+  await until(() => child.messages.filter((m) => typeof m.id === 'number').length === N);
+  const answers = child.messages.filter((m) => typeof m.id === 'number');
+  assert.deepEqual(answers.map((m) => m.id).sort((a, b) => a - b), Array.from({ length: N }, (_, i) => i), 'each id once');
+  const errors = answers.filter((m) => m.error);
+  assert.equal(errors.length, replaced);
+  for (const m of errors) {
+    assert.equal(m.error.code, -32003);
+    assert.match(m.error.message, /^Service Unavailable: the answer \(\d+ bytes\) was not written: the host had not read \d+ bytes of stdout \(over MCP_STDIO_MAX_QUEUED_BYTES=1048576\)\. The request was run; a host must read stdout while its calls run$/);
+  }
+  for (const m of answers.filter((a) => a.result)) assert.equal(m.result.structuredContent.output, output);
+  child.stdin.end();
+  assert.equal((await child.closed).code, 0);
+});
