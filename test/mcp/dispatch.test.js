@@ -358,3 +358,50 @@ test('MCP_MAX_JSON_DEPTH: a text shorter than 2 * (limit + 1) is not walked (it 
   }
   assert.equal((await d.handleBody({ jsonrpc: '2.0', id: 5, method: 'ping', params: {} }, false, undefined, 52)).status, 200);
 });
+
+test('notifications/cancelled reaches only the calls with its id in its caller\'s scope (every one of them), and nothing else cancels', async () => {
+  const { getEventListeners } = await import('node:events');
+  const d = dispatcher();
+  const running = new Map();
+  d.tools.setSource({
+    id: 'test',
+    tools: () => [{
+      name: 'wait',
+      title: 'Wait',
+      description: 'Waits until released or cancelled.',
+      inputSchema: { type: 'object', properties: { tag: { type: 'string' } } },
+      call: ({ tag }, { signal }) =>
+        new Promise((resolve) => {
+          running.set(tag, () => resolve({ content: [{ type: 'text', text: `${tag} done` }] }));
+          signal.addEventListener('abort', () => resolve({ content: [{ type: 'text', text: `${tag} cancelled` }] }));
+        }),
+    }],
+  });
+  const call = (id, tag, caller) => d.handleBody(req(id, 'tools/call', { name: 'wait', arguments: { tag } }), false, caller).then((r) => r.body.result.content[0].text);
+  const cancel = (method, requestId, scope) => d.handleBody({ jsonrpc: '2.0', method, params: { requestId } }, false, { scope });
+  const controller = new AbortController();
+  const calls = {
+    a: call(7, 'a', { scope: 'one' }),
+    b: call(7, 'b', { scope: 'two', signal: controller.signal }),
+    c: call('7', 'c', { scope: 'one' }),
+    d: call(7, 'd', { scope: 'one' }),
+  };
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([...running.keys()].sort(), ['a', 'b', 'c', 'd']);
+  assert.equal(d.activeCalls, 4);
+  // another notification naming the id is not a cancel
+  await cancel('notifications/progress', 7, 'one');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(d.activeCalls, 4);
+  // scope one's id 7: calls a and d (the id repeated while a was in flight), not the string id '7', not scope two's 7
+  await cancel('notifications/cancelled', 7, 'one');
+  assert.equal(await calls.a, 'a cancelled');
+  assert.equal(await calls.d, 'd cancelled');
+  running.get('b')();
+  running.get('c')();
+  assert.equal(await calls.b, 'b done');
+  assert.equal(await calls.c, 'c done');
+  assert.equal(d.activeCalls, 0);
+  // a call that ended follows its caller's signal no more
+  assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+});

@@ -206,6 +206,8 @@ test('2026-07-28: batches and invalid messages -> 400 -32600, notifications 202,
   const batch = await rpc(bridge.mcpUrl, [modern(60, 'tools/list').body], headers);
   assert.equal(batch.status, 400);
   assert.equal(batch.json.error.code, -32600);
+  // says why (a batch), not only that the body is no single message
+  assert.equal(batch.json.error.message, 'Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28');
   const invalid = await rpc(bridge.mcpUrl, { jsonrpc: '1.0', id: 61, method: 'tools/list' }, headers);
   assert.equal(invalid.status, 400);
   assert.equal(invalid.json.id, 61);
