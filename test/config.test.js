@@ -368,3 +368,30 @@ test('bug: CC_MAX_REQUESTS_PER_COMPUTER defaulted to 256, all of CC\'s event que
   assert.ok(maxRequestsPerComputer <= CC_EVENT_QUEUE / 2, `default ${maxRequestsPerComputer}: leave at least half of CC's queue to the program's own events`);
   assert.ok(maxRequestsPerComputer >= 100, `default ${maxRequestsPerComputer}: the bench (C=100 at one computer) must fit`);
 });
+
+test('every whole-number variable takes exactly its range: its least and greatest value, not one past either', () => {
+  const GiB = 1024 * MiB;
+  const ranges = {
+    MCP_PORT: [0, 65535], CC_LINK_PORT: [0, 65535],
+    CC_PROBE_TIMEOUT_MS: [1, 3_600_000], CC_EXEC_TIMEOUT_MS: [1, 300_000], CC_HEARTBEAT_MS: [1, 3_600_000],
+    CC_LINK_RETRY_MS: [0, 3_600_000], CC_MAX_FRAME_BYTES: [1024, GiB], CC_MAX_IDENTITY_BYTES: [4096, 64 * MiB],
+    MCP_LIST_COMPUTERS_MAX_CHARS: [65536, 256 * MiB], MCP_MAX_BODY_BYTES: [1024, GiB], MCP_STDIO_HIGH_WATER_BYTES: [1024, GiB],
+    MCP_STDIO_SHUTDOWN_IDLE_MS: [100, 3_600_000], MCP_STDIO_SHUTDOWN_MAX_MS: [1000, 86_400_000],
+    CC_EXEC_MAX_CODE_BYTES: [1024, MiB], CC_EXEC_MAX_RESULT_VALUES: [1000, 10_000_000],
+    CC_LINK_ENROLL_MS: [1000, 86_400_000], CC_LINK_MAX_PINS: [1, 1_000_000], CC_LINK_PIN_CONFIRM_MS: [1000, 86_400_000],
+    CC_MAX_LINKS: [1, 1_000_000], CC_MAX_LINKS_PER_ADDRESS: [1, 1_000_000], CC_MAX_PENDING_HELLOS: [1, 1_000_000],
+    CC_MAX_PENDING_HELLOS_PER_ADDRESS: [1, 1_000_000], CC_HELLO_RATE: [1, 1_000_000], CC_MAX_REQUESTS_PER_COMPUTER: [1, 1_000_000],
+    MCP_MAX_CONCURRENT_CALLS: [1, 1_000_000], MCP_MAX_BATCH: [1, 1_000_000], CC_LINK_MAX_BYTES_PER_S: [1024, GiB],
+    CC_LINK_YOUNG_GEN_MB: [0, 1024], CC_UPSTREAM_TIMEOUT_MS: [1, 3_600_000], CC_UPSTREAM_MAX_MESSAGE_BYTES: [1024, GiB],
+    MCP_LIST_TTL_MS: [0, 86_400_000], MCP_MAX_JSON_DEPTH: [2, 1000], MCP_PATTERN_MAX_CHARS: [1, 1_000_000],
+    CC_MAX_JSON_DEPTH: [8, 1000], CC_MAX_FILE_BYTES: [1024, GiB], MCP_SEND_STALL_MS: [1, 3_600_000],
+    CC_UPSTREAM_MAX_JSON_DEPTH: [8, 1000], MCP_MAX_SUBSCRIPTIONS: [1, 100_000], MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: [1, 100_000],
+    MCP_LISTEN_KEEPALIVE_MS: [0, 3_600_000], MCP_MAX_GET_STREAMS: [0, 1_000_000], MCP_MAX_GET_STREAMS_PER_SESSION: [1, 1_000_000],
+  };
+  for (const [variable, [min, max]] of Object.entries(ranges)) {
+    assert.ok(VARIABLES.some((v) => v.name === variable), `${variable} is a variable`);
+    for (const value of [min, max]) assert.doesNotThrow(() => loadConfig({ [variable]: String(value) }), `${variable}=${value}`);
+    if (min > 0) rejects(variable, String(min - 1));
+    rejects(variable, String(max + 1));
+  }
+});
