@@ -4,6 +4,7 @@
 import { isStdio, type ServerConfig } from '../config/file.js';
 import { RpcClientError } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
+import { ToolCallParams } from '../jsonrpc/ndjson.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
@@ -267,7 +268,7 @@ export class UpstreamServer {
     const client = this.client;
     if (this.state !== 'up' || !client) return Promise.resolve(failedResult(this.downText(), 'unavailable'));
     this.calls++;
-    return client.rpc.request('tools/call', { name: ends.upstreamName, arguments: args }, { signal }, ends);
+    return client.rpc.request('tools/call', new ToolCallParams(ends.upstreamName, args), { signal }, ends);
   }
 
   /** The end of a call: the server's result, whole (every content type, structuredContent, isError, _meta), or what went wrong. */

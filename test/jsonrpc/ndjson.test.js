@@ -1,7 +1,7 @@
 // Newline-delimited JSON framing: partial lines, many lines per chunk, CRLF, blank lines, oversize.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineReader, encodeLine, requestLine } from '../../dist/jsonrpc/ndjson.js';
+import { LineReader, ToolCallParams, encodeLine, requestLine } from '../../dist/jsonrpc/ndjson.js';
 
 function reader(maxLineBytes = 64) {
   const lines = [];
@@ -97,6 +97,35 @@ test('requestLine writes the same line as encodeLine of the request object', () 
     }
   }
   assert.equal(requestLine(Number.MAX_SAFE_INTEGER, 'm', { a: 1 }), '{"jsonrpc":"2.0","id":9007199254740991,"method":"m","params":{"a":1}}\n');
+});
+
+test('requestLine writes ToolCallParams as encodeLine writes the same { name, arguments } object', () => {
+  const names = ['echo', 'echo', 'files.read/v2', 'a"b\\c\n\u2028é😀', 'echo', ''];
+  const args = [
+    {},
+    { n: 1 },
+    { nested: { deep: [{ x: -0, y: 1e21, z: 0.1 }] }, skipped: undefined, fn: () => 1, s: 'line\nbreak\u2028' },
+    { toJSON: () => ({ replaced: true }) },
+    { toJSON: 'not a function: a key like any other' },
+    [1, 2],
+    // not an object the bridge sends (call.ts passes `arguments ?? {}`), but written as JSON.stringify would
+    undefined,
+    null,
+  ];
+  let id = 1;
+  for (const a of args) {
+    for (const name of names) {
+      const params = new ToolCallParams(name, a);
+      const line = requestLine(id, 'tools/call', params);
+      assert.equal(line, encodeLine({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: a } }), `${name} ${JSON.stringify(a)}`);
+      // and the HTTP transport, which stringifies the whole message, sends the same JSON
+      assert.equal(line, encodeLine({ jsonrpc: '2.0', id, method: 'tools/call', params }));
+      id++;
+    }
+  }
+  assert.equal(requestLine(7, 'tools/call', new ToolCallParams('echo', { n: 1 })), '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"n":1}}}\n');
+  // a value JSON.stringify cannot write throws as it does for the object
+  assert.throws(() => requestLine(8, 'tools/call', new ToolCallParams('echo', { big: 1n })), TypeError);
 });
 
 test('bug: a line of exactly the limit with a CRLF ending was dropped as one byte over (the \\r counted); now the \\r is the ending, in one chunk or split anywhere, and a dropped line\'s size leaves it out', () => {
