@@ -101,6 +101,8 @@ export interface Config {
   maxGetStreams: number;
   /** Most GET /mcp event streams of one session; one more ends its oldest (MCP_MAX_GET_STREAMS_PER_SESSION). */
   maxGetStreamsPerSession: number;
+  /** MCP_MAX_GET_STREAMS_PER_CLIENT: most GET /mcp streams one client (its token, else its address) holds over all its sessions. */
+  maxGetStreamsPerClient: number;
 }
 
 function read<T>(env: Record<string, string | undefined>, name: string, parse: Parse<T>): T {
@@ -203,6 +205,7 @@ export function loadConfig(
     listenKeepAliveMs: read(env, 'MCP_LISTEN_KEEPALIVE_MS', integer(0, 3_600_000)),
     maxGetStreams: read(env, 'MCP_MAX_GET_STREAMS', integer(0, 1_000_000)),
     maxGetStreamsPerSession: read(env, 'MCP_MAX_GET_STREAMS_PER_SESSION', count),
+    maxGetStreamsPerClient: read(env, 'MCP_MAX_GET_STREAMS_PER_CLIENT', count),
   };
 }
 

@@ -83,6 +83,7 @@ test('every variable has its documented default', () => {
     listenKeepAliveMs: 15000,
     maxGetStreams: 256,
     maxGetStreamsPerSession: 4,
+    maxGetStreamsPerClient: 32,
   });
 });
 
@@ -287,6 +288,7 @@ test('help text lists every variable with its default and meaning', () => {
     MCP_LISTEN_KEEPALIVE_MS: '15000',
     MCP_MAX_GET_STREAMS: '256',
     MCP_MAX_GET_STREAMS_PER_SESSION: '4',
+    MCP_MAX_GET_STREAMS_PER_CLIENT: '32',
     MCP_SESSION_KEY_FILE: 'empty',
     CC_LINK_RETRY_MS: '500',
     CC_LINK_PIN: 'on',

@@ -17,7 +17,8 @@ import type { EventStream, EventStreams } from './event-streams.js';
 import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE, methodNotAllowed } from './mcp-route.js';
 import { Shares } from '../mcp/shares.js';
 import { sendJson } from './respond.js';
-import type { Handler } from './router.js';
+import type { Handler, RouteContext } from './router.js';
+import { streamClient } from './stream-client.js';
 
 export const LIST_CHANGED_NOTICE = Object.freeze({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
 /** How callerScope names a session's scope (the id follows). */
@@ -32,6 +33,10 @@ export interface GetStreamDeps {
   log: Logger;
   /** MCP_MAX_GET_STREAMS_PER_SESSION: most streams one session holds; one more ends its oldest. */
   perSession: number;
+  /** MCP_MAX_GET_STREAMS_PER_CLIENT: most streams one client (token, else address: stream-client.ts) holds over all its sessions; one more ends its oldest. */
+  perClient: number;
+  /** MCP_AUTH_TOKEN is set: a client is its token; otherwise its remote address. */
+  tokens: boolean;
 }
 
 /**
@@ -45,14 +50,31 @@ export interface GetStreamDeps {
  */
 class SessionStreams {
   readonly shares: Shares<EventStream>;
+  /**
+   * The streams of each client over all its sessions (MCP_MAX_GET_STREAMS_PER_CLIENT): a client can
+   * start as many sessions as it likes, so without this one client held every place of
+   * MCP_MAX_GET_STREAMS, a stream per session, and every other client's new session got 503.
+   */
+  private readonly clients: Shares<EventStream>;
   private readonly watching = new Map<string, () => void>();
 
   constructor(
     private readonly watchTools: (listener: () => void) => () => void,
     private readonly toolsGeneration: () => number,
-    private readonly limits: { max: number; perSession: number },
+    private readonly limits: { max: number; perSession: number; perClient: number },
   ) {
     this.shares = new Shares({ max: limits.max, perClient: limits.perSession, ownFirst: true });
+    // only the per-client cap: the total is the sessions' shares' to keep
+    this.clients = new Shares({ max: Infinity, perClient: limits.perClient, ownFirst: true });
+  }
+
+  /** A client holding MCP_MAX_GET_STREAMS_PER_CLIENT streams ends its oldest (the newest wins, as within a session). */
+  makeClientRoom(client: string | null): void {
+    const admission = this.clients.admit(client);
+    if (admission.kind !== 'replace') return;
+    admission.victim.replace(
+      `ended: this client opened a newer GET /mcp stream and may hold ${this.limits.perClient} over all its sessions (MCP_MAX_GET_STREAMS_PER_CLIENT; a client is its MCP_AUTH_TOKEN, or without tokens its address); notices go to each session's newest stream`,
+    );
   }
 
   /** Whether `session` may open one more stream; when a stream must end first, it is ended. */
@@ -70,7 +92,7 @@ class SessionStreams {
     return true;
   }
 
-  add(session: string, stream: EventStream): void {
+  add(session: string, client: string | null, stream: EventStream): void {
     // a session opening a stream while it holds none, issued by an earlier start (MCP_SESSION_KEY_FILE
     // kept its id valid) or before a change of the tool set: a change made while the bridge was down,
     // or while the session had no stream (before its first, between a drop and the reconnect), was
@@ -86,7 +108,11 @@ class SessionStreams {
       );
     }
     this.shares.add(session, stream);
-    stream.onClose(() => this.drop(session, stream));
+    this.clients.add(client, stream);
+    stream.onClose(() => {
+      this.clients.remove(client, stream);
+      this.drop(session, stream);
+    });
     if (stale) stream.send(LIST_CHANGED_NOTICE);
   }
 
@@ -107,9 +133,9 @@ function refuse(res: ServerResponse, status: number, code: number, message: stri
 
 export function getStream(deps: GetStreamDeps): Handler {
   const { streams, log } = deps;
-  const sessions = new SessionStreams(deps.watchTools, deps.toolsGeneration, { max: streams.options.maxStreams, perSession: deps.perSession });
+  const sessions = new SessionStreams(deps.watchTools, deps.toolsGeneration, { max: streams.options.maxStreams, perSession: deps.perSession, perClient: deps.perClient });
   let atLimit = false;
-  return (req: IncomingMessage, res: ServerResponse) => {
+  return (req: IncomingMessage, res: ServerResponse, ctx: RouteContext) => {
     // a HEAD cannot carry a stream: answered as before the GET stream existed
     if (req.method !== 'GET') return methodNotAllowed(res, true);
     const era = selectHttpEra({ version: single(req.headers['mcp-protocol-version']) }, undefined);
@@ -127,7 +153,10 @@ export function getStream(deps: GetStreamDeps): Handler {
     const scope = callerScope(req.socket, session);
     // an id this process did not issue: the same 404 as POST gives, so the client initializes again
     if (!scope.startsWith(SESSION_SCOPE)) return refuse(res, 404, SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE);
-    // the new stream wins over this session's oldest, or a session holding spares gives one up
+    // the new stream wins over this client's oldest (over all its sessions), then over this
+    // session's oldest, or a session holding spares gives one up
+    const client = streamClient(req, deps.tokens, ctx.authenticated);
+    if (!streams.closing) sessions.makeClientRoom(client);
     const stream = streams.closing || sessions.makeRoom(scope) ? streams.open(res) : 'limit';
     if (stream === 'limit') {
       // warned once per run of refusals (a client retrying in a loop must not flood the log)
@@ -137,7 +166,7 @@ export function getStream(deps: GetStreamDeps): Handler {
     }
     if (stream === 'closing') return refuse(res, 503, SERVER_BUSY, 'Service Unavailable: the bridge is shutting down');
     atLimit = false;
-    sessions.add(scope, stream);
+    sessions.add(scope, client, stream);
     log.debug(`GET /mcp stream opened (${streams.size} open)`);
   };
 }

@@ -18,7 +18,7 @@ import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
 import type { openListenStream } from './listen-stream.js';
-import { bearerToken, tokenIdentity } from '../auth/tokens.js';
+import { streamClient } from './stream-client.js';
 import type { EventStreams } from './event-streams.js';
 
 export interface McpRouteOptions {
@@ -151,8 +151,8 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       caller.listen = {
         problem: acceptsEventStream(req.headers.accept) ? null : 'subscriptions/listen is answered with an event stream: the Accept header must list text/event-stream',
         key: () => `${scope}\u0000sse:${++streams}`,
-        // with tokens, the one that passed the listener's check (several tokens: one per client)
-        client: () => (options.tokens && ctx.authenticated ? tokenIdentity(bearerToken(headerValue(req.headers.authorization))!) : null),
+        // with tokens, the one that passed the listener's check (several tokens: one per client); without, the remote address
+        client: () => streamClient(req, options.tokens === true, ctx.authenticated),
         open: (key) => m.openListen(res, key, dispatcher.subscriptions, listenStreams),
       };
     }

@@ -70,6 +70,8 @@ export function bridgeRoutes(deps: RouteDeps): BridgeRoutes {
             toolsGeneration: () => deps.tools.generation,
             log: deps.log,
             perSession: deps.config.maxGetStreamsPerSession,
+            perClient: deps.config.maxGetStreamsPerClient,
+            tokens: deps.config.mcpAuthTokens.length > 0,
           }),
         );
         get = await loading;

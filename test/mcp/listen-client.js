@@ -11,12 +11,14 @@ export const ACCEPT = 'application/json, text/event-stream';
  * POSTs subscriptions/listen and reads the answer as it comes: SSE events parsed into `events`,
  * comment lines counted; a JSON (error) answer is in `json`. `close()` drops the connection.
  */
-export function listen(url, id, notifications, { accept = ACCEPT, params, headers = {} } = {}) {
+export function listen(url, id, notifications, { accept = ACCEPT, params, headers = {}, localAddress } = {}) {
   const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: params ?? { _meta: META, notifications } });
   return new Promise((resolve, reject) => {
     const req = http.request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept, 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen', ...headers },
+      // a client from another loopback address (127.0.0.2 ...), for the per-address limits
+      ...(localAddress ? { localAddress } : {}),
     });
     req.on('error', reject);
     req.on('response', (res) => {

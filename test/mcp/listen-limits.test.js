@@ -1,7 +1,7 @@
 // Per-client limits of 2026-07-28 subscriptions/listen over real HTTP: with MCP_AUTH_TOKEN a client
 // is its token, and one over MCP_MAX_SUBSCRIPTIONS_PER_CLIENT ends its own oldest (answered -32003
 // naming the variable); at MCP_MAX_SUBSCRIPTIONS a newcomer takes the oldest of the client holding
-// two more than it would, else is refused; without tokens HTTP listens have no client to count by.
+// two more than it would, else is refused; without tokens a client is its remote address.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { until, withBridge } from '../helpers.js';
@@ -85,8 +85,18 @@ test('MCP_MAX_SUBSCRIPTIONS full with tokens: a newcomer takes the oldest of the
   });
 });
 
-test('without MCP_AUTH_TOKEN, HTTP listens have no client to count by: MCP_MAX_SUBSCRIPTIONS_PER_CLIENT ends none of them, MCP_MAX_SUBSCRIPTIONS refuses as before', async () => {
-  await withBridge({ MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: '1', MCP_MAX_SUBSCRIPTIONS: '3' }, async (bridge) => {
+test('without MCP_AUTH_TOKEN, an HTTP listen\'s client is its remote address (every local client shares 127.0.0.1): MCP_MAX_SUBSCRIPTIONS_PER_CLIENT ends that address\'s oldest; at MCP_MAX_SUBSCRIPTIONS one address is refused as before', async () => {
+  await withBridge({ MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: '2', MCP_MAX_SUBSCRIPTIONS: '3' }, async (bridge) => {
+    const open = [];
+    for (let i = 1; i <= 3; i++) open.push(await listen(bridge.mcpUrl, i, {}));
+    await until(() => open[0].ended);
+    assert.deepEqual(finalOf(open[0]).error.data, { limit: 2, variable: 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT' });
+    await until(() => open.slice(1).every(acked));
+    assert.equal(bridge.dispatcher.subscriptions.size, 2);
+    for (const s of open) s.close();
+    await until(() => bridge.dispatcher.subscriptions.size === 0);
+  });
+  await withBridge({ MCP_MAX_SUBSCRIPTIONS: '3' }, async (bridge) => {
     const open = [];
     for (let i = 1; i <= 3; i++) open.push(await listen(bridge.mcpUrl, i, {}));
     await until(() => open.every(acked));

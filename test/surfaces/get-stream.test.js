@@ -305,7 +305,7 @@ test('keep-alive comments arrive on an idle stream (MCP_LISTEN_KEEPALIVE_MS)', a
 
 test('a client closing its stream drops it: 200 streams opened and closed leave none, and no tool set watcher', async () => {
   const file = writeConfig({ tools: [luaTool('one')] });
-  await withBridge({ CC_CONFIG: file, MCP_MAX_GET_STREAMS_PER_SESSION: '50' }, async (bridge) => {
+  await withBridge({ CC_CONFIG: file, MCP_MAX_GET_STREAMS_PER_SESSION: '50', MCP_MAX_GET_STREAMS_PER_CLIENT: '50' }, async (bridge) => {
     const listeners = () => bridge.tools.watching;
     const base = listeners();
     const { headers } = await initialize(bridge.mcpUrl);
