@@ -1,6 +1,6 @@
 // Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
 import { DEFAULT_MAX_JSON_DEPTH, aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
-import { parseIdentity, parseJobs, parseOmitted, parsePeripherals, type Identity, type JobInfo, type Omitted, type Peripheral } from './identity.js';
+import { parseIdentity, parseJobs, parseOmitted, parsePeripherals, withSkipped, type Identity, type JobInfo, type Omitted, type Peripheral } from './identity.js';
 
 export interface HelloFrame {
   type: 'hello';
@@ -150,14 +150,18 @@ function parseInfo(value: Record<string, unknown>): FrameParse {
   const peripherals = parsePeripherals(value.peripherals, 'info.peripherals');
   if (!peripherals.ok) return { ok: false, error: peripherals.error };
   const frame: InfoFrame = { type: 'info', computerLabel: label === '' ? null : label, peripherals: peripherals.value };
+  let skippedJobs = 0;
   if (value.jobs !== undefined) {
     const jobs = parseJobs(value.jobs, 'info.jobs');
     if (!jobs.ok) return { ok: false, error: jobs.error };
     frame.jobs = jobs.value;
+    skippedJobs = jobs.skipped;
   }
-  const omitted = parseOmitted(value.omitted, 'info.omitted');
-  if (!omitted.ok) return { ok: false, error: omitted.error };
-  if (omitted.value !== undefined) frame.omitted = omitted.value;
+  const said = parseOmitted(value.omitted, 'info.omitted');
+  if (!said.ok) return { ok: false, error: said.error };
+  // entries over an entry size were left out by the parse: counted with what the computer left out
+  const omitted = withSkipped(said.value, peripherals.skipped, skippedJobs);
+  if (omitted !== undefined) frame.omitted = omitted;
   return { ok: true, frame };
 }
 

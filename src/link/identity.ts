@@ -75,6 +75,8 @@ export function intern(value: string): string {
 }
 
 type Parse<T> = { ok: true; value: T } | { ok: false; error: string };
+/** A list parse: the entries kept, and how many well-formed entries were left out for being over an entry size. */
+type ListParse<T> = { ok: true; value: T; skipped: number } | { ok: false; error: string };
 
 function text(value: unknown, where: string): Parse<string | null> {
   if (value === undefined || value === null) return { ok: true, value: null };
@@ -82,26 +84,35 @@ function text(value: unknown, where: string): Parse<string | null> {
   return { ok: true, value };
 }
 
-/** A peripheral list: [{name, types: [string]}], names unique; errors name the field only. */
-export function parsePeripherals(value: unknown, where: string): Parse<Peripheral[]> {
+/**
+ * A peripheral list: [{name, types: [string]}], names unique; errors name the field only. A
+ * well-formed entry over an entry size (a name or type over MAX_NAME characters, more than MAX_TYPES
+ * types) is left out and counted in `skipped`, as entries over CC_MAX_IDENTITY_BYTES are: the
+ * identity budget bounds what is kept, so refusing the whole hello (before: the computer could not
+ * link at all for one odd peripheral) protected nothing.
+ */
+export function parsePeripherals(value: unknown, where: string): ListParse<Peripheral[]> {
   if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
   const seen = new Set<string>();
   // sized up front: a list grown by push keeps room for 17 (152 B for two peripherals, per link)
-  const list = new Array<Peripheral>(value.length);
+  let list = new Array<Peripheral>(value.length);
+  let kept = 0;
   for (let i = 0; i < value.length; i++) {
     const p: unknown = value[i];
     const at = `${where}[${i}]`;
     if (typeof p !== 'object' || p === null || Array.isArray(p)) return { ok: false, error: `${at} must be an object {name, types}` };
     const { name, types } = p as Record<string, unknown>;
-    if (typeof name !== 'string' || name === '' || name.length > MAX_NAME) return { ok: false, error: `${at}.name must be a non-empty string of at most ${MAX_NAME} characters` };
+    if (typeof name !== 'string' || name === '') return { ok: false, error: `${at}.name must be a non-empty string` };
     if (seen.has(name)) return { ok: false, error: `${at}.name repeats an earlier peripheral's name` };
     seen.add(name);
-    if (!Array.isArray(types) || types.length > MAX_TYPES || types.some((t) => typeof t !== 'string' || t === '' || t.length > MAX_NAME)) {
-      return { ok: false, error: `${at}.types must be an array of at most ${MAX_TYPES} non-empty strings` };
+    if (!Array.isArray(types) || types.some((t) => typeof t !== 'string' || t === '')) {
+      return { ok: false, error: `${at}.types must be an array of non-empty strings` };
     }
-    list[i] = { name, types: (types as string[]).map(intern) };
+    if (name.length > MAX_NAME || types.length > MAX_TYPES || (types as string[]).some((t) => t.length > MAX_NAME)) continue;
+    list[kept++] = { name, types: (types as string[]).map(intern) };
   }
-  return { ok: true, value: list };
+  if (kept < list.length) list = list.slice(0, kept);
+  return { ok: true, value: list, skipped: value.length - kept };
 }
 
 /** A frame's "omitted" marker: absent, or {peripherals?, jobs?} counts (at most a million each); none left out is absent. */
@@ -203,26 +214,43 @@ export function fitIdentity(identity: Identity, budget: number): { identity: Ide
 /** The job list of every computer that has none (most): one shared, frozen empty array. */
 export const NO_JOBS: readonly JobInfo[] = Object.freeze([]);
 
-/** A job list: [{job, kind, state, what}], ids unique; errors name the field only. */
-export function parseJobs(value: unknown, where: string): Parse<readonly JobInfo[]> {
+/**
+ * A job list: [{job, kind, state, what}], ids unique; errors name the field only. A well-formed job
+ * over an entry size (an id over MAX_JOB_ID characters, a kind over MAX_JOB_KIND, a `what` over
+ * MAX_TEXT) is left out and counted in `skipped`, as parsePeripherals does.
+ */
+export function parseJobs(value: unknown, where: string): ListParse<readonly JobInfo[]> {
   if (!Array.isArray(value)) return { ok: false, error: `${where} must be an array` };
-  if (value.length === 0) return { ok: true, value: NO_JOBS };
+  if (value.length === 0) return { ok: true, value: NO_JOBS, skipped: 0 };
   const seen = new Set<string>();
-  const list = new Array<JobInfo>(value.length); // sized up front, as the peripheral list
+  let list = new Array<JobInfo>(value.length); // sized up front, as the peripheral list
+  let kept = 0;
   for (let i = 0; i < value.length; i++) {
     const j: unknown = value[i];
     const at = `${where}[${i}]`;
     if (typeof j !== 'object' || j === null || Array.isArray(j)) return { ok: false, error: `${at} must be an object {job, kind, state, what}` };
     const { job, kind, state, what } = j as Record<string, unknown>;
-    if (typeof job !== 'string' || job === '' || job.length > MAX_JOB_ID) return { ok: false, error: `${at}.job must be a non-empty string of at most ${MAX_JOB_ID} characters` };
+    if (typeof job !== 'string' || job === '') return { ok: false, error: `${at}.job must be a non-empty string` };
     if (seen.has(job)) return { ok: false, error: `${at}.job repeats an earlier job's id` };
     seen.add(job);
-    if (typeof kind !== 'string' || kind === '' || kind.length > MAX_JOB_KIND) return { ok: false, error: `${at}.kind must be a non-empty string of at most ${MAX_JOB_KIND} characters` };
+    if (typeof kind !== 'string' || kind === '') return { ok: false, error: `${at}.kind must be a non-empty string` };
     if (!JOB_STATES.includes(state as JobState)) return { ok: false, error: `${at}.state must be one of ${JOB_STATES.join(', ')}` };
-    if (typeof what !== 'string' || what.length > MAX_TEXT) return { ok: false, error: `${at}.what must be a string of at most ${MAX_TEXT} characters` };
-    list[i] = { job, kind: intern(kind), state: state as JobState, what };
+    if (typeof what !== 'string') return { ok: false, error: `${at}.what must be a string` };
+    if (job.length > MAX_JOB_ID || kind.length > MAX_JOB_KIND || what.length > MAX_TEXT) continue;
+    list[kept++] = { job, kind: intern(kind), state: state as JobState, what };
   }
-  return { ok: true, value: list };
+  if (kept === 0) return { ok: true, value: NO_JOBS, skipped: value.length };
+  if (kept < list.length) list = list.slice(0, kept);
+  return { ok: true, value: list, skipped: value.length - kept };
+}
+
+/**
+ * A frame's `omitted` marker with what the parse left out for being over an entry size added: those
+ * the bridge left out, so `budget` is set (list-computers: "... or the bridge's CC_MAX_IDENTITY_BYTES").
+ */
+export function withSkipped(omitted: Omitted | undefined, peripherals: number, jobs: number): Omitted | undefined {
+  if (peripherals === 0 && jobs === 0) return omitted;
+  return { peripherals: (omitted?.peripherals ?? 0) + peripherals, jobs: (omitted?.jobs ?? 0) + jobs, budget: true };
 }
 
 /** What changed between two job lists, for the log: `job "a" started`, `job "a" running -> done`, `job "b" gone`. */
@@ -251,19 +279,24 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
   const ccVersion = text(hello.ccVersion, 'hello.ccVersion');
   if (!ccVersion.ok) return ccVersion;
   let peripherals: Peripheral[] | null = null;
+  let skippedPeripherals = 0;
   if (hello.peripherals !== undefined && hello.peripherals !== null) {
     const parsed = parsePeripherals(hello.peripherals, 'hello.peripherals');
     if (!parsed.ok) return parsed;
     peripherals = parsed.value;
+    skippedPeripherals = parsed.skipped;
   }
   let jobs: readonly JobInfo[] | null = null;
+  let skippedJobs = 0;
   if (hello.jobs !== undefined && hello.jobs !== null) {
     const parsed = parseJobs(hello.jobs, 'hello.jobs');
     if (!parsed.ok) return parsed;
     jobs = parsed.value;
+    skippedJobs = parsed.skipped;
   }
-  const omitted = parseOmitted(hello.omitted, 'hello.omitted');
-  if (!omitted.ok) return omitted;
+  const said = parseOmitted(hello.omitted, 'hello.omitted');
+  if (!said.ok) return said;
+  const omitted = { value: withSkipped(said.value, skippedPeripherals, skippedJobs) };
   const value: Identity = {
     kind: (kind as ComputerKind | undefined) ?? null,
     advanced: (advanced as boolean | undefined) ?? null,
