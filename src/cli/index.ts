@@ -23,6 +23,7 @@ runCli(
     readStdin,
     env: process.env,
     signal: interrupt.signal,
+    isTTY: process.stdout.isTTY === true,
   },
   version,
 ).then(

@@ -29,6 +29,21 @@ function block(item: unknown): string {
   }
 }
 
+// C0 controls but tab and line feed (a carriage return only where it ends a line: CRLF files), DEL and
+// the C1 controls (U+009B is CSI to some terminals).
+const TERMINAL_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n)/g;
+
+/**
+ * `text` safe to write to a terminal: control characters as \uXXXX escapes, lines and tabs kept. For
+ * what cc-mcp prints to a terminal that a computer or an upstream server chose (a program's output,
+ * a file's text, an error): ESC [2J clears the screen, OSC 52 writes the clipboard in many terminals,
+ * and some answer queries by typing into the shell. CC itself never interprets them (its terminal
+ * draws no escape sequences), so no program's output loses anything meant for a screen.
+ */
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The text of a tools/call result: its content blocks, or its structuredContent when it has none. */
 export function renderResult(result: Record<string, unknown>): string {
   const content = Array.isArray(result.content) ? result.content : [];

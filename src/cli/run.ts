@@ -2,10 +2,11 @@
 // HTTP transport). I/O comes in as functions, so this runs the same under test and in a terminal.
 import { RpcClientError } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
+import { shownText } from '../jsonrpc/quote.js';
 import { HttpTransport } from '../upstream/http.js';
 import { McpClient } from '../upstream/mcp-client.js';
 import { USAGE, UsageError, pairsToArgs, parseArgs, type Command, type Invocation } from './args.js';
-import { renderHealth, renderPins, renderResult, renderTools } from './render.js';
+import { renderHealth, renderPins, renderResult, renderTools, terminalText } from './render.js';
 
 export const EXIT = { ok: 0, toolError: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
 /** Longer than the longest exec-lua timeout (300 s), so the bridge always answers first. */
@@ -21,6 +22,8 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   /** Aborted on Ctrl-C: the call in flight is cancelled at the bridge. */
   signal: AbortSignal;
+  /** stdout is a terminal: what a computer or upstream server chose is printed with control characters escaped (terminalText). */
+  isTTY?: boolean;
 }
 
 class Exit extends Error {
@@ -152,7 +155,9 @@ async function overMcp(inv: Invocation, io: CliIo, version: string): Promise<num
     }
     const { tool, args } = await callFor(inv.command, io, client);
     const result = await (await client()).callTool(tool, args, { signal: io.signal });
-    const text = inv.json ? JSON.stringify(result, null, 2) : renderResult(result);
+    const rendered = inv.json ? JSON.stringify(result, null, 2) : renderResult(result);
+    // to a terminal, a computer's text cannot act on it; piped, it stays byte for byte
+    const text = io.isTTY === true ? terminalText(rendered) : rendered;
     if (text !== '') io.out(text.endsWith('\n') ? text : `${text}\n`);
     if (result.isError === true) throw new Exit(EXIT.toolError, `${tool} answered with an error`);
     return EXIT.ok;
@@ -191,7 +196,8 @@ export async function runCli(argv: readonly string[], io: CliIo, version: string
       return EXIT.usage;
     }
     if (err instanceof Exit) {
-      io.err(`cc-mcp: ${err.message}\n`);
+      // one line, and no control character from an answer's error text reaches the terminal
+      io.err(`cc-mcp: ${shownText(err.message)}\n`);
       return err.status;
     }
     throw err;
