@@ -221,6 +221,8 @@ function server(value: unknown, path: string, fail: Check): ServerConfig | undef
       // reported below
     }
     if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) fail('must be an http:// or https:// URL', `${path}.url`);
+    // fetch refuses such a URL on every request, and its error quoted the URL, password and all
+    else if (parsed.username !== '' || parsed.password !== '') fail('must not hold a user or password (fetch refuses such URLs); send them in "headers", e.g. {"authorization": "Basic <base64 of user:password>"}', `${path}.url`);
   }
   const headers = stringMap(value.headers, `${path}.headers`, fail);
   if (fail.count !== before) return undefined;

@@ -26,6 +26,23 @@ const ACCEPT = 'application/json, text/event-stream';
 const DELETE_TIMEOUT_MS = 2000;
 const MAX_LISTEN_BACKOFF_MS = 30_000;
 
+/**
+ * `url` as messages, logs and /health show it: without user and password, and with each query
+ * parameter's value hidden (`?api_key=***`), as hosted MCP servers often take their key there. Before,
+ * `cannot reach <url>` carried the key into the log, /health's server reason and the tool errors a
+ * model reads.
+ */
+export function shownUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return '(an invalid URL)';
+  }
+  const query = [...parsed.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join('&');
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${query ? `?${query}` : parsed.search ? '?***' : ''}`;
+}
+
 export class HttpError extends Error {
   readonly code = 'ERR_UPSTREAM_HTTP';
   constructor(readonly status: number, detail: string) {
@@ -80,7 +97,7 @@ export class HttpTransport implements Transport {
         });
       } catch (err) {
         // the server cannot be reached at all: the connection is over (the supervisor reconnects)
-        if (!controller.signal.aborted) this.ended(`cannot reach ${this.options.url}: ${networkError(err)}`);
+        if (!controller.signal.aborted) this.ended(`cannot reach ${shownUrl(this.options.url)}: ${this.scrub(networkError(err))}`);
         throw err;
       }
       const issued = res.headers.get('mcp-session-id');
@@ -148,8 +165,21 @@ export class HttpTransport implements Transport {
     }
   }
 
+  /** `text` (a fetch error, which may quote the URL) with the URL as shownUrl shows it. */
+  private scrub(text: string): string {
+    const { url } = this.options;
+    let href = url;
+    try {
+      href = new URL(url).href;
+    } catch {
+      // shownUrl says so
+    }
+    const shown = shownUrl(url);
+    return text.split(url).join(shown).split(href).join(shown);
+  }
+
   private label(): string {
-    return this.options.name ?? this.options.url;
+    return this.options.name ?? shownUrl(this.options.url);
   }
 
   private ended(reason: string): void {
