@@ -1,8 +1,12 @@
 // On CraftOS-PC (a real CC runtime): returned tables with colliding keys keep every value
 // (key-collisions); after a bridge restart the relinked computer's hello lists its detached jobs,
-// so list-computers shows them without a job-status (relink-jobs). Skipped with one line when
+// so list-computers shows them without a job-status (relink-jobs); without http.websocketAsync (older CC)
+// a job keeps getting its events while a reconnect hangs in the blocking http.websocket. Skipped with one line when
 // CraftOS-PC is not on this machine.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { bridgeConfig, describeCraftos, useLinkedCraftos } from './craftos.js';
@@ -44,5 +48,33 @@ describeCraftos('CraftOS-PC: colliding keys, jobs after a relink', () => {
     assert.equal(status.error, 'No such program: no-such-program');
     await callOk(ctx.bridge, 'job-cancel', { computerId: ID, job: running });
     await until(async () => (await callTool(ctx.bridge, 'list-computers')).structuredContent.computers[0].jobs.every((j) => j.state !== 'running'), 50, 40000);
+  });
+});
+
+describeCraftos('CraftOS-PC without http.websocketAsync (older CC): the ROM\'s blocking http.websocket', () => {
+  const JOB_ID = 34;
+  const ctx = useLinkedCraftos({ id: JOB_ID, pre: 'http.websocketAsync = nil\n' });
+
+  test('bug: a detached job gets its timers while a reconnect hangs in the handshake (http.websocket threw them away, so the job stalled)', T, async (t) => {
+    // the job waits for 100 timers of its own, one after the other (about 5 s), then writes a file
+    const code = 'for i = 1, 100 do local id = os.startTimer(0.05) repeat local _, got = os.pullEvent("timer") until got == id end '
+      + 'local f = fs.open("/ticked.txt", "w") f.write("100") f.close()';
+    await callOk(ctx.bridge, 'exec-lua', { computerId: JOB_ID, code, detach: true });
+    // The bridge goes; in its place a server that takes the connection and never answers the upgrade:
+    // the reconnect's http.websocket waits in the handshake while the job's timers come.
+    const port = Number(new URL(ctx.bridge.linkUrl).port);
+    await ctx.bridge.close(100);
+    ctx.bridge = null;
+    const held = [];
+    const server = net.createServer((socket) => held.push(socket));
+    await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+    t.after(() => {
+      for (const s of held) s.destroy();
+      server.close();
+    });
+    await until(() => held.length > 0, 20, 40000);
+    const ticked = path.join(ctx.pc.files, 'ticked.txt');
+    await until(() => existsSync(ticked), 50, 30000);
+    assert.equal(readFileSync(ticked, 'utf8'), '100');
   });
 });
