@@ -441,7 +441,7 @@ local function main(...)
         token = opts.token or nonEmpty(settings.get("mcp.token")),
         key = computerKey(),
         url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame, ownMaxFrame = opts.maxFrame,
-        chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {}, ownTimers = {},
+        chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {}, ownTimers = {}, ownQueued = {}, ownSeq = 0, pulled = 0,
     }
     if opts.service then
         local screen = rawget(_G, SHELL_SCREEN)

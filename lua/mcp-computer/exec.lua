@@ -425,6 +425,37 @@ local function describeWatchdog(ran, total)
     return describeError(TLWY)
 end
 
+-- The program's own events that it queues for itself (PACE_EVENT, CONTINUE):
+-- CC drops an event queued while its queue holds 256 (ComputerExecutor's
+-- QUEUE_LIMIT), silently, so a chunk that fills the queue could make one get
+-- lost, and with it an answer (never sent) or an event for the chunks (never
+-- handed on). Each is queued with a number and noted with how many events the
+-- program had pulled then (link.pulled, counted by nextEvent): at most 255 are
+-- ahead of it, so one not back within 256 pulls was dropped and is queued again.
+local QUEUE_LIMIT = 256
+
+local function queueOwn(link, name)
+    link.ownSeq = link.ownSeq + 1
+    link.ownQueued[link.ownSeq] = { name = name, at = link.pulled }
+    os.queueEvent(name, link.ownSeq)
+end
+
+-- Called by nextEvent for every event: `seq` is set when the event is one of these.
+local function ownEventBack(link, seq)
+    if seq ~= nil then link.ownQueued[seq] = nil end
+    if next(link.ownQueued) == nil then return end
+    local lost = {}
+    for n, q in pairs(link.ownQueued) do
+        if link.pulled - q.at >= QUEUE_LIMIT then lost[#lost + 1] = n end
+    end
+    table.sort(lost)
+    for _, n in ipairs(lost) do
+        local name = link.ownQueued[n].name
+        link.ownQueued[n] = nil
+        queueOwn(link, name)
+    end
+end
+
 -- Runs (or goes on with) building and sending one answer; see pace().
 -- Whatever goes wrong in it, the bridge still gets an answer for the id.
 local function runAnswer(link, job)
@@ -438,7 +469,7 @@ local function runAnswer(link, job)
             result = { output = "", returns = array({}), truncated = true } }))
     elseif coroutine.status(job.co) ~= "dead" then
         link.answers[#link.answers + 1] = job
-        os.queueEvent(PACE_EVENT)
+        queueOwn(link, PACE_EVENT)
     end
 end
 
@@ -544,4 +575,4 @@ end
 M.cutError, M.failExec, M.frameBudget, M.newCapture, M.respond, M.stepChunk = cutError, failExec, frameBudget, newCapture, respond, stepChunk
 M.describeError, M.pongText, M.identity, M.isOwnEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isOwnEvent, labelOf, runAnswer
 M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk = startOwnTimer, cancelOwnTimer, forgetChunk
-M.sendJson = sendJson
+M.sendJson, M.queueOwn, M.ownEventBack = sendJson, queueOwn, ownEventBack

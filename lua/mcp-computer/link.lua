@@ -5,7 +5,7 @@
 local B, CONTINUE, array, deliverToChunks, encode, failExec = M.B, M.CONTINUE, M.array, M.deliverToChunks, M.encode, M.failExec
 local files, identity, isOwnEvent, labelOf, respond, runAnswer = M.files, M.identity, M.isOwnEvent, M.labelOf, M.respond, M.runAnswer
 local startOwnTimer, cancelOwnTimer, forgetChunk = M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk
-local safe, sendJson, startExec = M.safe, M.sendJson, M.startExec
+local safe, sendJson, startExec, ownEventBack = M.safe, M.sendJson, M.startExec, M.ownEventBack
 
 ---------------------------------------------------------------------------
 -- The methods the bridge may call: one line each. `read`: it only reads
@@ -134,6 +134,9 @@ end
 local function nextEvent(link)
     local ev = table.pack(os.pullEventRaw())
     link.resumeStart = os.clock()
+    link.pulled = link.pulled + 1
+    -- the program's own PACE_EVENT and CONTINUE come back (or are queued again when CC dropped them)
+    ownEventBack(link, (ev[1] == PACE_EVENT or ev[1] == CONTINUE) and type(ev[2]) == "number" and ev[2] or nil)
     if ev[1] == "terminate" then
         -- In background mode Ctrl+T belongs to the player's shell.
         if not background then error(STOP, 0) end

@@ -4,7 +4,7 @@
 -- From the parts before this one (see M in core.lua).
 local NULL, array, cutError, cutToEncoded, decodeChar, describe = M.NULL, M.array, M.cutError, M.cutToEncoded, M.decodeChar, M.describe
 local failExec, fitReturns, frameBudget, newCapture, respond, stepChunk = M.failExec, M.fitReturns, M.frameBudget, M.newCapture, M.respond, M.stepChunk
-local encode, forgetChunk, identity = M.encode, M.forgetChunk, M.identity
+local encode, forgetChunk, identity, queueOwn = M.encode, M.forgetChunk, M.identity, M.queueOwn
 
 ---------------------------------------------------------------------------
 -- Safe tools, part B (lua-tools): peripherals, programs, screen and
@@ -673,7 +673,7 @@ local function deliverToChunks(link, ev, chunks)
             local rest = {}
             for j = i, #chunks do rest[#rest + 1] = chunks[j] end
             link.deferred[#link.deferred + 1] = { ev = ev, chunks = rest }
-            os.queueEvent(CONTINUE)
+            queueOwn(link, CONTINUE)
             break
         end
         if not chunk.done and (chunk.filter == nil or chunk.filter == ev[1]) then

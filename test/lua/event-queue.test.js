@@ -151,3 +151,22 @@ describeLua('send-input and CC\'s 256-event queue', () => {
     assert.equal(await charsSeen(c, link), queued);
   });
 });
+
+describeLua('the program\'s own events and CC\'s 256-event queue', () => {
+  test('bug: a chunk that filled CC\'s queue made the pacing event of its own answer get dropped, so the answer was never sent', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url });
+    await c.waitForOutput('waiting for requests');
+    const link = await bridge.link(0);
+    // 256 events fill the queue; 0.3 s of running makes the answer yield to pace itself (after 0.25 s),
+    // and the event it queues to go on is dropped.
+    const code = 'for i = 1, 256 do os.queueEvent("flood") end local t = os.clock() repeat until os.clock() - t > 0.3 '
+      + 'return { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 }';
+    const res = await link.request('exec-lua', { code }, 20000);
+    assert.equal(res.ok, true, JSON.stringify(res));
+    assert.deepEqual(res.result.returns, [{ type: 'table', value: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }]);
+    assert.deepEqual(c.dropped, ['mcp_computer_pace'], 'the pacing event was dropped, then queued again');
+    assert.equal((await link.request('ping')).ok, true);
+  });
+});
