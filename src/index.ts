@@ -28,6 +28,9 @@ function listenFailure(err: unknown): string | null {
 }
 
 async function main(argv: string[]): Promise<number | null> {
+  // stderr gone (a --stdio host that quit closes all three pipes): the log is lost, nothing else; an
+  // unhandled EPIPE here used to crash the bridge (exit 1) before its calls were cancelled
+  process.stderr.on('error', () => {});
   const program = basename(process.argv[1] as string);
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText(`node ${program}`));

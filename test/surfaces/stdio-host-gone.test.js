@@ -50,6 +50,22 @@ for (const closeStdin of [true, false]) {
   });
 }
 
+test('bug: a --stdio host that quit (stdin, stdout and stderr all closed) with a call in flight crashed the bridge (exit 1: the log line hit a closed stderr) before the call was cancelled, the link dropped (1006); now the computer gets the cancel, the link closes with 1001, exit 0', { timeout: 60_000 }, async (t) => {
+  const child = spawnStdio(ENV);
+  killAtEnd(t, child);
+  const computer = await silentComputer(t, child, 9);
+  child.stdin.write(INIT_LINE + execLine('call', 9));
+  const request = await computer.next((f) => f.type === 'request');
+  child.stderr.destroy();
+  child.stdout.destroy();
+  child.stdin.end();
+  const r = await child.exited;
+  assert.equal(r.code, 0, 'no crash');
+  const cancel = await computer.next((f) => f.type === 'cancel');
+  assert.equal(cancel.id, request.id);
+  assert.equal((await computer.closed).code, 1001);
+});
+
 test('bug: a --stdio host reading a real pipe (a shell |, Python subprocess) that closed it with two calls in flight: the answer of the first failed (EPIPE) and the second ran on, uncancelled, until the shutdown clock; now that first failed write cancels the second at its computer and the bridge exits 0', { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'stdio-pipe-'));
   const fifo = join(dir, 'stdout');
