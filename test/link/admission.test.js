@@ -70,3 +70,20 @@ test('buckets of quiet addresses are forgotten, so a spray of addresses cannot g
   }
   assert.ok(a.tracked <= 1024 + 1, `tracked ${a.tracked}`);
 });
+
+test('bookkeeping per address is dropped once its last socket is gone: a flood of addresses leaves nothing behind', () => {
+  const { a } = books({ maxPendingHellos: 1000, maxLinks: 1000, helloRate: 1000 });
+  const tickets = [];
+  for (let i = 0; i < 100; i++) {
+    const pending = a.open(`10.0.0.${i}`);
+    const linked = a.open(`10.0.0.${i}`);
+    assert.equal(a.hello(linked, i, null), null);
+    tickets.push(pending, linked);
+  }
+  for (const ticket of tickets) a.close(ticket);
+  assert.equal(a.pending, 0);
+  assert.equal(a.linkedFrom('10.0.0.7'), 0);
+  // no observable but the maps themselves: an entry kept at 0 per address would grow without bound
+  assert.equal(a.pendingBy.size, 0);
+  assert.equal(a.linkedBy.size, 0);
+});

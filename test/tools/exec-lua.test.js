@@ -105,6 +105,11 @@ test('CC_EXEC_MAX_CODE_BYTES sets the code limit both ways; above what the compu
     assert.equal(big.content[0].text, 'argument "code" is 2049 bytes; at most 2048 are allowed (CC_EXEC_MAX_CODE_BYTES).');
     assert.equal(c.received.filter((f) => f.type === 'request').length, 0);
     assert.equal((await callTool(bridge, 'exec-lua', { computerId: 1, code: '-'.repeat(2048) })).structuredContent.output, 'ran\n');
+    // counted in UTF-8 bytes: 683 three-byte characters are 2049 bytes, though only 683 characters
+    const wide = await callTool(bridge, 'exec-lua', { computerId: 1, code: '€'.repeat(683) });
+    assert.equal(wide.content[0].text, 'argument "code" is 2049 bytes; at most 2048 are allowed (CC_EXEC_MAX_CODE_BYTES).');
+    assert.equal((await callTool(bridge, 'exec-lua', { computerId: 1, code: `--${'€'.repeat(682)}` })).structuredContent.output, 'ran\n');
+    assert.equal(c.received.filter((f) => f.type === 'request').length, 2);
     await c.close();
   });
   await withBridge({ CC_EXEC_MAX_CODE_BYTES: '300000' }, async (bridge) => {
