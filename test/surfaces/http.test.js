@@ -525,6 +525,30 @@ test('a body of exactly MCP_MAX_BODY_BYTES is accepted', async () => {
   }
 });
 
+test('MCP_MAX_BODY_BYTES at its edge: a declared length one byte over is refused before any body byte; a chunked body of exactly the limit is read, one byte more is 413', async () => {
+  const own = await startTimedBridge();
+  try {
+    const declared = rawSocket(own.mcpUrl);
+    declared.socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1025\r\n\r\n');
+    assert.equal((await declared.response()).status, 413);
+    await declared.closed;
+    const text = JSON.stringify(req(0, 'ping'));
+    const chunked = async (body) => {
+      const client = rawSocket(own.mcpUrl);
+      client.socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n');
+      for (const piece of [body.slice(0, 500), body.slice(500)]) client.socket.write(`${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`);
+      client.socket.write('0\r\n\r\n');
+      const res = await client.response();
+      client.socket.destroy();
+      return res.status;
+    };
+    assert.equal(await chunked(text + ' '.repeat(1024 - text.length)), 200);
+    assert.equal(await chunked(text + ' '.repeat(1025 - text.length)), 413);
+  } finally {
+    await own.close();
+  }
+});
+
 // Node checks these timeouts every connectionsCheckingInterval (30 s unless the server sets it): the
 // generous test timeout only tells "cut off after about the configured time" from "eventually".
 test('the header timeout cuts off a client that never finishes its headers', { timeout: 15_000 }, async () => {

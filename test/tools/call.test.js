@@ -122,3 +122,20 @@ test('a tool tag is stripped from the result; MCP answers carry no classificatio
     assert.deepEqual(JSON.parse(text).result, { content: [{ type: 'text', text: 'gone' }], isError: true });
     assert.deepEqual(await callTool(bridge, 'tagged', {}), { content: [{ type: 'text', text: 'gone' }], isError: true });
   }));
+
+test("the bridge's own tools have their whole schema enforced (const, multipleOf, minItems ...); an upstream tool (its own definition) only the basics, the rest is its server's to check", () =>
+  withBridge({}, async (bridge) => {
+    const inputSchema = {
+      type: 'object',
+      properties: { mode: { const: 'safe' }, step: { type: 'integer', multipleOf: 5 }, tags: { type: 'array', minItems: 1 } },
+    };
+    const ran = [];
+    const tool = (name, definition) => ({ name, title: name, description: name, inputSchema, ...(definition ? { definition } : {}), call: async (args) => (ran.push([name, args]), { content: [{ type: 'text', text: 'ran' }] }) });
+    bridge.tools.setSource({ id: 'test', tools: () => [tool('own'), tool('far', { name: 'far', inputSchema })] });
+    for (const args of [{ mode: 'unsafe' }, { step: 7 }, { tags: [] }]) {
+      const own = await call(bridge, 'own', args);
+      assert.equal(own.failure?.code, 'invalid_arguments', JSON.stringify(args));
+      assert.equal((await call(bridge, 'far', args)).failure, null, JSON.stringify(args));
+    }
+    assert.deepEqual(ran.map(([name]) => name), ['far', 'far', 'far']);
+  }));
