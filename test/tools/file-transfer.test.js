@@ -48,6 +48,9 @@ test('read-file: pieces joined and checked; malformed, inconsistent and too-big 
     await bad((r, f) => (f.params.offset > 0 ? { ...r, size: 9 } : r), /^f changed size while it was being read \(2500 -> 9 bytes\)/);
     await bad((r, f) => (f.params.offset > 0 ? { ...r, length: 0, data: '', checksum: f.params.checksum } : r), /^f ended at 1000 of 2500 bytes/);
     await bad((r) => ({ ...r, size: 6000 }), /^f is 6000 bytes; the bridge moves files of at most 5000 bytes \(CC_MAX_FILE_BYTES\)\.$/);
+    // the limit's edge, and a piece the computer says is from another offset than the one asked for
+    await bad((r) => ({ ...r, size: 5001 }), /^f is 5001 bytes; the bridge moves files of at most 5000 bytes \(CC_MAX_FILE_BYTES\)\.$/);
+    await bad((r) => ({ ...r, offset: r.offset + 1 }), /malformed read-file result: expected \{size, offset, length, checksum, data\}/);
   }));
 
 test('write-file: bad base64 and too much content are refused before anything is sent', () =>
