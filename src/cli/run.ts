@@ -3,6 +3,7 @@
 import { RpcClientError } from '../jsonrpc/client.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { shownText } from '../jsonrpc/quote.js';
+import { splitTokens } from '../auth/tokens.js';
 import { HttpTransport } from '../upstream/http.js';
 import { McpClient } from '../upstream/mcp-client.js';
 import { USAGE, UsageError, pairsToArgs, parseArgs, type Command, type Invocation } from './args.js';
@@ -35,8 +36,9 @@ class Exit extends Error {
 function token(env: CliIo['env']): string | null {
   const own = env.CC_MCP_TOKEN?.trim();
   if (own) return own;
-  const first = env.MCP_AUTH_TOKEN?.split(',')[0]?.trim();
-  return first ? first : null;
+  // split as the bridge splits it (commas or whitespace): "a b" is two tokens there, so its first is "a"
+  const first = splitTokens(env.MCP_AUTH_TOKEN ?? '')[0];
+  return first ?? null;
 }
 
 function headers(env: CliIo['env']): Record<string, string> {
