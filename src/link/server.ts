@@ -17,6 +17,8 @@ import { MAX_JOBS, MAX_PERIPHERALS } from './identity.js';
 import { socketClass, type ComputerSocket } from './computer-socket.js';
 import { boundYoungGeneration } from './young-gen-hold.js';
 import { CLOSE_POLICY, CLOSE_TRY_AGAIN, helloHandshake } from './hello.js';
+import { linkOriginProblem } from './origin.js';
+import { isLoopbackHost } from '../loopback.js';
 import type { KeyPins } from './pins.js';
 
 export interface LinkServerOptions {
@@ -69,6 +71,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const youngGenMaxBytes = options.youngGenMaxBytes ?? 0;
   const metrics = options.metrics ?? new Metrics();
   const allowedOrigins = options.allowedOrigins ?? [];
+  const loopbackOnly = isLoopbackHost(options.host);
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
   const budget = new LogBudget(50);
@@ -142,9 +145,10 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       // a web page the operator's browser opened can dial ws://127.0.0.1:3001 (WebSockets have no
       // same-origin rule) and link as a computer; CC:Tweaked's handshake carries no Origin
       const origin = info.req.headers.origin ?? info.req.headers['sec-websocket-origin'];
-      if (origin !== undefined && !allowedOrigins.includes(String(origin))) {
+      const originProblem = linkOriginProblem(origin === undefined ? undefined : String(origin), info.req.headers.host, allowedOrigins, loopbackOnly);
+      if (originProblem !== null) {
         metrics.linksRefused.inc('origin');
-        warn(`link from ${socket.remoteAddress} refused: a browser page (Origin ${quoteValue(origin)}) may not link as a computer; add its origin to CC_LINK_ALLOWED_ORIGINS if it is a CC emulator you trust`);
+        warn(`link from ${socket.remoteAddress} refused: ${originProblem} (Origin ${quoteValue(origin)}, Host ${quoteValue(info.req.headers.host)}); add its origin to CC_LINK_ALLOWED_ORIGINS if it is a CC emulator you trust`);
         callback(false, 403, 'Forbidden: a web page may not link as a computer (CC_LINK_ALLOWED_ORIGINS)');
         return;
       }

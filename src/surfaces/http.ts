@@ -9,6 +9,7 @@ import { bearerToken } from '../auth/tokens.js';
 import { LogBudget } from '../link/log-budget.js';
 import { AnswerWriter, sendJson } from './respond.js';
 import { closeWithConnection } from './pipelined.js';
+import { hostName, isLoopbackHost } from '../loopback.js';
 import type { Router } from './router.js';
 
 export interface HttpServerOptions {
@@ -31,19 +32,7 @@ export interface HttpServer {
   close(graceMs: number): Promise<void>;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::ffff:127.0.0.1';
-}
-
-/** `Host` header value without its port: `[::1]:3000` -> `[::1]`, `localhost:3000` -> `localhost`. */
-function hostName(header: string): string {
-  const value = header.trim().toLowerCase();
-  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1);
-  const colon = value.lastIndexOf(':');
-  return colon === -1 ? value : value.slice(0, colon);
-}
+export { isLoopbackHost };
 
 /** A missing Origin is fine (not a browser); otherwise an http(s) loopback origin, or one listed. */
 export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {

@@ -10,8 +10,8 @@ import WebSocket from 'ws';
 import { linkComputer, withBridge } from '../helpers.js';
 
 /** Opens a link socket with `origin` (or none) and says hello; resolves with the handshake's fate and the first frame. */
-async function dial(bridge, origin, computerId) {
-  const ws = new WebSocket(bridge.linkUrl, origin === undefined ? {} : { origin });
+async function dial(bridge, origin, computerId, host) {
+  const ws = new WebSocket(bridge.linkUrl, { ...(origin === undefined ? {} : { origin }), ...(host === undefined ? {} : { headers: { host } }) });
   const refused = once(ws, 'unexpected-response').then(([, res]) => ({ refused: res.statusCode }));
   const opened = once(ws, 'open').then(async () => {
     const first = once(ws, 'message').then(([data]) => JSON.parse(data.toString()));
@@ -31,7 +31,7 @@ test('bug: a browser page (a WebSocket handshake with an Origin header) linked a
     // a loopback page is a web page too
     assert.deepEqual(await dial(bridge, 'http://127.0.0.1:8080', 8), { refused: 403 });
     assert.equal(bridge.links.get(7), undefined);
-    assert.ok(bridge.logs.some((l) => l.includes('refused: a browser page (Origin "https://evil.example") may not link as a computer')), bridge.logs.join('\n'));
+    assert.ok(bridge.logs.some((l) => l.includes('refused: a browser page may not link as a computer (Origin "https://evil.example", Host ')), bridge.logs.join('\n'));
     const metrics = await (await fetch(new URL('/metrics', bridge.mcpUrl))).text();
     assert.match(metrics, /cc_links_refused_total\{reason="origin"\} 2/);
     // a computer's handshake (no Origin) links as before
@@ -45,5 +45,18 @@ test('CC_LINK_ALLOWED_ORIGINS lets a listed web origin link (a CC emulator in a 
     const listed = await dial(bridge, 'https://copy-cat.example', 5);
     assert.equal(listed.frame?.type, 'hello-ok');
     assert.deepEqual(await dial(bridge, 'https://other.example', 6), { refused: 403 });
+  });
+});
+
+test('a Java client that names the address it dials as its Origin (Netty adds http://<Host> unless told not to) links; a page reaching the loopback link port through its own name (DNS rebinding) does not', { timeout: 60_000 }, async () => {
+  await withBridge({}, async (bridge) => {
+    const host = new URL(bridge.linkUrl).host;
+    assert.equal((await dial(bridge, `http://${host}`, 11)).frame?.type, 'hello-ok');
+    assert.equal((await dial(bridge, `https://${host}`, 12)).frame?.type, 'hello-ok');
+    const port = new URL(bridge.linkUrl).port;
+    assert.deepEqual(await dial(bridge, `http://rebind.example:${port}`, 13, `rebind.example:${port}`), { refused: 403 });
+    assert.ok(bridge.logs.some((l) => l.includes('through its own name (DNS rebinding)')), bridge.logs.join('\n'));
+    // another site's page naming the loopback address it dials is still another site
+    assert.deepEqual(await dial(bridge, `http://evil.example`, 14), { refused: 403 });
   });
 });
