@@ -112,11 +112,11 @@ async function openPage(pages, host) {
   }
 }
 
-async function withPage(host, allowed, fn, pageOf = page) {
+async function withPage(host, allowed, fn, pageOf = page, urlOf = (bridge) => bridge.mcpUrl) {
   const pages = await pageServer(pageOf);
   const env = allowed ? { MCP_ALLOWED_ORIGINS: `http://${host}:${pages.port}` } : {};
   return withBridge(env, async (bridge) => {
-    pages.setMcpUrl(bridge.mcpUrl);
+    pages.setMcpUrl(urlOf(bridge));
     return fn(await openPage(pages, host), bridge);
   });
 }
@@ -153,3 +153,27 @@ test('bug: real browser: a page\'s simple requests (text/plain, form, multipart 
     // request carried an Origin: the untyped body came with one, so the Origin check saw it
     assert.equal(report.untyped?.status, 200, JSON.stringify(report));
   }, simplePage));
+
+// A page opening a WebSocket to the link port (WebSockets have no same-origin rule) and saying hello
+// as computer 77: it reports the bridge's first frame, or that the socket never opened.
+const linkPage = (linkUrl) => `<!doctype html><meta charset="utf-8"><title>link</title><script>
+const report = (r) => fetch('/result', { method: 'POST', body: JSON.stringify(r) });
+const ws = new WebSocket(${JSON.stringify('LINK')}.replace('LINK', ${JSON.stringify(linkUrl)}));
+let opened = false;
+ws.onopen = () => { opened = true; ws.send(JSON.stringify({ type: 'hello', computerId: 77, computerLabel: 'page' })); };
+ws.onmessage = (e) => { report({ opened, frame: JSON.parse(e.data) }); ws.close(); };
+ws.onclose = () => { if (!opened) report({ opened }); };
+</script>`;
+
+test('bug: real browser: a page from any site opened a WebSocket to the link port and linked as a computer (no CC_LINK_TOKEN); now the handshake gets 403', { skip: why, timeout: 120_000 }, () =>
+  withPage(
+    'foreign.example',
+    false,
+    (report, bridge) => {
+      assert.deepEqual(report, { opened: false });
+      assert.equal(bridge.links.get(77), undefined);
+      assert.ok(bridge.logs.some((l) => /refused: a browser page may not link as a computer \(Origin "http:\/\/foreign\.example:\d+"/.test(l)), bridge.logs.join('\n'));
+    },
+    linkPage,
+    (bridge) => bridge.linkUrl,
+  ));
