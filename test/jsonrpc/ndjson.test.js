@@ -198,3 +198,59 @@ test('a line one byte over the limit (no \\r to spare it) is dropped like a long
   assert.deepEqual(ids(true), [[9, 55]]);
   assert.deepEqual(ids(undefined), [[9, null]]);
 });
+
+test('lines read from chunks of whole lines (decoded a chunk at a time) are exactly the lines read a byte at a time', () => {
+  // a byte at a time never has a newline after the first byte of a chunk, so it is the line-by-line path
+  const pieces = [
+    '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\\"n\\":1}"}]}}',
+    '"é😀 ünïcode"',
+    '{"crlf":true}\r',
+    '',
+    '   ',
+    '\t',
+    'a lone \r inside',
+    '\r\r',
+    '"\u2028"',
+    'x'.repeat(40),
+    'y'.repeat(41),
+    'z'.repeat(90),
+  ];
+  const invalid = [Buffer.from([0xff, 0x41]), Buffer.from([0x7b, 0xe2, 0x82]), Buffer.from([0xc3]), Buffer.from([0xef, 0xbb, 0xbf, 0x31])];
+  let seed = 7;
+  // a small deterministic generator (xorshift32)
+  const rand = (n) => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  const read = (stream, chunking, maxLineBytes) => {
+    const out = [];
+    const r = new LineReader({ maxLineBytes, findIds: true, onLine: (l) => out.push(['line', l]), onOversize: (n, id) => out.push(['oversize', n, id]) });
+    for (let at = 0; at < stream.length; ) {
+      const n = chunking === 'bytes' ? 1 : 1 + rand(chunking);
+      r.push(stream.subarray(at, at + n));
+      at += n;
+    }
+    r.end();
+    return out;
+  };
+  for (let round = 0; round < 40; round++) {
+    const parts = [];
+    // a BOM on the first line now and then: dropped before the first line only, on either path
+    if (round % 3 === 0) parts.push(Buffer.from([0xef, 0xbb, 0xbf]));
+    for (let i = 0; i < 30; i++) {
+      parts.push(rand(5) === 0 ? invalid[rand(invalid.length)] : Buffer.from(pieces[rand(pieces.length)]));
+      parts.push(Buffer.from('\n'));
+    }
+    if (round % 2 === 0) parts.push(Buffer.from('{"last":"no newline"}'));
+    const stream = Buffer.concat(parts);
+    for (const maxLineBytes of [64, 1 << 20]) {
+      const expected = read(stream, 'bytes', maxLineBytes);
+      assert.ok(expected.filter(([k]) => k === 'line').length > 10);
+      if (maxLineBytes === 64) assert.ok(expected.some(([k]) => k === 'oversize'));
+      // chunks of up to 1, 100 and 4,000 bytes: most carry several whole lines
+      for (const chunking of [100, 4000, stream.length]) assert.deepEqual(read(stream, chunking, maxLineBytes), expected, `round ${round}, chunks up to ${chunking}, limit ${maxLineBytes}`);
+    }
+  }
+});
