@@ -171,11 +171,20 @@ local function nextEvent(link)
     return ev
 end
 
+-- A timer of the program's own may never come: CC drops the event of a timer
+-- that fires while its queue holds 256. The events that filled it come after,
+-- so the waits below also end on the first event once the time is up.
+local function timeUp(link, timer, since, seconds)
+    if os.clock() - since < seconds then return false end
+    cancelOwnTimer(link, timer)
+    return true
+end
+
 local function sleepFor(link, seconds)
-    local timer = startOwnTimer(link, seconds)
+    local timer, since = startOwnTimer(link, seconds), os.clock()
     repeat
         local ev = nextEvent(link)
-    until ev[1] == "timer" and ev[2] == timer
+    until (ev[1] == "timer" and ev[2] == timer) or timeUp(link, timer, since, seconds)
 end
 
 local HINTS = {
@@ -346,10 +355,10 @@ local function hello(link)
         if link.lost:find("too large", 1, true) then helloTooLarge(#json, "CC refused to send it") end
         return false, link.lost
     end
-    local timer = startOwnTimer(link, HELLO_TIMEOUT)
+    local timer, since = startOwnTimer(link, HELLO_TIMEOUT), os.clock()
     while true do
         local ev = nextEvent(link)
-        if ev[1] == "timer" and ev[2] == timer then
+        if (ev[1] == "timer" and ev[2] == timer) or timeUp(link, timer, since, HELLO_TIMEOUT) then
             return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
         elseif ev[1] == "websocket_closed" and ev[2] == link.url then
             if tonumber(ev[4]) == 4401 then tokenRefused() end

@@ -41,7 +41,8 @@
 --   emu -> host:  w <hex> | nl | fg <n> | bg <n> | timer <id> <seconds>
 --                 | cancel-timer <id> | ws-open <id> <hex url> | ws-send <id> <hex> <0|1>
 --                 | ws-close <id> | modem <channel> <reply> <hex> | exit <code>
---                 | dropped <hex name>   an event CC's full queue dropped
+--                 | dropped <hex name> [<n>]  an event CC's full queue dropped (n: its
+--                                      first argument when a number, e.g. a timer's id)
 --                 | sync                 (--sync-host) send what you have, then "go"
 --   host -> emu:  ev <token>...      queue an event; tokens are s:<hex> n:<number>
 --                                    b:<0|1> nil h:<websocket id>
@@ -148,7 +149,7 @@ local QUEUE_LIMIT = 256
 local queue, qHead, qTail = {}, 1, 0
 local function push(ev)
     if qTail - qHead + 1 >= QUEUE_LIMIT then
-        emit("dropped " .. hex(tostring(ev[1])))
+        emit("dropped " .. hex(tostring(ev[1])) .. (type(ev[2]) == "number" and " " .. ev[2] or ""))
         return
     end
     qTail = qTail + 1

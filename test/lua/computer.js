@@ -59,6 +59,8 @@ class Computer {
     this.sent = [];
     this.transmitted = [];
     this.dropped = []; // names of the events the emulator's full queue dropped (CC's 256-event limit)
+    this.droppedTimers = []; // ids of the timers among them
+    this.timersStarted = []; // [id, seconds] of every os.startTimer
     this.heldLines = null; // lines kept back by holdEvents()
     this.onSend = null; // (text) => void, called for each frame the program sends, before it runs on
   }
@@ -218,6 +220,7 @@ class Computer {
       case 'timer': {
         const id = Number(rest[0]);
         const seconds = Number(rest[1]);
+        this.timersStarted.push([id, seconds]);
         const ms = Math.max(0, this.opts.timerMs ? this.opts.timerMs(seconds) : seconds * 1000 * this.timeScale);
         this.timers.set(id, setTimeout(() => {
           this.timers.delete(id);
@@ -266,6 +269,7 @@ class Computer {
         break;
       case 'dropped':
         this.dropped.push(Buffer.from(rest[0] ?? '', 'hex').toString('utf8'));
+        if (this.dropped.at(-1) === 'timer') this.droppedTimers.push(Number(rest[1]));
         break;
       case 'sync':
         // --sync-host: every line sent before this one is ahead of "go" in the pipe

@@ -170,3 +170,31 @@ describeLua('the program\'s own events and CC\'s 256-event queue', () => {
     assert.equal((await link.request('ping')).ok, true);
   });
 });
+
+describeLua('the program\'s own timers and CC\'s 256-event queue', () => {
+  test('bug: the reconnect wait\'s timer, dropped by CC while a detached job kept its queue full, left the program waiting forever', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    // waits below 2 s (the reconnect's) take 300 ms here, the rest 10 ms a second
+    const c = useComputer(t, { url: bridge.url, syncHost: true, timerMs: (s) => (s < 2 ? 300 : s * 10) });
+    await c.waitForOutput('waiting for requests');
+    const link = await bridge.link(0);
+    // a job that, once told, keeps CC's queue full until os.clock() jumps 1000 s
+    const flood = 'os.pullEvent("flood") local t0 = os.clock() for i = 1, 256 do os.queueEvent("f") end '
+      + 'while os.clock() - t0 < 1000 do os.pullEvent("f") os.queueEvent("f") os.queueEvent("f") end';
+    const job = await link.request('exec-lua', { code: flood, detach: true });
+    assert.equal(job.ok, true, JSON.stringify(job));
+    const since = c.output.length;
+    link.close(1000);
+    const { match } = await c.waitForOutput(/retrying in ([\d.]+) s/, 10000, since);
+    const [wait] = c.timersStarted.filter(([, s]) => s === Number(match[1])).at(-1);
+    c.queueEvent('flood');
+    // the reconnect wait's timer fires into the full queue and is dropped
+    for (let i = 0; i < 1000 && !c.droppedTimers.includes(wait); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(c.droppedTimers.includes(wait), `dropped: ${[...new Set(c.dropped)]}, timers ${c.droppedTimers}`);
+    c.advanceClock(1000); // the job ends its flood; the wait is long over
+    const again = await bridge.link(1, 10000);
+    await again.hello;
+    assert.equal((await again.request('ping')).ok, true);
+  });
+});
