@@ -30,6 +30,7 @@ import { MAX_GROUP_DEPTH, Parser, type Alt, type Term } from './regex-structure.
 import { MAX_FINITE, repeats, unbounded } from './pattern-terms.js';
 import { MAX_WAYS, scanChains } from './pattern-ways.js';
 import { repeatedGroupProblem, runProblem, type Where } from './pattern-rules.js';
+import { writtenOut } from './pattern-written-out.js';
 
 export { MAX_FINITE, MAX_GROUP_DEPTH, MAX_WAYS };
 
@@ -39,6 +40,8 @@ export { MAX_FINITE, MAX_GROUP_DEPTH, MAX_WAYS };
  * 4,096 characters takes at most tens of milliseconds, once). Real schema patterns are far smaller.
  */
 export const MAX_PATTERN_LENGTH = 4096;
+/** Most items (terms, each copy counted) of a pattern with its bounded repeated groups written out (pattern-written-out.ts). */
+export const MAX_WRITTEN_OUT_TERMS = MAX_PATTERN_LENGTH;
 
 /**
  * `base`: the degree the text's length already has where `alt` is matched: 1 for an unanchored pattern
@@ -91,6 +94,14 @@ export function patternProblem(pattern: string): string | null {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
     problem = problemIn(alt, anchored ? 0 : 1, true, 'top', 0);
+    // read again with its bounded repeated groups written out: the rules then count the runs inside them
+    const written = problem === null ? writtenOut(alt) : null;
+    if (written !== null) {
+      problem =
+        written.terms > MAX_WRITTEN_OUT_TERMS
+          ? `written out, its groups repeated a bounded number of times make more than ${MAX_WRITTEN_OUT_TERMS} items, more than the bridge checks`
+          : problemIn(written.alt, anchored ? 0 : 1, true, 'top', 0);
+    }
   } catch (err) {
     // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)
     problem = `the bridge could not read it to check that it cannot backtrack exponentially (${(err as Error).message})`;

@@ -49,7 +49,6 @@ export interface Chain {
   last: Term;
   value: number;
   members: Term[];
-  open: boolean;
 }
 
 /**
@@ -82,6 +81,7 @@ const variesCache = new WeakMap<Term, number>();
  * `skipLast`: the last term ends the whole pattern (nothing after it can fail) and is not counted.
  */
 export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded): { prefix: number[]; longest: Chain | null } {
+  /** The chains still open (no required item their last cannot take since), in the order they began. */
   const chains: Chain[] = [];
   const prefix: number[] = [];
   let longest: Chain | null = null;
@@ -91,10 +91,15 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
     const w = skipLast && i === terms.length - 1 ? 0 : weight(t, counts);
     const chars = charsAtom(t.atom);
     let before: Chain | null = null;
-    if (w > 0) for (const c of chains) if (c.open && (before === null || c.value > before.value) && overlaps(charsAtom(c.last.atom), chars)) before = c;
-    if (!nullableTerm(t)) for (const c of chains) if (c.open && !overlaps(charsAtom(c.last.atom), chars)) c.open = false;
+    if (w > 0) for (const c of chains) if ((before === null || c.value > before.value) && overlaps(charsAtom(c.last.atom), chars)) before = c;
+    if (!nullableTerm(t)) {
+      // a closed chain is dropped: a long pattern of runs between separators costs its length, not its square
+      let open = 0;
+      for (const c of chains) if (overlaps(charsAtom(c.last.atom), chars)) chains[open++] = c;
+      chains.length = open;
+    }
     if (w > 0) {
-      const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: [...(before?.members ?? []), t], open: true };
+      const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: [...(before?.members ?? []), t] };
       chains.push(chain);
       if (longest === null || chain.value > longest.value) longest = chain;
     }

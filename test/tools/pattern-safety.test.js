@@ -229,3 +229,22 @@ test('bug: a repetition inside a group matched once, in the middle of a repeated
   }
   assert.equal(patternProblem('^(?:x(?:a+)-)+$'), null);
 });
+
+test('bug: a group repeated 2 to 10 times was one term to the check, the repetitions inside it uncounted ((?:[a-c]*){2}$ took 1 s on 1,000 b\'s and a "!", ^(?:x(?:a?){2}b)+$ 4 s on 24 "xab"s and a "!"); now it is also read written out as its copies, as [a-c]*[a-c]*$ is', () => {
+  // each was taken before; written out by hand, each was refused
+  const refused = ['(?:[a-c]*){2}$', '(?:[^a]+?){2}ab', '^(?:x(?:a?){2}b)+$', '^(c{1,10}c*?){2}\\W$', '^(?:[ab]{2,}b{3,10}){2}c{2,}$', '^(?:a*){2}(?!a*b)'];
+  for (const p of refused) {
+    new RegExp(p, 'u');
+    assert.equal(typeof patternProblem(p), 'string', p);
+    assert.equal(typeof runnablePattern(p), 'string', p);
+  }
+  assert.match(patternProblem('(?:[a-c]*){2}$'), /^"\[a-c\]\*" and "\[a-c\]\*" repeat the same characters .*, in an unanchored pattern .* length\^3 splits/);
+  assert.match(patternProblem('^(?:x(?:a?){2}b)+$'), /^the repeated group \(\?:x\(\?:a\?\)\{2\}b\)\+ can match the same text in more than one way \("a\?" and "a\?" can share its characters\)/);
+  // written out with separators between the runs, or anchored with two runs: taken as before
+  for (const p of ['(\\d+\\.){3}\\d+', '^(\\d+\\.){3}\\d+$', '^(a+){2}$', '^(?:\\w+ ){0,3}\\w+$', '^([a-z0-9-]+\\.){1,5}[a-z]{2,}$', '^(\\d+\\.){3}(?=a*b)', '^(?:(?:a+b){10}){10}$', '^(?:[a-z]+(?:-[a-z]+)?,){1,5}$']) {
+    new RegExp(p, 'u');
+    assert.equal(patternProblem(p), null, p);
+  }
+  // written out it may hold at most 4,096 terms (a bound of the check's own cost), else it is not run
+  assert.match(patternProblem('^(?:(?:(?:(?:a+b){10}){10}){10}){10}$'), /^written out, its groups repeated a bounded number of times make more than 4096 items, more than the bridge checks$/);
+});
