@@ -76,6 +76,17 @@ export function errorResponse(id: JsonRpcId | null, code: number, message: strin
   return { jsonrpc: '2.0', id, error };
 }
 
+/**
+ * An answer with `id` left out of each error whose request's id could not be read (id null), as the
+ * MCP revisions from 2025-11-25 on have it (their schema makes an error's id optional and never null);
+ * plain JSON-RPC 2.0 and the earlier revisions send `"id": null`. Anything else is returned as it is.
+ */
+export function withoutNullIds(body: unknown): unknown {
+  if (Array.isArray(body)) return body.some((r) => isRecord(r) && r.id === null) ? body.map(withoutNullIds) : body;
+  if (!isRecord(body) || body.id !== null || !('error' in body)) return body;
+  return { jsonrpc: body.jsonrpc, error: body.error };
+}
+
 export function resultResponse(id: JsonRpcId, result: unknown): ResultResponse {
   return { jsonrpc: '2.0', id, result };
 }

@@ -19,6 +19,15 @@ export function allowsBatches(version: string): boolean {
   return version === '2025-03-26';
 }
 
+/**
+ * Whether an error answering a request whose id could not be read leaves `id` out (2025-11-25 and
+ * 2026-07-28, whose schema has no null id) instead of sending `"id": null` (the earlier revisions,
+ * JSON-RPC 2.0, and a revision not served or not known).
+ */
+export function omitsUnreadableId(version: string | null | undefined): boolean {
+  return version === '2025-11-25' || version === MODERN_PROTOCOL_VERSION;
+}
+
 export function isServed(version: string): boolean {
   return SERVED_PROTOCOL_VERSIONS.includes(version);
 }

@@ -16,7 +16,7 @@ import { callerScope, toolsMayDiffer } from './caller-scope.js';
 import type { EventStream, EventStreams } from './event-streams.js';
 import { SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE, methodNotAllowed } from './mcp-route.js';
 import { Shares } from '../mcp/shares.js';
-import { sendJson } from './respond.js';
+import { sendRpc } from './rpc-answer.js';
 import type { Handler, RouteContext } from './router.js';
 import { streamClient } from './stream-client.js';
 
@@ -128,7 +128,7 @@ class SessionStreams {
 const single = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
 
 function refuse(res: ServerResponse, status: number, code: number, message: string): void {
-  sendJson(res, status, errorResponse(null, code, message));
+  sendRpc(res, status, errorResponse(null, code, message));
 }
 
 export function getStream(deps: GetStreamDeps): Handler {
@@ -139,9 +139,9 @@ export function getStream(deps: GetStreamDeps): Handler {
     // a HEAD cannot carry a stream: answered as before the GET stream existed
     if (req.method !== 'GET') return methodNotAllowed(res, true);
     const era = selectHttpEra({ version: single(req.headers['mcp-protocol-version']) }, undefined);
-    if (era.era === 'reject') return sendJson(res, era.reply.status, era.reply.body);
+    if (era.era === 'reject') return sendRpc(res, era.reply.status, era.reply.body);
     if (era.era === 'modern') {
-      return sendJson(res, 405, errorResponse(null, INVALID_REQUEST, 'Method not allowed: 2026-07-28 has no GET stream; send requests with POST'), { allow: 'POST' });
+      return sendRpc(res, 405, errorResponse(null, INVALID_REQUEST, 'Method not allowed: 2026-07-28 has no GET stream; send requests with POST'), { allow: 'POST' });
     }
     if (!acceptsEventStream(single(req.headers.accept))) {
       return refuse(res, 406, INVALID_REQUEST, 'Not Acceptable: GET /mcp opens the server\'s event stream; its Accept header must list text/event-stream (send MCP requests with POST)');

@@ -8,6 +8,7 @@ import { quoteValue } from '../jsonrpc/quote.js';
 import { bearerToken } from '../auth/tokens.js';
 import { LogBudget } from '../link/log-budget.js';
 import { AnswerWriter, sendJson } from './respond.js';
+import { sendRpc } from './rpc-answer.js';
 import { closeWithConnection } from './pipelined.js';
 import { hostName, isLoopbackHost } from '../loopback.js';
 import type { Router } from './router.js';
@@ -93,7 +94,7 @@ function unauthorized(res: ServerResponse, path: string, presented: boolean): vo
     : 'Unauthorized: send the header Authorization: Bearer <token> (the bridge has MCP_AUTH_TOKEN set)';
   const body = path === '/mcp' || path === '/' ? errorResponse(null, UNAUTHORIZED, message) : { error: 'unauthorized', message };
   const challenge = presented ? 'Bearer realm="cc-mcp-bridge", error="invalid_token"' : 'Bearer realm="cc-mcp-bridge"';
-  sendJson(res, 401, body, { 'www-authenticate': challenge, connection: 'close' });
+  sendRpc(res, 401, body, { 'www-authenticate': challenge, connection: 'close' });
 }
 
 export async function startHttpServer(router: Router, log: Logger, options: HttpServerOptions): Promise<HttpServer> {
@@ -183,7 +184,7 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
     closeWithConnection(req, res);
     route(req, res).catch((err: Error) => {
       log.error(`MCP request failed: ${err.stack ?? err.message}`);
-      if (!res.headersSent) sendJson(res, 500, errorResponse(null, INTERNAL_ERROR, 'Internal error'));
+      if (!res.headersSent) sendRpc(res, 500, errorResponse(null, INTERNAL_ERROR, 'Internal error'));
       else res.destroy();
     });
   });

@@ -14,6 +14,7 @@ import type { handleModern } from '../mcp/modern-dispatch.js';
 import { acceptsEventStream, wantsEventStream } from './accept.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond.js';
+import { forRevision, sendRpc } from './rpc-answer.js';
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId } from './caller-scope.js';
@@ -38,7 +39,7 @@ export function methodNotAllowed(res: ServerResponse, get: boolean): void {
   const message = get
     ? 'Method not allowed: MCP requests are sent with POST; GET opens the 2025 revisions\' event stream'
     : 'Method not allowed: this server speaks MCP over POST only (no GET event stream: MCP_MAX_GET_STREAMS is 0)';
-  sendJson(res, 405, errorResponse(null, INVALID_REQUEST, message), { allow: get ? 'GET, POST' : 'POST' });
+  sendRpc(res, 405, errorResponse(null, INVALID_REQUEST, message), { allow: get ? 'GET, POST' : 'POST' });
 }
 
 const headerValue = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
@@ -98,7 +99,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
   const post: Handler = async (req, res, ctx) => {
     const mediaProblem = contentTypeProblem(req.headers['content-type']);
     if (mediaProblem !== null) {
-      sendJson(res, 415, errorResponse(null, INVALID_REQUEST, mediaProblem), UNSUPPORTED_MEDIA_HEADERS);
+      sendRpc(res, 415, errorResponse(null, INVALID_REQUEST, mediaProblem), UNSUPPORTED_MEDIA_HEADERS);
       return;
     }
     let raw: Buffer;
@@ -108,7 +109,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       if (err instanceof BodyTooLargeError) {
         // answer without reading the rest; with `connection: close` node ends the socket once the
         // answer is written, so the client stops sending
-        sendJson(res, 413, errorResponse(null, INVALID_REQUEST, err.message), { connection: 'close' });
+        sendRpc(res, 413, errorResponse(null, INVALID_REQUEST, err.message), { connection: 'close' });
         return;
       }
       // the client went away (or the request timeout cut it off) mid-body: nobody is left to answer
@@ -118,14 +119,14 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     // not decoded with U+FFFD in place of bad bytes: that would run a changed message (Lua code, a file's text)
     if (!isUtf8(raw)) {
-      sendJson(res, 400, errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid UTF-8, which every MCP message is'));
+      sendRpc(res, 400, errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid UTF-8, which every MCP message is'));
       return;
     }
     let body: unknown;
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      sendJson(res, 400, errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid JSON'));
+      sendRpc(res, 400, errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid JSON'));
       return;
     }
     const era = selectHttpEra(mcpHeaders(req.headers), body);
@@ -139,7 +140,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     const scope = callerScope(req.socket, sessionHeader);
     if (era.era === 'legacy' && staleSession(sessionHeader, scope) && !(isRecord(body) && body.method === 'initialize')) {
       res.off('close', onClose);
-      sendJson(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
+      sendRpc(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
       return;
     }
     const m = era.era === 'modern' ? (modern ?? (await loadModern())) : null;
@@ -186,13 +187,13 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     try {
       // a client that takes only an event stream gets its answer as one SSE event; errors stay JSON
       const send = reply.status === 200 && wantsEventStream(req.headers.accept) ? sendSseMessage : sendJson;
-      send(res, reply.status, reply.body, headers);
+      send(res, reply.status, forRevision(req, reply.body), headers);
     } catch (err) {
       // the answer could not be serialised: each request still hears about it, under its own id
       log.error(`MCP answer could not be serialised: ${(err as Error).message}`);
       const ids = (Array.isArray(reply.body) ? reply.body : [reply.body]).map((r: Response) => r.id);
       const errors = ids.map((id) => errorResponse(id, INTERNAL_ERROR, 'Internal error: the answer could not be serialised; the bridge log has the details'));
-      sendJson(res, 500, Array.isArray(reply.body) ? errors : errors[0]);
+      sendRpc(res, 500, Array.isArray(reply.body) ? errors : errors[0]);
     }
   };
   return { POST: post, '*': (_req, res) => methodNotAllowed(res, options.listChanged === true) };

@@ -14,13 +14,13 @@
 // (stdio-host.ts: closed or quit) the calls in flight are cancelled, nothing more is read or written
 // and `hostGone` tells the process to exit.
 import { randomUUID } from 'node:crypto';
-import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord } from '../jsonrpc/message.js';
+import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, withoutNullIds } from '../jsonrpc/message.js';
 import { LineReader } from '../jsonrpc/ndjson.js';
 import { Cancellation } from '../cancel.js';
 import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
 import { declaredVersion } from '../mcp/modern.js';
-import { ASSUMED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches } from '../mcp/protocol.js';
+import { ASSUMED_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches, omitsUnreadableId } from '../mcp/protocol.js';
 import { LIST_CHANGED, stdioOutput } from './stdio-output.js';
 import { cutOff, refusalOf } from './stdio-shutdown.js';
 import type { StdioOptions, StdioSurface } from './stdio-surface.js';
@@ -101,6 +101,13 @@ export function serveStdio(options: StdioOptions): StdioSurface {
    * was told listChanged (a 2026-07-28 client gets its notices on subscriptions/listen instead).
    */
   let ready = false;
+  /**
+   * The revision of the last message read (2026-07-28, else what initialize settled on): an error for
+   * a line or request whose id could not be read leaves the id out in 2025-11-25 and 2026-07-28 and
+   * sends null otherwise (see omitsUnreadableId).
+   */
+  let spoken: string | null = null;
+  const forRevision = (body: unknown, revision = spoken) => (omitsUnreadableId(revision) ? withoutNullIds(body) : body);
   const handling = new Set<Promise<void>>();
   /** The messages being answered (each in `handling` too). */
   const running = new Set<Running>();
@@ -134,36 +141,37 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     // a subscriptions/listen stream (with its subscription id), so a client speaking only that
     // revision gets these plain ones never
     if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') {
-      negotiated = answer.result.protocolVersion;
+      negotiated = spoken = answer.result.protocolVersion;
       ready = true;
     }
   };
 
   const handle = async (body: unknown, textLength: number, entry: Running) => {
     const modern = isModern(body);
+    const revision = (spoken = modern ? MODERN_PROTOCOL_VERSION : negotiated);
     const reply = modern
       ? await handleModern(dispatcher, body, undefined, caller, textLength)
       : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller, textLength);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels, and none for a call
     // the client cancelled with notifications/cancelled (see Reply.cancelled) or one cutOff() answered
-    if (reply.body !== null && !reply.cancelled && !entry.cut) write(reply.body);
+    if (reply.body !== null && !reply.cancelled && !entry.cut) write(forRevision(reply.body, revision));
     afterReply(body, reply);
   };
 
   const handleLine = (line: Pending) => {
     if (line instanceof InvalidUtf8) {
-      write(errorResponse(null, PARSE_ERROR, `Parse error: the line (${line.bytes} bytes) is not valid UTF-8, which every MCP message is; skipped`));
+      write(forRevision(errorResponse(null, PARSE_ERROR, `Parse error: the line (${line.bytes} bytes) is not valid UTF-8, which every MCP message is; skipped`)));
       return;
     }
     if (typeof line === 'number') {
-      write(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${line} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`));
+      write(forRevision(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${line} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`)));
       return;
     }
     let body: unknown;
     try {
       body = JSON.parse(line);
     } catch {
-      write(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON'));
+      write(forRevision(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON')));
       return;
     }
     const entry: Running = { body, cut: false };

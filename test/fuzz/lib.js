@@ -200,7 +200,10 @@ export function jsonRpcProblems(value) {
   const problems = [];
   if (!value || typeof value !== 'object' || Array.isArray(value)) return ['not an object'];
   if (value.jsonrpc !== '2.0') problems.push('jsonrpc is not "2.0"');
-  if (!('id' in value)) problems.push('no id');
+  // an error for a request whose id could not be read leaves the id out in 2025-11-25 and 2026-07-28
+  if (!('id' in value)) {
+    if (!('error' in value)) problems.push('no id');
+  }
   else if (!(value.id === null || typeof value.id === 'string' || (typeof value.id === 'number' && Number.isFinite(value.id)))) problems.push('bad id');
   if (('result' in value) === ('error' in value)) problems.push('not exactly one of result/error');
   if ('error' in value) {

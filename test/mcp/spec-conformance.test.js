@@ -195,3 +195,61 @@ test('bug: spec 2025-03-26/2025-06-18/2025-11-25 schema InitializeRequest: initi
     assert.equal((await child.answer(2)).result.protocolVersion, '2025-06-18');
   });
 });
+
+test('bug: spec 2025-11-25 and 2026-07-28 basic/index (error responses) and schema JSONRPCErrorResponse: an error for a request whose id could not be read carried "id": null, which their schema does not allow (the id is optional, never null); it is now left out in those revisions, and stays null in 2025-03-26 and 2025-06-18 (JSON-RPC 2.0), over HTTP and on stdio', { timeout: 60_000 }, async () => {
+  const MODERN = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+  await withBridge({}, async (bridge) => {
+    const bad = async (body, headers) => {
+      const res = await rpc(bridge.mcpUrl, body, headers);
+      assert.equal(res.status, 400, res.text);
+      assert.ok(res.json?.error, res.text);
+      return res.json;
+    };
+    for (const headers of [{}, { 'mcp-protocol-version': '2025-03-26' }, { 'mcp-protocol-version': '2025-06-18' }]) {
+      for (const body of ['{', '{"jsonrpc":"2.0","id":{},"method":"ping"}', '[]']) {
+        const json = await bad(body, headers);
+        assert.ok('id' in json && json.id === null, JSON.stringify([headers, body, json]));
+      }
+    }
+    for (const headers of [{ 'mcp-protocol-version': '2025-11-25' }, MODERN]) {
+      for (const body of ['{', '{"jsonrpc":"2.0","id":{},"method":"ping"}', '[]', '[{"jsonrpc":"2.0","id":1,"method":"ping"}]']) {
+        const json = await bad(body, headers);
+        assert.equal('id' in json, false, JSON.stringify([headers, body, json]));
+        assert.equal(json.jsonrpc, '2.0');
+      }
+      // a readable id is echoed as ever
+      const known = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 7, method: 'nope/x', params: { _meta: {} } }, { ...headers, 'mcp-method': 'nope/x' });
+      assert.equal(known.json.id, 7, known.text);
+    }
+  });
+  await run({}, async (child) => {
+    const badLine = async () => {
+      const before = child.messages.length;
+      child.raw('{\n');
+      return child.next((m) => child.messages.indexOf(m) >= before && m.error?.code === -32700);
+    };
+    const INIT = (v) => ({ protocolVersion: v, capabilities: {}, clientInfo: { name: 'spec-test', version: '0' } });
+    // nothing said yet: JSON-RPC 2.0's null
+    assert.equal((await badLine()).id, null);
+    child.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INIT('2025-06-18') });
+    await child.answer(1);
+    assert.equal((await badLine()).id, null);
+    child.send({ jsonrpc: '2.0', id: 2, method: 'initialize', params: INIT('2025-11-25') });
+    assert.equal((await child.answer(2)).result.protocolVersion, '2025-11-25');
+    assert.equal('id' in (await badLine()), false);
+    // a request whose id cannot be read, in that revision
+    const before = child.messages.length;
+    child.send({ jsonrpc: '2.0', id: {}, method: 'ping' });
+    const invalid = await child.next((m) => child.messages.indexOf(m) >= before && m.error?.code === -32600);
+    assert.equal('id' in invalid, false, JSON.stringify(invalid));
+  });
+  await run({}, async (child) => {
+    const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    child.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: META } });
+    await child.answer('d');
+    const before = child.messages.length;
+    child.raw('not json\n');
+    const parse = await child.next((m) => child.messages.indexOf(m) >= before && m.error?.code === -32700);
+    assert.equal('id' in parse, false, JSON.stringify(parse));
+  });
+});
