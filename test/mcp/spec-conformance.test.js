@@ -253,3 +253,16 @@ test('bug: spec 2025-11-25 and 2026-07-28 basic/index (error responses) and sche
     assert.equal('id' in parse, false, JSON.stringify(parse));
   });
 });
+
+test('spec basic/index (request ids) and JSON-RPC 2.0: a number id with a fraction is taken (a sender\'s SHOULD NOT / MUST, README) and answered under the same number, over HTTP and on stdio', { timeout: 60_000 }, async () => {
+  await withBridge({}, async (bridge) => {
+    for (const [text, id] of [['1.5', 1.5], ['1.50', 1.5], ['-2.25', -2.25], ['1e2', 100]]) {
+      const res = await rpc(bridge.mcpUrl, `{"jsonrpc":"2.0","id":${text},"method":"ping"}`, { 'mcp-protocol-version': '2025-11-25' });
+      assert.deepEqual(res.json, { jsonrpc: '2.0', id, result: {} }, text);
+    }
+  });
+  await run({}, async (child) => {
+    child.raw('{"jsonrpc":"2.0","id":0.5,"method":"ping"}\n');
+    assert.deepEqual((await child.answer(0.5)).result, {});
+  });
+});
