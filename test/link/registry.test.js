@@ -487,3 +487,24 @@ test('a request that ended leaves no abort listener: a later abort of the same s
   assert.deepEqual(cancels, [{ type: 'cancel', id: socket.sent[2].id }], 'only the request in flight is told to stop');
   assert.equal(getEventListeners(signal, 'abort').length, 0);
 });
+
+test('a fan-out leaves no abort listener on its signal: neither one that ended while it sent (every link closed or full) nor one answered', async () => {
+  const { getEventListeners } = await import('node:events');
+  const registry = new LinkRegistry();
+  registry.maxPendingPerLink = 1;
+  const { link: closed } = registry.register(recordingSocket(), hello(1), 'a');
+  registry.unregister(closed, 'gone');
+  const socket = recordingSocket();
+  const { link: full } = registry.register(socket, hello(2), 'b');
+  const held = registry.request(full, 'ping', undefined, { timeoutMs: 60_000 });
+  const controller = new AbortController();
+  const refused = await registry.requestAll([closed, full], 'ping', undefined, { timeoutMs: 60_000, signal: controller.signal });
+  assert.deepEqual(refused.map((o) => o.status), ['disconnected', 'error']);
+  assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+  registry.resolve(full, { type: 'response', id: socket.sent[0].id, ok: true, result: 'pong' });
+  assert.equal((await held).status, 'ok');
+  const answered = registry.requestAll([full], 'ping', undefined, { timeoutMs: 60_000, signal: controller.signal });
+  registry.resolve(full, { type: 'response', id: socket.sent[1].id, ok: true, result: 'pong' });
+  assert.deepEqual((await answered).map((o) => o.status), ['ok']);
+  assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+});
