@@ -262,6 +262,9 @@ test('GET /mcp-computer.lua serves the program; other plain HTTP paths get 404',
     const other = await fetch(`${base}/elsewhere`);
     assert.equal(other.status, 404);
     assert.match(await other.text(), /GET \/mcp-computer\.lua/);
+    // only GET serves it; its query is not part of the path
+    assert.equal((await fetch(`${base}/mcp-computer.lua`, { method: 'POST', body: 'x' })).status, 404);
+    assert.equal((await fetch(`${base}/mcp-computer.lua?v=2`)).status, 200);
   }));
 
 test('GET /mcp-computer.lua answers 500 when the program file is missing', async () => {
