@@ -156,22 +156,25 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
 /** Turns key=value pairs into arguments: a value is a string where the schema says string, else JSON if it parses. */
 export function pairsToArgs(pairs: Extract<CallArgs, { pairs: unknown }>['pairs'], properties: Record<string, unknown>): Record<string, unknown> {
   const args: Record<string, unknown> = {};
+  // an own property whatever the key: `args[key] =` with "__proto__" set the object's prototype
+  // instead, so the argument was silently not sent (and "constructor" found Object's own schema-less slot)
+  const put = (key: string, value: unknown) => void Object.defineProperty(args, key, { value, enumerable: true, writable: true, configurable: true });
   for (const { key, value, raw } of pairs) {
-    const schema = properties[key] as { type?: unknown } | undefined;
+    const schema = (Object.hasOwn(properties, key) ? properties[key] : undefined) as { type?: unknown } | undefined;
     const types = schema?.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
     if (raw) {
       try {
-        args[key] = JSON.parse(value);
+        put(key, JSON.parse(value));
       } catch {
         throw new UsageError(`${key}:= needs a JSON value, got ${JSON.stringify(value)}`);
       }
     } else if (types.length === 1 && types[0] === 'string') {
-      args[key] = value;
+      put(key, value);
     } else {
       try {
-        args[key] = JSON.parse(value);
+        put(key, JSON.parse(value));
       } catch {
-        args[key] = value;
+        put(key, value);
       }
     }
   }
