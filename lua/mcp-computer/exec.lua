@@ -330,7 +330,11 @@ function identity.watch(link, ev)
     local now = os.clock()
     local name = ev[1]
     local due = name == "peripheral" or name == "peripheral_detach" or (name == "timer" and ev[2] == link.identityTimer)
-    if name == "timer" and ev[2] == link.identityTimer then link.identityTimer = startOwnTimer(link, identity.CHECK_EVERY) end
+    if (name == "timer" and ev[2] == link.identityTimer) or now - link.identityTimerAt > 2 * identity.CHECK_EVERY then
+        -- (a timer long overdue was dropped by CC, its queue full: a new one keeps the checks going)
+        if name ~= "timer" or ev[2] ~= link.identityTimer then cancelOwnTimer(link, link.identityTimer) end
+        link.identityTimer, link.identityTimerAt = startOwnTimer(link, identity.CHECK_EVERY), now
+    end
     if not due and now - (link.identityChecked or 0) < 1 then return end
     link.identityChecked = now
     local label = labelOf()

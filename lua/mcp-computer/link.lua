@@ -412,7 +412,7 @@ local function serve(link)
     print(("linked as %d (Label: %s)"):format(os.getComputerID(), labelOf() or "null"))
     B.reportJobs(link)
     print("waiting for requests... " .. stopHint())
-    link.identityTimer = startOwnTimer(link, identity.CHECK_EVERY)
+    link.identityTimer, link.identityTimerAt = startOwnTimer(link, identity.CHECK_EVERY), os.clock()
     while true do
         local ev = nextEvent(link)
         identity.watch(link, ev)

@@ -197,4 +197,25 @@ describeLua('the program\'s own timers and CC\'s 256-event queue', () => {
     await again.hello;
     assert.equal((await again.request('ping')).ok, true);
   });
+  test('bug: the identity check\'s timer, dropped by CC while a job kept its queue full, was never started again: a label change went unreported', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url, syncHost: true, timerMs: (s) => s * 10 });
+    await c.waitForOutput('waiting for requests');
+    const link = await bridge.link(0);
+    const flood = 'os.pullEvent("flood") local t0 = os.clock() for i = 1, 256 do os.queueEvent("f") end '
+      + 'while os.clock() - t0 < 1000 do os.pullEvent("f") os.queueEvent("f") os.queueEvent("f") end';
+    assert.equal((await link.request('exec-lua', { code: flood, detach: true })).ok, true);
+    c.queueEvent('flood');
+    // an identity check timer (every 2 s) fires into the full queue and is dropped
+    const checks = () => c.timersStarted.filter(([, s]) => s === 2).map(([id]) => id);
+    for (let i = 0; i < 1000 && !c.droppedTimers.some((id) => checks().includes(id)); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(c.droppedTimers.some((id) => checks().includes(id)), `dropped timers ${c.droppedTimers}`);
+    c.advanceClock(1000); // the job ends its flood, which the next identity check reports
+    await link.waitFrame((f) => f.type === 'info' && f.jobs?.[0]?.state === 'done', 10000);
+    const set = await link.request('exec-lua', { code: 'os.setComputerLabel("relabelled")' });
+    assert.equal(set.ok, true, JSON.stringify(set));
+    const info = await link.waitFrame((f) => f.type === 'info' && f.computerLabel === 'relabelled', 10000);
+    assert.equal(info.computerLabel, 'relabelled');
+  });
 });
