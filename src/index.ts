@@ -31,6 +31,10 @@ async function main(argv: string[]): Promise<number | null> {
   // stderr gone (a --stdio host that quit closes all three pipes): the log is lost, nothing else; an
   // unhandled EPIPE here used to crash the bridge (exit 1) before its calls were cancelled
   process.stderr.on('error', () => {});
+  // stdout gone outside --stdio (`--help | head -0`, a service whose output pipe closed): the address
+  // lines are lost, nothing else; an unhandled EPIPE used to crash the bridge (exit 1). Under --stdio
+  // stdout is the MCP stream: its own listener (stdio-host.ts) takes the host's leaving
+  if (!argv.includes('--stdio') || argv.includes('--help') || argv.includes('-h') || argv.includes('--version')) process.stdout.on('error', () => {});
   const program = basename(process.argv[1] as string);
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(helpText(`node ${program}`));

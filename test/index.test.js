@@ -153,6 +153,30 @@ test('without CC_LINK_TOKEN the bridge starts with a warning after its address l
   await bridge.exited;
 });
 
+/** Spawns the bridge with its stdout a pipe whose reading end is closed before the bridge writes to it. */
+function spawnClosedStdout(env, args) {
+  const child = spawnBridge(env, args);
+  // closed in this process at once; node's own start takes far longer than this close
+  child.stdout.destroy();
+  return child;
+}
+
+test('bug: a closed stdout outside --stdio (--help | head -0, a bridge whose output pipe closed) is no unhandled EPIPE crash', { timeout: 60_000 }, async () => {
+  for (const args of [['--help'], ['--version']]) {
+    const result = await spawnClosedStdout({}, args).exited;
+    assert.doesNotMatch(result.stderr, /EPIPE|Unhandled/, args[0]);
+    assert.equal(result.code, 0, args[0]);
+  }
+  // the bridge itself: its address lines fail to be written, it goes on serving until signalled
+  const bridge = spawnClosedStdout({ MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1' });
+  await Promise.race([until(() => bridge.out.stderr.includes('note')), bridge.exited]);
+  // an EPIPE crash happens on the next tick after the address lines, before any signal is handled
+  bridge.kill('SIGTERM');
+  const result = await bridge.exited;
+  assert.doesNotMatch(result.stderr, /EPIPE|Unhandled/);
+  assert.equal(result.code, 0, result.stderr);
+});
+
 test('an address that is not ours, or a host name that does not resolve: one clear line, exit 1', async () => {
   const cases = [
     // 192.0.2.0/24 is TEST-NET-1: never an address of this machine
