@@ -17,6 +17,7 @@ local VERSION = "0.1.0"
 local DEFAULT_MAX_FRAME = 131072 -- CC's default max_websocket_message
 local MIN_MAX_FRAME = 1024
 local HELLO_TIMEOUT = 5 -- seconds to wait for hello-ok
+local CONNECT_TIMEOUT = 60 -- seconds to wait for websocket_success/failure (CC's own timeout is shorter)
 local BACKOFF_MAX = 30 -- reconnect delays go 1, 2, 4 ... up to this
 local STOP_GRACE = 2 -- seconds to let a pending connect settle after Ctrl+T
 local MAX_ERROR_BYTES = 2048 -- error messages longer than this are cut

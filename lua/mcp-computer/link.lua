@@ -143,6 +143,11 @@ local function nextEvent(link)
         return ev
     end
     if ev[1] == STOP_EVENT and background then error(STOP, 0) end
+    -- a connect given up on (CONNECT_TIMEOUT) that succeeded after all: not ours any more
+    if ev[1] == "websocket_success" and ev[2] == link.url and not link.pending and type(ev[3]) == "table" then
+        pcall(ev[3].close)
+        return ev
+    end
     if ev[1] == STATUS_EVENT and background then
         os.queueEvent(STATUS_REPLY, link.state or "starting", link.url, VERSION)
         return ev
@@ -173,7 +178,7 @@ end
 
 -- A timer of the program's own may never come: CC drops the event of a timer
 -- that fires while its queue holds 256. The events that filled it come after,
--- so the waits below also end on the first event once the time is up.
+-- so the waits below (and the connect's) also end on the first event once the time is up.
 local function timeUp(link, timer, since, seconds)
     if os.clock() - since < seconds then return false end
     cancelOwnTimer(link, timer)
@@ -226,12 +231,17 @@ local function connectBlocking(link)
     local co = coroutine.create(http.websocket)
     link.pending = true
     local res = table.pack(coroutine.resume(co, link.url))
+    local timer, since = startOwnTimer(link, CONNECT_TIMEOUT), os.clock()
     while coroutine.status(co) ~= "dead" do
         local ev = nextEvent(link)
         if ev[1] == "websocket_success" or ev[1] == "websocket_failure" then
             res = table.pack(coroutine.resume(co, table.unpack(ev, 1, ev.n)))
+        elseif (ev[1] == "timer" and ev[2] == timer) or timeUp(link, timer, since, CONNECT_TIMEOUT) then
+            link.pending = false
+            return true, false, "no answer to the connect within " .. CONNECT_TIMEOUT .. " s"
         end
     end
+    cancelOwnTimer(link, timer)
     link.pending = false
     -- as pcall(http.websocket, url) gives it
     if not res[1] then return false, res[2] end
@@ -257,16 +267,19 @@ local function connect(link)
         return nil, tostring(err or "Could not connect")
     end
     if not async then return started end
+    -- CC answers every connect (its own timeout is shorter), but drops the answer when its queue is
+    -- full: after CONNECT_TIMEOUT it is tried again (a late success is closed by nextEvent).
+    local timer, since = startOwnTimer(link, CONNECT_TIMEOUT), os.clock()
     while true do
         local ev = nextEvent(link)
-        if ev[2] == link.url then
-            if ev[1] == "websocket_success" then
-                link.pending = false
-                return ev[3]
-            elseif ev[1] == "websocket_failure" then
-                link.pending = false
-                return nil, tostring(ev[3] or "Could not connect")
-            end
+        if ev[2] == link.url and (ev[1] == "websocket_success" or ev[1] == "websocket_failure") then
+            cancelOwnTimer(link, timer)
+            link.pending = false
+            if ev[1] == "websocket_success" then return ev[3] end
+            return nil, tostring(ev[3] or "Could not connect")
+        elseif (ev[1] == "timer" and ev[2] == timer) or timeUp(link, timer, since, CONNECT_TIMEOUT) then
+            link.pending = false
+            return nil, "no answer to the connect within " .. CONNECT_TIMEOUT .. " s"
         end
     end
 end

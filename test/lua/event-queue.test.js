@@ -218,4 +218,46 @@ describeLua('the program\'s own timers and CC\'s 256-event queue', () => {
     const info = await link.waitFrame((f) => f.type === 'info' && f.computerLabel === 'relabelled', 10000);
     assert.equal(info.computerLabel, 'relabelled');
   });
+  for (const [name, opts] of [['http.websocketAsync', {}], ['the blocking http.websocket (older CC)', { noAsync: true }]]) {
+    test(`bug: a connect whose websocket_success CC dropped (its queue full) was waited for forever (${name})`, T, async (t) => {
+      const bridge = await startFakeBridge();
+      t.after(() => bridge.close());
+      const c = useComputer(t, { url: bridge.url, syncHost: true, timerMs: (s) => (s < 2 ? 300 : s * 10), ...opts });
+      await c.waitForOutput('waiting for requests');
+      const link = await bridge.link(0);
+      const flood = 'os.pullEvent("flood") local t0 = os.clock() for i = 1, 256 do os.queueEvent("f") end '
+        + 'while os.clock() - t0 < 1000 do os.pullEvent("f") os.queueEvent("f") os.queueEvent("f") end';
+      assert.equal((await link.request('exec-lua', { code: flood, detach: true })).ok, true);
+      c.opts.holdConnect = true;
+      link.close(1000);
+      while (c.held.length === 0) await new Promise((r) => setTimeout(r, 5));
+      // the reconnect waits for its answer; the queue fills; the answer comes and is dropped
+      c.queueEvent('flood');
+      c.releaseConnects();
+      for (let i = 0; i < 1000 && !c.dropped.includes('websocket_success'); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(c.dropped.includes('websocket_success'), `dropped: ${[...new Set(c.dropped)]}`);
+      c.advanceClock(1000); // the job ends its flood; 60 s without an answer are long over
+      const again = await bridge.link(2, 10000); // link 1 is the connect whose answer was lost
+      await again.hello;
+      assert.equal((await again.request('ping')).ok, true);
+      assert.match(c.output, /could not connect: no answer to the connect within 60 s/);
+    });
+  }
+
+  test('a connect given up on after 60 s that succeeds after all is closed; the next one links', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { url: bridge.url, holdConnect: true, timerMs: () => 300 });
+    while (c.held.length === 0) await new Promise((r) => setTimeout(r, 5));
+    c.advanceClock(61);
+    c.queueEvent('anything'); // the first event after the 60 s ends the wait
+    await c.waitForOutput('could not connect: no answer to the connect within 60 s');
+    c.releaseConnects(); // its answer comes now, during the wait to reconnect
+    const late = await bridge.link(0);
+    assert.equal((await late.closed).code, 1006, 'the late socket was closed by the program');
+    assert.deepEqual(late.frames, [], 'no hello on it');
+    const linked = await bridge.link(1, 10000);
+    await linked.hello;
+    assert.equal((await linked.request('ping')).ok, true);
+  });
 });

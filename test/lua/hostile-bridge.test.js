@@ -72,7 +72,7 @@ describeLua('reconnecting', () => {
     const port = await closedPort();
     const waits = async (id) => {
       const seconds = [];
-      const c = useComputer(t, { id, url: `ws://127.0.0.1:${port}`, timerMs: (s) => (seconds.push(s), 1) });
+      const c = useComputer(t, { id, url: `ws://127.0.0.1:${port}`, timerMs: (s) => (s === 60 ? 60000 : (seconds.push(s), 1)) }); // (60 s: the connect's own timeout)
       await c.waitForOutput('(attempt 8)', 20000);
       c.terminate();
       await c.waitForExit();
