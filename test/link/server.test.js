@@ -175,6 +175,8 @@ test('a close reason longer than a close frame holds is cut to 123 bytes with ".
   assert.ok(Buffer.byteLength(wide) <= 123, String(Buffer.byteLength(wide)));
   assert.ok(wide.endsWith('...'));
   assert.equal(closeReason('y'.repeat(123)), 'y'.repeat(123));
+  // one byte over is cut (a 124-byte reason is more than a close frame can carry)
+  assert.equal(closeReason('z'.repeat(124)), `${'z'.repeat(120)}...`);
 });
 
 test("hello-ok carries the bridge's frame limit (CC_MAX_FRAME_BYTES) for the computer to size its frames to", () =>
