@@ -317,3 +317,48 @@ test('KeyPins: a reset distrusts the key it forgot until another key pins the id
   assert.throws(() => parseDistrusted(`# distrusted 6 ${keyDigest(KEY)}\n# distrusted 7 ${keyDigest(KEY)}\n`, 'f', 1), /line 2: more than CC_LINK_MAX_PINS \(1\) distrusted keys/);
   assert.equal(parseDistrusted('# distrustful remarks are comments\n', 'f', 10).size, 0);
 });
+
+test('KeyPins: a full table never evicts a pin whose write is still under way (its hello waits for it); once written, an unconfirmed, unlinked pin is evicted', async () => {
+  const pins = new KeyPins(1);
+  let release;
+  const write = new Promise((resolve) => (release = resolve));
+  pins.onChange = () => write;
+  assert.equal(pins.check(1, KEY), 'new');
+  assert.equal(pins.pin(1, KEY), true);
+  assert.equal(pins.saving(1), write, 'the hello of computer 1 waits for this write');
+  // computer 1 is not linked yet (its hello waits): only the write keeps its pin
+  assert.equal(pins.check(2, OTHER), 'new');
+  assert.equal(pins.pin(2, OTHER), false);
+  assert.equal(pins.lastEvicted, null);
+  assert.equal(pins.check(1, KEY), 'ok', 'the waiting hello still finds its pin');
+  pins.onChange = null;
+  release();
+  await write;
+  assert.equal(pins.saving(1), null);
+  assert.equal(pins.pin(2, OTHER), true);
+  assert.equal(pins.lastEvicted, 1);
+});
+
+test('KeyPins: an earlier write ending does not clear the wait of a later pin of the same id (pinned again after a reset)', async () => {
+  const pins = new KeyPins(10);
+  const writes = [];
+  pins.onChange = () => {
+    let release;
+    const write = new Promise((resolve) => (release = resolve));
+    writes.push({ write, release });
+    return write;
+  };
+  assert.equal(pins.pin(1, KEY), true);
+  const first = pins.saving(1);
+  pins.reset(1);
+  assert.equal(pins.check(1, OTHER), 'new');
+  assert.equal(pins.pin(1, OTHER), true);
+  const second = pins.saving(1);
+  assert.notEqual(second, first);
+  writes[0].release();
+  await first;
+  assert.equal(pins.saving(1), second, 'the new pin is still being written');
+  for (const w of writes) w.release();
+  await second;
+  assert.equal(pins.saving(1), null);
+});
