@@ -362,3 +362,22 @@ test('KeyPins: an earlier write ending does not clear the wait of a later pin of
   await second;
   assert.equal(pins.saving(1), null);
 });
+
+test('KeyPins: an opening ends exactly at its end time, in every view of it; distrusted keys read from the file stop at max', () => {
+  let now = 1000;
+  const strict = new KeyPins(4, { strict: true, enrollMs: 500, now: () => now });
+  const reset = strict.reset(5);
+  assert.equal(reset.openUntil, 1500);
+  now = 1499;
+  assert.equal(strict.isOpen(5), true);
+  assert.deepEqual(strict.openings(), [[5, 1500]]);
+  now = 1500;
+  assert.deepEqual(strict.openings(), []);
+  assert.equal(strict.opened, 0);
+  assert.equal(strict.isOpen(5), false);
+  const pins = new KeyPins(2);
+  const digest = keyDigest(KEY);
+  assert.equal(pins.loadDistrusted([[1, digest], [2, digest], [3, digest]]), 2);
+  assert.equal(pins.distrusts(2), true);
+  assert.equal(pins.distrusts(3), false);
+});
