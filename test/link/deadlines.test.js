@@ -64,3 +64,19 @@ test('stopping the only item drops its list and timer; many items in one list en
   assert.deepEqual(ended, many.filter((_, i) => i % 2 === 0).map((m) => m.name));
   assert.equal(deadlineLists(), 0);
 });
+
+test('a list re-arms for its next item\'s own deadline, not a whole timeout later: that item ends before a later deadline of another list', async () => {
+  const ended = [];
+  const first = item('first', ended);
+  const second = item('second', ended);
+  const witness = item('witness', ended);
+  startTimeout(first, 400);
+  await sleep(100);
+  // second is due about 100 ms after first, witness 200 ms after second: re-arming the 400 ms list a
+  // whole 400 ms after first would end second about 300 ms after its deadline, after witness (only
+  // the order is checked: a slow machine delays all three alike)
+  startTimeout(second, 400);
+  startTimeout(witness, 600);
+  await until(() => ended.length === 3);
+  assert.deepEqual(ended, ['first', 'second', 'witness']);
+});
