@@ -131,6 +131,8 @@ function readTokens(env: Record<string, string | undefined>, name: string, readF
   }
   const tokens = splitTokens(text);
   if (path !== '' && tokens.length === 0) throw new ConfigError(fileName, path, 'the file holds no token');
+  // a value of separators only (`,` or spaces) would otherwise turn the check off without a word
+  if (path === '' && inline !== '' && tokens.length === 0) throw new ConfigError(name, '<hidden>', 'holds no token, only separators (commas or whitespace); unset it to run without tokens');
   for (const token of tokens) {
     const problem = tokenProblem(token);
     // never echo a secret: name the source and the reason only

@@ -334,6 +334,20 @@ test('tokens: inline lists (rotation), files (one per line), never both, never e
   fails({ CC_LINK_TOKEN: `${TOKEN},short-token` }, 'CC_LINK_TOKEN', /<hidden>.*at least 16/);
 });
 
+test('bug: MCP_AUTH_TOKEN="," (separators only) turned authentication off without a word', () => {
+  for (const value of [',', ' , ', '\n', ',,\t']) {
+    for (const variable of ['MCP_AUTH_TOKEN', 'CC_LINK_TOKEN']) {
+      assert.throws(
+        () => loadConfig({ [variable]: value }),
+        (err) => err instanceof ConfigError && err.variable === variable && /holds no token, only separators/.test(err.message),
+        `${variable}=${JSON.stringify(value)}`,
+      );
+    }
+  }
+  assert.deepEqual(loadConfig({ MCP_AUTH_TOKEN: '' }).mcpAuthTokens, []);
+  assert.deepEqual(loadConfig({ MCP_AUTH_TOKEN: ` ${TOKEN}, ` }).mcpAuthTokens, [TOKEN]);
+});
+
 test('tokens are read from real files by default', async () => {
   const { mkdtempSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
