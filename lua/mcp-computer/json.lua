@@ -115,6 +115,9 @@ local function isFinite(n)
     return n == n and n ~= math.huge and n ~= -math.huge
 end
 
+-- Whole numbers as integers. -0 is written 0 (CC's own textutils.serializeJSON
+-- writes -0): the bridge reads frames with JSON.parse and shows what it got with
+-- JSON.stringify and String(), which both give 0 for -0, so no user ever saw -0.
 local function formatNumber(n)
     if n == math.floor(n) and n >= -2 ^ 53 and n <= 2 ^ 53 then
         return string.format("%d", n)
