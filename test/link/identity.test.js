@@ -120,3 +120,26 @@ test('hello-omitted: the bridge logs and lists what a computer left out, and for
     assert.doesNotMatch(listed.content[0].text, /left out/);
     await c.close();
   }));
+
+test('identity entry sizes are exact: names and types of 256 characters, 32 types, job ids of 128 are kept, one more is left out; host and CC version up to 256', async () => {
+  const { parsePeripherals, parseJobs } = await import('../../dist/link/identity.js');
+  const n = (c, k) => c.repeat(k);
+  const peripherals = parsePeripherals([
+    { name: n('a', 256), types: [n('t', 256)] },
+    { name: n('b', 257), types: ['x'] },
+    { name: 'c', types: [n('t', 257)] },
+    { name: 'd', types: Array.from({ length: 32 }, (_, i) => `t${i}`) },
+    { name: 'e', types: Array.from({ length: 33 }, (_, i) => `t${i}`) },
+  ], 'info.peripherals');
+  assert.deepEqual(peripherals.value.map((p) => p.name), [n('a', 256), 'd']);
+  assert.equal(peripherals.skipped, 3);
+  const job = (id, kind = 'lua', what = '') => ({ job: id, kind, state: 'running', what });
+  const jobs = parseJobs([job(n('j', 128)), job(n('k', 129)), job('m', n('k', 64)), job('o', n('k', 65)), job('p', 'lua', n('w', 256)), job('q', 'lua', n('w', 257))], 'info.jobs');
+  assert.deepEqual(jobs.value.map((j) => j.job), [n('j', 128), 'm', 'p']);
+  assert.equal(jobs.skipped, 3);
+  const hello = (extra) => parseComputerFrame(JSON.stringify({ type: 'hello', computerId: 1, ...extra }));
+  for (const field of ['host', 'ccVersion']) {
+    assert.equal(hello({ [field]: n('h', 256) }).ok, true, field);
+    assert.deepEqual(hello({ [field]: n('h', 257) }), { ok: false, error: `hello.${field} must be a string of at most 256 characters` });
+  }
+});
