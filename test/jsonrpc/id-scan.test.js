@@ -75,3 +75,12 @@ test('a number id JSON reads as Infinity (1e999) is no id: no request can carry 
   assert.equal(scan('{"id":-1e999,"result":1}'), null);
   assert.equal(scan('{"id":1e308,"result":1}'), 1e308);
 });
+
+test('a huge top-level key costs the scanner no memory: it keeps at most the first 7 bytes of a key (enough to tell "id" and "method")', () => {
+  const scanner = new TopLevelIdScanner();
+  scanner.push(Buffer.from(`{"${'k'.repeat(100_000)}`));
+  // no observable but the buffer itself: the key being read, cut
+  assert.ok(scanner.key.length <= 7, String(scanner.key.length));
+  scanner.push(Buffer.from('":1,"id":9}'));
+  assert.equal(scanner.id, 9);
+});
