@@ -63,24 +63,33 @@ function B.peripheralTypes(name)
     return array(out)
 end
 
--- Every peripheral, by name, as far as they fit in the link's frame; the
--- answer says how many more were left out ("omitted").
-function B.listPeripherals(link)
-    if not peripheral then error("this computer has no peripheral API", 0) end
-    local names = peripheral.getNames()
-    table.sort(names)
+-- An answer listing `items` in order, each made an entry by `toEntry`, as far
+-- as they fit in the link's frame; "omitted" says how many more were left out.
+local function fittedList(link, field, items, toEntry)
     local out, used, room = {}, 0, frameBudget(link.maxFrame) - 256
-    for _, name in ipairs(names) do
-        local methods = peripheral.getMethods(name) or {}
-        table.sort(methods)
-        local entry = { name = name, types = B.peripheralTypes(name), methods = array(methods) }
+    for _, item in ipairs(items) do
+        local entry = toEntry(item)
         local size = #encode(entry) + 1
         if used + size > room then break end
         out[#out + 1], used = entry, used + size
     end
-    local result = { peripherals = array(out) }
-    if #out < #names then result.omitted = #names - #out end
+    local result = { [field] = array(out) }
+    if #out < #items then result.omitted = #items - #out end
     return result
+end
+
+local function peripheralEntry(name)
+    local methods = peripheral.getMethods(name) or {}
+    table.sort(methods)
+    return { name = name, types = B.peripheralTypes(name), methods = array(methods) }
+end
+
+-- Every peripheral, by name, as far as they fit in the link's frame.
+function B.listPeripherals(link)
+    if not peripheral then error("this computer has no peripheral API", 0) end
+    local names = peripheral.getNames()
+    table.sort(names)
+    return fittedList(link, "peripherals", names, peripheralEntry)
 end
 
 function B.callPeripheral(link, id, params)
@@ -507,16 +516,7 @@ function B.jobStatus(link, params)
         local list = {}
         for _, job in pairs(link.jobs) do list[#list + 1] = job end
         table.sort(list, function(a, b) return a.seq < b.seq end)
-        local out, used, room = {}, 0, frameBudget(link.maxFrame) - 256
-        for _, job in ipairs(list) do
-            local entry = B.jobSummary(job)
-            local size = #encode(entry) + 1
-            if used + size > room then break end
-            out[#out + 1], used = entry, used + size
-        end
-        local result = { jobs = array(out) }
-        if #out < #list then result.omitted = #list - #out end
-        return result
+        return fittedList(link, "jobs", list, B.jobSummary)
     end
     if type(jid) ~= "string" then error("params.job must be a string (a job id)", 0) end
     local job = link.jobs[jid]
