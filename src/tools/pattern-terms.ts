@@ -63,25 +63,7 @@ const charsCache = new WeakMap<Atom, Ranges>();
  * that it can also take do not hide it (`[a-z]+.`: where the `.` falls is ambiguous too).
  */
 export function tailAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
-  return alt.reduce<Ranges>((acc, seq) => union(acc, tailSeq(seq, onlyUnbounded)), []);
-}
-function tailSeq(raw: Seq, onlyUnbounded: boolean): Ranges {
-  // a group matched exactly once is read as its items: `(?:a+\w)[ab]` ends with what a+ can take too
-  const seq = inlined(raw);
-  let acc: Ranges = [];
-  /** The characters of each item after this one that cannot match empty text. */
-  const after: Ranges[] = [];
-  for (let i = seq.length - 1; i >= 0; i--) {
-    const t = seq[i] as Term;
-    const chars = charsAtom(t.atom);
-    const absorbs = after.every((c) => overlaps(c, chars));
-    if (absorbs && (onlyUnbounded ? unbounded(t) : varies(t))) acc = union(acc, chars);
-    if (after.length === 0 && t.atom.kind === 'group') acc = union(acc, tailAlt(t.atom.body, onlyUnbounded));
-    if (nullableTerm(t)) continue;
-    if (!absorbs) break;
-    after.push(chars);
-  }
-  return acc;
+  return edgeAlt(alt, onlyUnbounded, true);
 }
 
 /** Characters a match can end with (firstAlt read from the end). */
@@ -104,21 +86,28 @@ function lastSeq(seq: Seq): Ranges {
  * take the "ab" the one before ended with; exponential).
  */
 export function headAlt(alt: Alt, onlyUnbounded: boolean): Ranges {
-  return alt.reduce<Ranges>((acc, seq) => union(acc, headSeq(seq, onlyUnbounded)), []);
+  return edgeAlt(alt, onlyUnbounded, false);
 }
-function headSeq(raw: Seq, onlyUnbounded: boolean): Ranges {
+
+/** tailAlt (`fromEnd`) and headAlt: one walk, read from the end or from the start. */
+function edgeAlt(alt: Alt, onlyUnbounded: boolean, fromEnd: boolean): Ranges {
+  return alt.reduce<Ranges>((acc, seq) => union(acc, edgeSeq(seq, onlyUnbounded, fromEnd)), []);
+}
+function edgeSeq(raw: Seq, onlyUnbounded: boolean, fromEnd: boolean): Ranges {
+  // a group matched exactly once is read as its items: `(?:a+\w)[ab]` ends with what a+ can take too
   const seq = inlined(raw);
   let acc: Ranges = [];
-  /** The characters of each item before this one that cannot match empty text. */
-  const before: Ranges[] = [];
-  for (const t of seq) {
+  /** The characters of each item met so far (nearer the edge) that cannot match empty text. */
+  const nearer: Ranges[] = [];
+  for (let k = 0; k < seq.length; k++) {
+    const t = seq[fromEnd ? seq.length - 1 - k : k] as Term;
     const chars = charsAtom(t.atom);
-    const absorbs = before.every((c) => overlaps(c, chars));
+    const absorbs = nearer.every((c) => overlaps(c, chars));
     if (absorbs && (onlyUnbounded ? unbounded(t) : varies(t))) acc = union(acc, chars);
-    if (before.length === 0 && t.atom.kind === 'group') acc = union(acc, headAlt(t.atom.body, onlyUnbounded));
+    if (nearer.length === 0 && t.atom.kind === 'group') acc = union(acc, edgeAlt(t.atom.body, onlyUnbounded, fromEnd));
     if (nullableTerm(t)) continue;
     if (!absorbs) break;
-    before.push(chars);
+    nearer.push(chars);
   }
   return acc;
 }
