@@ -5,11 +5,32 @@
 // bridge issued count and nothing needs storing; an unknown or forged id falls back
 // to the connection here (the MCP route then answers a 2025 request carrying one 404, see
 // staleSession in mcp-route.ts). Nobody can name another client's scope without holding its id.
+//
+// With MCP_AUTH_TOKEN set, an id is also bound to the token that initialized it: the signature
+// covers the token's identity (tokenIdentity, a SHA-256 prefix), so the id verifies only on requests
+// bearing that same token. A client holding another of the configured tokens that learns the id (a
+// log, a proxy, a shared screen) gets the same 404 as for an id never issued: it can neither cancel
+// that session's calls nor take its GET stream, and cannot tell the id exists. Without tokens the
+// binding is empty and the signature is over the nonce alone, as before.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { bearerToken, tokenIdentity } from '../auth/tokens.js';
 
 let key = randomBytes(32);
-const sign = (nonce: string) => createHmac('sha256', key).update(nonce).digest('hex').slice(0, 32);
+const sign = (nonce: string, binding: string) =>
+  createHmac('sha256', key)
+    .update(binding === '' ? nonce : `${nonce}\n${binding}`)
+    .digest('hex')
+    .slice(0, 32);
+
+/**
+ * What a session id is bound to: with tokens (`authorization` is the request's Authorization header,
+ * which passed the token check), the identity of its bearer token; without (`undefined`), nothing.
+ */
+export function sessionBinding(authorization: string | undefined): string {
+  if (authorization === undefined) return '';
+  return tokenIdentity(bearerToken(authorization) ?? '');
+}
 
 /**
  * Signs and verifies ids with `next` from now on (MCP_SESSION_KEY_FILE, at start, before anything
@@ -29,11 +50,11 @@ const generationHex = (generation: number) => (generation >>> 0).toString(16).pa
 
 /**
  * A fresh session id: 32 hex digits of nonce (this start's 8-digit tag, 8 of the tool set's
- * `generation` now, 16 random), a dot, 32 of signature.
+ * `generation` now, 16 random), a dot, 32 of signature (over the nonce and `binding`: sessionBinding).
  */
-export function issueSessionId(generation = 0): string {
+export function issueSessionId(generation = 0, binding = ''): string {
   const nonce = START_TAG + generationHex(generation) + randomBytes(8).toString('hex');
-  return `${nonce}.${sign(nonce)}`;
+  return `${nonce}.${sign(nonce, binding)}`;
 }
 
 /**
@@ -44,26 +65,33 @@ export function toolsMayDiffer(id: string, generation: number): boolean {
   return !id.startsWith(START_TAG) || id.slice(8, 16) !== generationHex(generation);
 }
 
-/** Whether `id` is one this process issued. */
-export function validSessionId(id: string): boolean {
+/** Whether `id` is one this process issued, to a client with this `binding` (sessionBinding). */
+export function validSessionId(id: string, binding = ''): boolean {
   const match = /^([0-9a-f]{32})\.([0-9a-f]{32})$/.exec(id);
   if (!match) return false;
-  return timingSafeEqual(Buffer.from(sign(match[1]!)), Buffer.from(match[2]!));
+  return timingSafeEqual(Buffer.from(sign(match[1]!, binding)), Buffer.from(match[2]!));
 }
 
 const connections = new WeakMap<Socket, string>();
 let nextConnection = 1;
-// The last session id verified on each socket: a keep-alive client repeats it on every request, so
-// an exact match skips the HMAC. Any other string (altered, forged) is verified afresh.
-const verified = new WeakMap<Socket, string>();
+// The last session id verified on each socket, with the Authorization header it was verified with
+// (one keep-alive connection may carry requests with different tokens): a client repeats both on
+// every request, so an exact match skips the HMAC. Anything else (altered, forged, another token) is
+// verified afresh.
+const verified = new WeakMap<Socket, { id: string; authorization: string | undefined }>();
 
-/** The cancellation scope of a request: its valid session, else its connection. */
-export function callerScope(socket: Socket, sessionHeader: string | string[] | undefined): string {
+/**
+ * The cancellation scope of a request: its valid session, else its connection. `authorization`: the
+ * request's Authorization header when tokens are set (the id must have been issued to that token),
+ * undefined without tokens.
+ */
+export function callerScope(socket: Socket, sessionHeader: string | string[] | undefined, authorization?: string): string {
   if (typeof sessionHeader === 'string') {
     const id = sessionHeader.trim();
-    if (verified.get(socket) === id) return `session:${id}`;
-    if (validSessionId(id)) {
-      verified.set(socket, id);
+    const seen = verified.get(socket);
+    if (seen !== undefined && seen.id === id && seen.authorization === authorization) return `session:${id}`;
+    if (validSessionId(id, sessionBinding(authorization))) {
+      verified.set(socket, { id, authorization });
       return `session:${id}`;
     }
   }

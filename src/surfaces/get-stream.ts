@@ -150,7 +150,8 @@ export function getStream(deps: GetStreamDeps): Handler {
     if (session === undefined || String(session).trim() === '') {
       return refuse(res, 400, INVALID_REQUEST, 'Bad Request: GET /mcp needs the Mcp-Session-Id header that initialize answered with (the stream belongs to that session)');
     }
-    const scope = callerScope(req.socket, session);
+    // with tokens, an id issued to another token is as unknown as a made-up one (caller-scope.ts)
+    const scope = callerScope(req.socket, session, deps.tokens ? (req.headers.authorization ?? '') : undefined);
     // an id this process did not issue: the same 404 as POST gives, so the client initializes again
     if (!scope.startsWith(SESSION_SCOPE)) return refuse(res, 404, SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE);
     // the new stream wins over this client's oldest (over all its sessions), then over this

@@ -17,7 +17,7 @@ import { BodyTooLargeError, readBody, sendJson, sendSseMessage } from './respond
 import { forRevision, sendRpc } from './rpc-answer.js';
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
-import { callerScope, issueSessionId } from './caller-scope.js';
+import { callerScope, issueSessionId, sessionBinding } from './caller-scope.js';
 import type { openListenStream } from './listen-stream.js';
 import { streamClient } from './stream-client.js';
 import type { EventStreams } from './event-streams.js';
@@ -137,7 +137,9 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     };
     res.on('close', onClose);
     const sessionHeader = req.headers['mcp-session-id'];
-    const scope = callerScope(req.socket, sessionHeader);
+    // with tokens, an id verifies only with the token it was issued to (caller-scope.ts)
+    const authorization = options.tokens === true ? (req.headers.authorization ?? '') : undefined;
+    const scope = callerScope(req.socket, sessionHeader, authorization);
     if (era.era === 'legacy' && staleSession(sessionHeader, scope) && !(isRecord(body) && body.method === 'initialize')) {
       res.off('close', onClose);
       sendRpc(res, 404, errorResponse(requestId(body), SESSION_NOT_FOUND, SESSION_NOT_FOUND_MESSAGE));
@@ -182,7 +184,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     // caller-scope.ts); nothing else keys on it
     let headers = reply.headers;
     if (isRecord(body) && body.method === 'initialize' && reply.body !== null && 'result' in reply.body && !scope.startsWith('session:')) {
-      headers = { ...headers, 'mcp-session-id': issueSessionId(options.toolsGeneration?.()) };
+      headers = { ...headers, 'mcp-session-id': issueSessionId(options.toolsGeneration?.(), sessionBinding(authorization)) };
     }
     try {
       // a client that takes only an event stream gets its answer as one SSE event; errors stay JSON

@@ -123,3 +123,56 @@ test('without MCP_AUTH_TOKEN nothing asks for one', async () => {
     await open.close();
   }
 });
+
+test('bug: a session id issued to one token is an unknown session to another token (POST, GET stream, cancel)', { timeout: 60_000 }, async () => {
+  const init = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } }, auth(TOKEN));
+  assert.equal(init.status, 200, init.text);
+  const id = init.headers.get('mcp-session-id');
+  assert.ok(id);
+  const made = `${'0'.repeat(32)}.${'0'.repeat(32)}`;
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+  const v = { 'mcp-protocol-version': '2025-11-25' };
+  // the token it was issued to keeps the session
+  assert.equal((await rpc(bridge.mcpUrl, list, { ...auth(TOKEN), ...v, 'mcp-session-id': id })).status, 200);
+  // the other configured token: exactly the answer to an id never issued (nothing says it exists)
+  const stolen = await rpc(bridge.mcpUrl, list, { ...auth(NEXT), ...v, 'mcp-session-id': id });
+  const unknown = await rpc(bridge.mcpUrl, list, { ...auth(NEXT), ...v, 'mcp-session-id': made });
+  assert.equal(stolen.status, 404, stolen.text);
+  assert.equal(stolen.json.error.code, -32001);
+  assert.equal(stolen.text, unknown.text);
+
+  // GET /mcp: the stream (and the session's change notices) only for the token it was issued to
+  const get = (token, session) => fetch(bridge.mcpUrl, { headers: { ...auth(token), ...v, accept: 'text/event-stream', 'mcp-session-id': session } });
+  const otherGet = await get(NEXT, id);
+  const unknownGet = await get(NEXT, made);
+  assert.equal(otherGet.status, 404);
+  assert.equal(await otherGet.text(), await unknownGet.text());
+  const ownGet = await get(TOKEN, id);
+  assert.equal(ownGet.status, 200);
+  await ownGet.body.cancel();
+
+  // DELETE is 405 whoever asks: it says nothing of the session either
+  const del = async (token, session) => {
+    const res = await fetch(bridge.mcpUrl, { method: 'DELETE', headers: { ...auth(token), 'mcp-session-id': session } });
+    return { status: res.status, text: await res.text() };
+  };
+  assert.deepEqual(await del(NEXT, id), await del(TOKEN, id));
+  assert.equal((await del(NEXT, id)).status, 405);
+
+  // the other token cannot cancel the session's call in flight
+  let release;
+  const held = new Promise((r) => (release = r));
+  const computer = await linkComputer(bridge, { computerId: 32, onRequest: (f) => (f.method === 'ping' ? { ok: true, result: 'pong' } : held) });
+  try {
+    const pending = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 32, code: 'return 1' } } }, { ...auth(TOKEN), ...v, 'mcp-session-id': id });
+    await computer.next((f) => f.type === 'request' && f.method !== 'ping');
+    const cancel = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow' } }, { ...auth(NEXT), ...v, 'mcp-session-id': id });
+    assert.equal(cancel.status, 404);
+    release({ ok: true, result: { returns: [{ type: 'number', value: 1 }], output: '' } });
+    const answer = await pending;
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(computer.received.some((f) => f.type === 'cancel'), false);
+  } finally {
+    await computer.close();
+  }
+});
