@@ -8,7 +8,7 @@ import { plural } from '../plural.js';
 import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
 import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
-import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, scanChains, ways } from './pattern-ways.js';
+import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, scanChains, stretchCost, stretchSplits, ways } from './pattern-ways.js';
 
 const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
 
@@ -116,14 +116,32 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where):
         prevAny = undefined;
       }
     }
-    const power = chained + base;
-    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** power > MAX_WAYS) {
-      const which = bounded.map((r) => `"${cut(r.src)}"`).join(' and ');
-      const more = chained > 0 ? ` with ${plural(chained, 'unbounded repetition')} beside ${bounded.length === 1 ? 'it' : 'them'}` : '';
-      return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${where === 'top' ? (anchored ? '' : ' (an unanchored pattern tries every start position)') : WHERE[where](base)}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
-    }
+    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** (chained + base) > MAX_WAYS) return waysMessage(bounded, split, chained, base, where);
   }
   return null;
+}
+
+/**
+ * runProblem's count of the ways bounded repetitions split a stretch, over stretches read through
+ * optional items and groups matched at most once (stretchSplits): `\w{2,}-*\w{3,10}$` (unanchored:
+ * 8 x length^2 ways, as `\w{2,}\w{3,10}$`) and `^.{1,10}x{3,10}([^a]*?\w+?)?x{3,10}$` (640 x length^2:
+ * 2 s on 1,000 x's and a '!'). Checked after every other rule, so a pattern refused by one keeps its message.
+ */
+export function stretchProblem(seq: Seq, base: number, ends: boolean, where: Where): string | null {
+  const stretch = stretchSplits(seq, base, ends, (s) => stretchCost(s) > MAX_WAYS);
+  if (stretch === null) return null;
+  // the start positions tried (a member of the stretch when it begins where the sequence does) are said apart
+  const all = members(stretch);
+  const start = all[0] === START ? base : 0;
+  return waysMessage(all.filter((t) => t !== START && !unbounded(t)), stretch.split, stretch.degree - start, start, where);
+}
+
+/** Why bounded repetitions (`bounded`, splitting a text `split` ways) with `chained` unbounded ones beside them are refused. */
+function waysMessage(bounded: Term[], split: number, chained: number, base: number, where: Where): string {
+  const power = chained + base;
+  const which = bounded.map((r) => `"${cut(r.src)}"`).join(' and ');
+  const more = chained > 0 ? ` with ${plural(chained, 'unbounded repetition')} beside ${bounded.length === 1 ? 'it' : 'them'}` : '';
+  return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${where === 'top' ? (base === 0 ? '' : ' (an unanchored pattern tries every start position)') : WHERE[where](base)}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
 }
 
 /**

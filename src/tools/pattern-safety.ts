@@ -16,6 +16,9 @@
 //   optional items between, or ones the repetition before can take too: `.*a.*a.*b`), counting an
 //   unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not) and not counting one that
 //   ends the pattern (nothing after it can fail: `.*foo.*`);
+// - bounded repetitions in such a stretch multiply the ways it splits its text (at most MAX_WAYS); a
+//   second walk reads stretches through optional items of other characters and into groups matched at
+//   most once (`^.{1,10}x{3,10}([^a]*?\w+?)?x{3,10}$`, `\w{2,}(?:-)*\w{3,10}$`);
 // - a lookaround's body is matched again at every position it is reached at: after an unbounded
 //   repetition or inside an unboundedly repeated group, those positions count as one more repetition
 //   for its body's runs (`^(?:(?!a*a*b)a)*$` is length^3);
@@ -29,7 +32,7 @@ import { cutText as cut } from '../jsonrpc/quote.js';
 import { MAX_GROUP_DEPTH, Parser, type Alt, type Term } from './regex-structure.js';
 import { MAX_FINITE, repeats, unbounded } from './pattern-terms.js';
 import { MAX_WAYS, scanChains } from './pattern-ways.js';
-import { repeatedGroupProblem, runProblem, type Where } from './pattern-rules.js';
+import { repeatedGroupProblem, runProblem, stretchProblem, type Where } from './pattern-rules.js';
 import { writtenOut } from './pattern-written-out.js';
 
 export { MAX_FINITE, MAX_GROUP_DEPTH, MAX_WAYS };
@@ -51,10 +54,15 @@ export const MAX_WRITTEN_OUT_TERMS = MAX_PATTERN_LENGTH;
  * body is matched whole at each of them, so its own repetitions multiply: `^(?:(?!(?:(?!a*b)a)*b)a)*$`
  * is length^4 (a minute on 1,000 characters) though every part of it alone is at most length^2.
  * `moved`: an unbounded repetition before this point (or around it) moves where it is matched.
+ * `pass`: null for the first walk (runProblem and the group rules); in the second, where stretchProblem
+ * is: whether nothing after `alt` can fail (the pattern's or a lookahead's alternatives), and whether
+ * `alt` is a group matched at most once, which the sequence around it reads through (not read alone).
  */
-function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: number, backward = false): string | null {
+function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: number, backward = false, pass: StretchPass | null = null): string | null {
   for (const seq of alt) {
-    const run = runProblem(seq, base, top, where);
+    // in the second walk, an alternative of the pattern that starts with ^ is tried at one position
+    const at = pass !== null && top && seq[0]?.atom.kind === 'assert' && seq[0].atom.start ? 0 : base;
+    const run = pass === null ? runProblem(seq, base, top, where) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where);
     if (run) return run;
     // a lookbehind is matched from its end: what comes after a term in it is matched first
     const order = backward ? [...seq].reverse() : seq;
@@ -62,22 +70,28 @@ function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: nu
     for (let i = 0; i < order.length; i++) {
       const t = order[i] as Term;
       if (t.atom.kind === 'backref') return `${cut(t.src)} is a backreference: matching one can take exponential time, so the bridge runs no pattern with one`;
-      if (t.atom.kind === 'group' && repeats(t)) {
+      if (pass === null && t.atom.kind === 'group' && repeats(t)) {
         const problem = repeatedGroupProblem(t as Term & { atom: { kind: 'group' } });
         if (problem) return problem;
       }
       // how many length-fold ways there are to reach this term: around it, and split before it
       const reached = moved + (prefix[i] as number);
       if (t.atom.kind === 'group') {
-        const problem = problemIn(t.atom.body, base, false, where, reached + (unbounded(t) ? 1 : 0), backward);
+        const problem = problemIn(t.atom.body, at, false, where, reached + (unbounded(t) ? 1 : 0), backward, pass && { ends: false, inline: t.max <= 1 });
         if (problem) return problem;
       } else if (t.atom.kind === 'look') {
-        const problem = problemIn(t.atom.body, base + reached, false, 'look', 0, t.atom.behind);
+        const problem = problemIn(t.atom.body, at + reached, false, 'look', 0, t.atom.behind, pass && { ends: !t.atom.behind, inline: false });
         if (problem) return problem;
       }
     }
   }
   return null;
+}
+
+/** Where stretchProblem is, in problemIn's second walk. */
+interface StretchPass {
+  ends: boolean;
+  inline: boolean;
 }
 
 const problems = new Map<string, string | null>();
@@ -93,15 +107,19 @@ export function patternProblem(pattern: string): string | null {
   try {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
-    problem = problemIn(alt, anchored ? 0 : 1, true, 'top', 0);
+    const base = anchored ? 0 : 1;
+    problem = problemIn(alt, base, true, 'top', 0);
     // read again with its bounded repeated groups written out: the rules then count the runs inside them
     const written = problem === null ? writtenOut(alt) : null;
     if (written !== null) {
       problem =
         written.terms > MAX_WRITTEN_OUT_TERMS
           ? `written out, its groups repeated a bounded number of times make more than ${MAX_WRITTEN_OUT_TERMS} items, more than the bridge checks`
-          : problemIn(written.alt, anchored ? 0 : 1, true, 'top', 0);
+          : problemIn(written.alt, base, true, 'top', 0);
     }
+    // then the ways of stretches read through optional items and groups matched at most once, both readings
+    const pass = { ends: true, inline: false };
+    if (problem === null) problem = problemIn(alt, base, true, 'top', 0, false, pass) ?? (written === null ? null : problemIn(written.alt, base, true, 'top', 0, false, pass));
   } catch (err) {
     // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)
     problem = `the bridge could not read it to check that it cannot backtrack exponentially (${(err as Error).message})`;

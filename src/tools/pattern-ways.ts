@@ -1,10 +1,11 @@
 // How many ways a text can split among a pattern's repetitions, for the rules of pattern-safety.ts:
 // the ways bounded repetitions (nested: multiplied; alternatives that can start alike: summed) can
 // match a stretch, and the longest chain of unbounded repetitions of overlapping characters, each a
-// factor of the text's length. Pure; results are cached per parsed term.
+// factor of the text's length; and stretches of both read through optional items and groups matched
+// at most once (stretchSplits). Pure; results are cached per parsed term.
 
-import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
-import { charsAtom, inlined, nullableTerm, unbounded } from './pattern-terms.js';
+import { ANY, covers, intersect, overlaps, type Alt, type Ranges, type Seq, type Term } from './regex-structure.js';
+import { charsAtom, firstAtom, inlined, nullableTerm, unbounded } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
 
 /**
@@ -106,3 +107,162 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
   }
   return { prefix, longest };
 }
+
+/**
+ * A stretch of repetitions (see stretchSplits): its last member and the stretch before it (its members
+ * are theirs), the product of its bounded members' ways (`split`), how many unbounded ones it has
+ * (`degree`), and the characters every member and every required item between them can take (`common`).
+ */
+export interface Stretch {
+  last: Term;
+  before: Stretch | null;
+  split: number;
+  degree: number;
+  common: Ranges;
+  /** The last merge (undominated) that met it. */
+  mark: number;
+}
+
+/** The members of a stretch, in order. */
+export function members(s: Stretch): Term[] {
+  const out: Term[] = [];
+  for (let m: Stretch | null = s; m !== null; m = m.before) out.push(m.last);
+  return out.reverse();
+}
+
+/** split x MAX_CHARS_COUNTED^degree, capped: how many ways a stretch splits its text. */
+export const stretchCost = (s: Stretch): number => Math.min(s.split * MAX_CHARS_COUNTED ** s.degree, CAP);
+
+/** A term that can fail: one that cannot match empty text, or an assertion, lookaround or backreference. */
+function canFail(t: Term): boolean {
+  return t.min > 0 && (t.atom.kind !== 'group' || t.atom.body.every((seq) => seq.some(canFail)));
+}
+
+/**
+ * The first stretch of `seq` with a bounded repetition in it (split > 1) that `over` says splits its
+ * text in too many ways before an item that can fail there, or null. A stretch is a chain of
+ * repetitions (bounded or not), each able to take what the next starts with, all of them and the
+ * required items between them able to take one same character (on a text of it each member's length
+ * can vary while the others make up for it: the ways multiply), with only optional items of other
+ * characters between them. It is counted where a match can fail with it in place: at a required item
+ * that shares no character with it (on that text the item fails), an assertion or lookaround, or the
+ * end of a sequence that does not end the pattern. Unlike runProblem's single stretch it is read through:
+ * - an optional item of other characters (`\w{2,}-*\w{3,10}$`: with the -* empty the two \w runs
+ *   meet; each of the open stretches goes on, as scanChains's chains do);
+ * - a group matched at most once, read as each of its alternatives and (when optional) as nothing: its
+ *   repetitions are members of the stretch around it (`x{3,10}(?:[^a]*?\w+?)?x{3,10}$`: the two runs
+ *   inside the group split what the x{3,10} leave them), where runProblem counts the group as one item.
+ * `atEnd`: `seq` ends the whole pattern: items at its end that cannot fail are not read, and a stretch
+ * still open at its end is not counted (nothing after it can fail: `(\d+)(\.\d+)?`, `b+?[ab]{0,3}b`).
+ */
+export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: Stretch) => boolean): Stretch | null {
+  let found: Stretch | null = null;
+  const count = (s: Stretch): void => {
+    if (found === null && s.split > 1 && over(s)) found = s;
+  };
+  const walk = (start: Stretch[], terms: Seq): Stretch[] => {
+    let open = start;
+    /** Whether `open` is this walk's own array (`start` is shared with the other paths). */
+    let own = false;
+    for (const t of terms) {
+      if (found !== null) break;
+      if (t.max === 0) continue;
+      if (t.atom.kind === 'group' && t.max === 1) {
+        const paths = t.min === 0 ? [open] : [];
+        for (const seq of t.atom.body) paths.push(walk(open, inlined(seq)));
+        open = undominated(paths);
+        own = open !== paths[0];
+        continue;
+      }
+      if (t.atom.kind !== 'set' && t.atom.kind !== 'group') {
+        // an assertion, lookaround or backreference can fail whatever the text
+        open.forEach(count);
+        continue;
+      }
+      const first = firstAtom(t.atom);
+      const chars = charsAtom(t.atom);
+      const goesOn = (c: Stretch) => overlaps(charsAtom(c.last.atom), first) && overlaps(c.common, chars);
+      const w = ways(t);
+      // a repetition a fixed number of times (x{11}) does not vary
+      const degree = unbounded(t) && t.max > t.min ? 1 : 0;
+      let next: Stretch | null = null;
+      if (degree > 0 || w > 1) {
+        let before: Stretch | null = null;
+        for (const c of open) if (goesOn(c) && (before === null || stretchCost(c) > stretchCost(before))) before = c;
+        next =
+          before === null
+            ? { last: t, before: null, split: w, degree, common: chars, mark: 0 }
+            : { last: t, before, split: Math.min(before.split * w, CAP), degree: before.degree + degree, common: intersect(before.common, chars), mark: 0 };
+      }
+      if (!nullableTerm(t)) {
+        // a required item ends a stretch whose last cannot take it, or that shares no character with
+        // it: on a text of the stretch's common characters it fails there, after every split
+        const going: Stretch[] = [];
+        for (const c of open) {
+          if (goesOn(c)) going.push({ ...c, common: intersect(c.common, chars) });
+          else count(c);
+        }
+        open = going;
+        own = true;
+      }
+      if (next !== null) {
+        if (!own) open = open.slice();
+        own = true;
+        add(open, next);
+      }
+    }
+    return open;
+  };
+  const terms = inlined(seq);
+  let end = terms.length;
+  if (atEnd) while (end > 0 && !canFail(terms[end - 1] as Term)) end--;
+  // the positions the sequence is tried at: a member on any text, `base` factors of the length
+  const start: Stretch[] = base > 0 ? [{ last: START, before: null, split: 1, degree: base, common: ANY, mark: 0 }] : [];
+  const open = walk(start, end === terms.length ? terms : terms.slice(0, end));
+  if (!atEnd) open.forEach(count);
+  return found;
+}
+
+/** Where a sequence tried at many positions starts: a member of the stretch it begins (said apart by its empty source). */
+export const START: Term = { atom: { kind: 'set', set: ANY }, min: 0, max: Infinity, src: '' };
+
+let merges = 0;
+
+/**
+ * The stretches of several paths (each the first one's, some ended, some changed, a few more), without
+ * those another one outdoes (see add).
+ */
+function undominated(paths: Stretch[][]): Stretch[] {
+  if (paths.length === 1) return paths[0] as Stretch[];
+  const mark = ++merges;
+  const out = (paths[0] as Stretch[]).slice();
+  for (const s of out) s.mark = mark;
+  for (let k = 1; k < paths.length; k++) {
+    for (const s of paths[k] as Stretch[]) {
+      if (s.mark === mark) continue;
+      s.mark = mark;
+      add(out, s);
+    }
+  }
+  return out;
+}
+
+/**
+ * Adds `s` to `open` (in place) unless one there outdoes it, and drops those it outdoes: one outdoes
+ * another with the same last member when it splits in at least as many ways and has every common
+ * character (it goes on wherever the other would, and splits more).
+ */
+function add(open: Stretch[], s: Stretch): void {
+  const cost = stretchCost(s);
+  let kept = 0;
+  for (const o of open) {
+    if (o.last === s.last) {
+      if (stretchCost(o) >= cost && covers(o.common, s.common)) return;
+      if (cost >= stretchCost(o) && covers(s.common, o.common)) continue;
+    }
+    open[kept++] = o;
+  }
+  open.length = kept;
+  open.push(s);
+}
+

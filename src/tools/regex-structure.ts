@@ -66,6 +66,29 @@ export function overlaps(a: Ranges, b: Ranges): boolean {
   return false;
 }
 
+/** The code points two normalized range lists share, normalized: one merge pass. */
+export function intersect(a: Ranges, b: Ranges): Ranges {
+  const out: Ranges = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const [alo, ahi] = a[i] as [number, number];
+    const [blo, bhi] = b[j] as [number, number];
+    const lo = Math.max(alo, blo);
+    const hi = Math.min(ahi, bhi);
+    if (lo <= hi) out.push([lo, hi]);
+    if (ahi < bhi) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** Whether every code point of `b` is in `a` (both normalized). */
+export const covers = (a: Ranges, b: Ranges): boolean => {
+  const both = intersect(a, b);
+  return both.length === b.length && both.every(([lo, hi], k) => lo === (b[k] as [number, number])[0] && hi === (b[k] as [number, number])[1]);
+};
+
 export const ANY: Ranges = [[0, MAX_CODE_POINT]];
 const DIGIT: Ranges = [[0x30, 0x39]];
 const WORD: Ranges = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
