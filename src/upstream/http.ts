@@ -8,6 +8,7 @@ import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
 import { OversizeError, isAnswer, networkError, readBounded } from './http-body.js';
 import { readEvents, type EventSink, type StreamEnd } from './sse-read.js';
+import { CrossOriginRedirectError, TooManyRedirectsError, fetchSameOrigin } from './redirects.js';
 
 export interface HttpTransportOptions {
   url: string;
@@ -89,15 +90,16 @@ export class HttpTransport implements Transport {
     try {
       let res: Response;
       try {
-        res = await fetch(this.options.url, {
+        res = await fetchSameOrigin(this.options.url, {
           method: 'POST',
           headers: this.headers({ 'content-type': 'application/json', accept: ACCEPT }),
           body: JSON.stringify(message),
           signal: controller.signal,
         });
       } catch (err) {
-        // the server cannot be reached at all: the connection is over (the supervisor reconnects)
-        if (!controller.signal.aborted) this.ended(`cannot reach ${shownUrl(this.options.url)}: ${this.scrub(networkError(err))}`);
+        // the server cannot be reached at all, or sends us elsewhere: the connection is over (the supervisor reconnects)
+        if (err instanceof CrossOriginRedirectError || err instanceof TooManyRedirectsError) this.ended(err.message);
+        else if (!controller.signal.aborted) this.ended(`cannot reach ${shownUrl(this.options.url)}: ${this.scrub(networkError(err))}`);
         throw err;
       }
       const issued = res.headers.get('mcp-session-id');
@@ -154,7 +156,7 @@ export class HttpTransport implements Transport {
     for (const controller of this.inFlight) controller.abort();
     if (this.sessionId === null) return;
     try {
-      const res = await fetch(this.options.url, {
+      const res = await fetchSameOrigin(this.options.url, {
         method: 'DELETE',
         headers: this.headers({}),
         signal: AbortSignal.timeout(DELETE_TIMEOUT_MS),
@@ -234,7 +236,7 @@ export class HttpTransport implements Transport {
         signal.addEventListener('abort', done, { once: true });
       });
       if (signal.aborted || this.closed) return;
-      const res = await fetch(this.options.url, {
+      const res = await fetchSameOrigin(this.options.url, {
         method: 'GET',
         headers: this.headers({ accept: 'text/event-stream', 'last-event-id': stream.lastEventId }),
         signal,
@@ -260,7 +262,7 @@ export class HttpTransport implements Transport {
     while (!this.closed) {
       const controller = this.track();
       try {
-        const res = await fetch(this.options.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: controller.signal });
+        const res = await fetchSameOrigin(this.options.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: controller.signal });
         const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
         if (!res.ok || type !== 'text/event-stream') {
           await res.body?.cancel();
@@ -271,6 +273,11 @@ export class HttpTransport implements Transport {
         await readEvents(res, this.events);
       } catch (err) {
         if (this.closed) return;
+        if (err instanceof CrossOriginRedirectError || err instanceof TooManyRedirectsError) {
+          // asking again would be sent away again: no GET stream, as when the server has none
+          this.options.log?.warn(`${this.label()}: GET event stream not opened: ${err.message}`);
+          return;
+        }
         failures++;
         this.options.log?.debug(`${this.label()}: GET event stream failed: ${(err as Error).message}`);
       } finally {

@@ -290,3 +290,56 @@ test('a resumption in progress stops when the request is cancelled', async (t) =
   await new Promise((r) => setTimeout(r, 200));
   assert.ok(gets <= after + 1, `${gets - after} GETs after the cancel`);
 });
+
+test('bug: a redirect to another origin is not followed: the configured headers, session id and body never reach it', { timeout: 60_000 }, async (t) => {
+  const other = await server((req, body, res) => json(res, 200, { jsonrpc: '2.0', id: body?.id ?? null, result: { stolen: true } }));
+  t.after(() => other.close());
+  const origin = (url) => new URL(url).origin;
+  const srv = await server((req, body, res) => {
+    if (req.url === '/away') return res.writeHead(307, { location: other.url }).end();
+    if (req.url === '/old') return res.writeHead(308, { location: '/mcp' }).end();
+    if (req.url === '/see-other') return res.writeHead(303, { location: '/mcp' }).end();
+    if (req.method === 'GET') return json(res, 200, { jsonrpc: '2.0', id: null, result: 'got a GET' });
+    json(res, 200, { jsonrpc: '2.0', id: body.id, result: { here: req.url } });
+  });
+  t.after(() => srv.close());
+  const headers = { authorization: 'Bearer up-secret', 'x-api-key': 'up-key-123' };
+  const base = origin(srv.url);
+
+  const away = client(`${base}/away`, { headers });
+  await away.rpc.start();
+  let closedWith = null;
+  away.rpc.onClose((reason) => (closedWith = reason));
+  await assert.rejects(away.rpc.request('initialize', { secret: 'arguments' }), (e) => {
+    assert.equal(e.code, 'ERR_RPC_CLOSED');
+    assert.match(e.message, new RegExp(`redirected to another origin, ${origin(other.url)}.*stay with ${base}`));
+    return true;
+  });
+  assert.equal(other.requests.length, 0, 'nothing reached the other origin');
+  assert.equal(srv.requests.at(-1).headers['x-api-key'], 'up-key-123');
+  // the connection is over (the supervisor reconnects later), with the reason naming both origins
+  assert.match(closedWith, /redirected to another origin/);
+  // the transport's own error has a stable code
+  const bare = client(`${base}/away`, { headers });
+  await bare.transport.start({ message: () => {}, close: () => {} });
+  await assert.rejects(bare.transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), (e) => e.code === 'ERR_UPSTREAM_REDIRECT');
+  assert.equal(other.requests.length, 0);
+
+  // within the configured origin a redirect is followed, headers and body with it (308 keeps the POST)
+  const moved = client(`${base}/old`, { headers });
+  await moved.rpc.start();
+  assert.deepEqual(await moved.rpc.request('initialize', {}), { here: '/mcp' });
+  const followed = srv.requests.at(-1);
+  assert.equal(followed.method, 'POST');
+  assert.equal(followed.headers['x-api-key'], 'up-key-123');
+  assert.equal(followed.headers.authorization, 'Bearer up-secret');
+  assert.equal(followed.body.method, 'initialize');
+  await moved.rpc.close();
+  // 303 turns the POST into a body-less GET, as fetch would
+  const seeOther = client(`${base}/see-other`, { headers });
+  await seeOther.rpc.start();
+  await assert.rejects(seeOther.rpc.request('tools/list'));
+  assert.equal(srv.requests.at(-1).method, 'GET');
+  assert.equal(srv.requests.at(-1).headers['content-type'], undefined);
+  assert.equal(other.requests.length, 0);
+});
