@@ -96,9 +96,8 @@ local function freshArrays(v)
     return v
 end
 
-local function decodeFrame(text)
-    local ok, msg, err = pcall(textutils.unserializeJSON, text, DECODE_OPTIONS)
-    if not ok then return nil, tostring(msg) end
+local function decodeUnguarded(text)
+    local msg, err = textutils.unserializeJSON(text, DECODE_OPTIONS)
     if msg == nil then return nil, tostring(err or "not JSON") end
     if type(msg) ~= "table" or type(msg.type) ~= "string" then
         return nil, "not a JSON object with a type"
@@ -106,6 +105,17 @@ local function decodeFrame(text)
     if freshArraysNeeded then msg = freshArrays(msg) end
     if text:find("\\u[dD][89abAB]") then msg = joinSurrogates(msg) end
     return msg
+end
+
+-- Every frame is decoded here, under one pcall: CC's decoder raises on some
+-- malformed text, and a deeply nested frame that it still parses can
+-- overflow the stack in the walks after it (freshArrays, joinSurrogates),
+-- which recurse once per level. Either is a bad frame, never a crash (the
+-- hello wait has no pcall around it).
+local function decodeFrame(text)
+    local ok, msg, err = pcall(decodeUnguarded, text)
+    if not ok then return nil, tostring(msg) end
+    return msg, err
 end
 
 local function handleFrame(link, text)

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBridge } from '../../dist/bridge.js';
 import { bridgeConfig, CraftosComputer, describeCraftos, READY, runLine, useLinkedCraftos } from './craftos.js';
+import { startFakeBridge } from './fake-bridge.js';
 import { callOk } from './mcp-helpers.js';
 import { until } from '../helpers.js';
 
@@ -70,5 +71,23 @@ describeCraftos("CraftOS-PC: the bridge's frame limit from hello-ok", () => {
     assert.equal(read.structuredContent.content, content);
     assert.equal(ctx.bridge.links.get(43), link, 'the same link');
     assert.equal(ctx.bridge.metrics.linksLinked, 1, 'never relinked');
+  });
+});
+
+describeCraftos('CraftOS-PC: a deeply nested frame during the hello wait', () => {
+  test('bug: a frame of 120,000 nested arrays (CC parses it) overflowed the stack in the walk after decoding and the program crashed', T, async (t) => {
+    const DEPTH = 120000; // CC's own decoder overflows near 130,000 here
+    const deep = `{"type":"hello-ok","a":${'['.repeat(DEPTH)}"\\ud83d\\ude00"${']'.repeat(DEPTH)}}`;
+    const bridge = await startFakeBridge({ hello: (l) => { l.send(deep); l.send({ type: 'hello-ok' }); } });
+    t.after(() => bridge.close());
+    const pc = new CraftosComputer({ id: 44, config: { http_max_websocket_message: 1 << 20 }, startup: `${runLine(bridge.url)}print("program-" .. "ended")\n` });
+    t.after(() => pc.cleanup());
+    await pc.waitForOutput(READY, 60000);
+    const lines = pc.lines().join(' ');
+    assert.match(lines, /ignored a malformed frame/);
+    assert.doesNotMatch(lines, /program-ended/);
+    const link = await bridge.link(0);
+    const pong = await link.request('ping');
+    assert.equal(pong.ok, true, JSON.stringify(pong));
   });
 });

@@ -28,6 +28,33 @@ describeLua('hostile or buggy bridge', () => {
   }
 });
 
+describeLua('frames nested too deeply', () => {
+  // 125,000 levels (250 KB, a server with max_websocket_message raised): CC's decoder parses it, but the
+  // walk that joins surrogate pairs recursed once per level and overflowed the stack.
+  const DEPTH = 125000;
+  const deep = (type) => `{"type":"${type}","a":${'['.repeat(DEPTH)}"\\ud83d\\ude00"${']'.repeat(DEPTH)}}`;
+  for (const [name, opts] of [['CC 1.100.6+', {}], ['older CC, no parse_empty_array', { oldJson: true }]]) {
+    test(`bug: a deeply nested frame during the hello wait overflowed the stack after decoding and the program crashed (${name})`, T, async (t) => {
+      const bridge = await startFakeBridge({ hello: (l) => { l.send(deep('hello-ok')); l.send({ type: 'hello-ok' }); } });
+      t.after(() => bridge.close());
+      const c = useComputer(t, { url: bridge.url, maxMessage: 1 << 20, ...opts });
+      await c.waitForOutput(/waiting\s+for\s+requests/, 20000);
+      assert.match(c.output, /warning: ignored a malformed frame \([^\n]*stack overflow/);
+      const link = await bridge.link(0);
+      ok(await link.request('ping'));
+    });
+
+    test(`bug: a deeply nested frame once linked was an "internal error", not a malformed frame (${name})`, T, async (t) => {
+      const { c, link } = await linked(t, { maxMessage: 1 << 20, ...opts });
+      const mark = c.output.length;
+      link.send(deep('request'));
+      await c.waitForOutput('ignored a malformed frame', 20000, mark);
+      ok(await link.request('ping'));
+      assert.doesNotMatch(c.output, /internal error/);
+    });
+  }
+});
+
 describeLua('memory after a request ends', () => {
   test('bug: finished exec-lua chunks (their captured output) stayed in the run list until some other event came', T, async (t) => {
     const { c, link } = await linked(t);
