@@ -1,8 +1,8 @@
 // Environment -> typed configuration. Every limit is explicit and validated before anything listens.
 import { readFileSync } from 'node:fs';
 import { splitTokens, tokenProblem } from './auth/tokens.js';
-import { ConfigError, bytes, count, duration, host, integer, level, onOff, optionalPath, origins, pinMode, port, type Parse } from './config/values.js';
-import { MiB, VARIABLES, type LogLevel } from './config/variables.js';
+import { ConfigError, host, integer, optionalPath, origins, word, type Parse } from './config/values.js';
+import { MiB, VARIABLES, accepted, isWhole, isWord, type LogLevel, type VariableSpec } from './config/variables.js';
 
 export { ConfigError } from './config/values.js';
 export { LOG_LEVELS, VARIABLES, type LogLevel } from './config/variables.js';
@@ -105,12 +105,33 @@ export interface Config {
   maxGetStreamsPerClient: number;
 }
 
-function read<T>(env: Record<string, string | undefined>, name: string, parse: Parse<T>): T {
+function specOf(name: string): VariableSpec {
   const spec = VARIABLES.find((v) => v.name === name);
   /* c8 ignore next */
   if (!spec) throw new Error(`unknown variable ${name}`);
+  return spec;
+}
+
+function read<T>(env: Record<string, string | undefined>, name: string, parse: Parse<T>): T {
+  const spec = specOf(name);
   const raw = env[name];
   return parse(raw === undefined || raw === '' ? spec.default : raw, name);
+}
+
+/** A whole-number variable, checked against the min and max of its spec (what --help prints). */
+function whole(env: Record<string, string | undefined>, name: string): number {
+  const spec = specOf(name);
+  /* c8 ignore next */
+  if (!isWhole(spec)) throw new Error(`${name} has no min and max`);
+  return read(env, name, integer(spec.min, spec.max));
+}
+
+/** A word variable, checked against the values of its spec (what --help prints). */
+function choice(env: Record<string, string | undefined>, name: string): string {
+  const spec = specOf(name);
+  /* c8 ignore next */
+  if (!isWord(spec)) throw new Error(`${name} has no values`);
+  return read(env, name, word(spec.values, accepted(spec)));
 }
 
 /** Tokens from `name` or from the file named by `${name}_FILE` (not both); [] when neither is set. */
@@ -145,69 +166,69 @@ export function loadConfig(
   env: Record<string, string | undefined> = process.env,
   readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
 ): Config {
-  const pin = read(env, 'CC_LINK_PIN', pinMode);
+  const pin = choice(env, 'CC_LINK_PIN');
   const pinsFile = read(env, 'CC_LINK_PINS_FILE', optionalPath);
   if (pin === 'strict' && pinsFile === null) throw new ConfigError('CC_LINK_PIN', 'strict', 'strict needs CC_LINK_PINS_FILE (the pins it admits must outlive a restart)');
   if (pin === 'off' && pinsFile !== null) throw new ConfigError('CC_LINK_PINS_FILE', pinsFile, 'CC_LINK_PIN is off, so there are no pins to keep: unset one of them');
   return {
     mcpHost: read(env, 'MCP_HOST', host),
-    mcpPort: read(env, 'MCP_PORT', port),
+    mcpPort: whole(env, 'MCP_PORT'),
     linkHost: read(env, 'CC_LINK_HOST', host),
-    linkPort: read(env, 'CC_LINK_PORT', port),
-    probeTimeoutMs: read(env, 'CC_PROBE_TIMEOUT_MS', duration),
-    execTimeoutMs: read(env, 'CC_EXEC_TIMEOUT_MS', integer(1, 300_000)),
-    heartbeatMs: read(env, 'CC_HEARTBEAT_MS', duration),
-    linkRetryMs: read(env, 'CC_LINK_RETRY_MS', integer(0, 3_600_000)),
-    maxFrameBytes: read(env, 'CC_MAX_FRAME_BYTES', bytes),
-    maxIdentityBytes: read(env, 'CC_MAX_IDENTITY_BYTES', integer(4096, 64 * MiB)),
-    listComputersMaxChars: read(env, 'MCP_LIST_COMPUTERS_MAX_CHARS', integer(65536, 256 * MiB)),
-    maxBodyBytes: read(env, 'MCP_MAX_BODY_BYTES', bytes),
-    stdioHighWaterBytes: read(env, 'MCP_STDIO_HIGH_WATER_BYTES', bytes),
-    stdioMaxQueuedBytes: read(env, 'MCP_STDIO_MAX_QUEUED_BYTES', integer(MiB, 4096 * MiB)),
-    stdioShutdownIdleMs: read(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS', integer(100, 3_600_000)),
-    stdioShutdownMaxMs: read(env, 'MCP_STDIO_SHUTDOWN_MAX_MS', integer(1000, 86_400_000)),
+    linkPort: whole(env, 'CC_LINK_PORT'),
+    probeTimeoutMs: whole(env, 'CC_PROBE_TIMEOUT_MS'),
+    execTimeoutMs: whole(env, 'CC_EXEC_TIMEOUT_MS'),
+    heartbeatMs: whole(env, 'CC_HEARTBEAT_MS'),
+    linkRetryMs: whole(env, 'CC_LINK_RETRY_MS'),
+    maxFrameBytes: whole(env, 'CC_MAX_FRAME_BYTES'),
+    maxIdentityBytes: whole(env, 'CC_MAX_IDENTITY_BYTES'),
+    listComputersMaxChars: whole(env, 'MCP_LIST_COMPUTERS_MAX_CHARS'),
+    maxBodyBytes: whole(env, 'MCP_MAX_BODY_BYTES'),
+    stdioHighWaterBytes: whole(env, 'MCP_STDIO_HIGH_WATER_BYTES'),
+    stdioMaxQueuedBytes: whole(env, 'MCP_STDIO_MAX_QUEUED_BYTES'),
+    stdioShutdownIdleMs: whole(env, 'MCP_STDIO_SHUTDOWN_IDLE_MS'),
+    stdioShutdownMaxMs: whole(env, 'MCP_STDIO_SHUTDOWN_MAX_MS'),
     allowedOrigins: read(env, 'MCP_ALLOWED_ORIGINS', origins),
     linkAllowedOrigins: read(env, 'CC_LINK_ALLOWED_ORIGINS', origins),
-    execLua: read(env, 'CC_EXEC_LUA', onOff),
-    execMaxCodeBytes: read(env, 'CC_EXEC_MAX_CODE_BYTES', integer(1024, MiB)),
-    execMaxResultValues: read(env, 'CC_EXEC_MAX_RESULT_VALUES', integer(1000, 10_000_000)),
-    logLevel: read(env, 'LOG_LEVEL', level),
+    execLua: choice(env, 'CC_EXEC_LUA') === 'on',
+    execMaxCodeBytes: whole(env, 'CC_EXEC_MAX_CODE_BYTES'),
+    execMaxResultValues: whole(env, 'CC_EXEC_MAX_RESULT_VALUES'),
+    logLevel: choice(env, 'LOG_LEVEL') as LogLevel,
     mcpAuthTokens: readTokens(env, 'MCP_AUTH_TOKEN', readFile),
     linkTokens: readTokens(env, 'CC_LINK_TOKEN', readFile),
     linkPin: pin !== 'off',
     linkPinStrict: pin === 'strict',
     linkPinsFile: pinsFile,
     sessionKeyFile: read(env, 'MCP_SESSION_KEY_FILE', optionalPath),
-    linkEnrollMs: read(env, 'CC_LINK_ENROLL_MS', integer(1000, 86_400_000)),
-    linkMaxPins: read(env, 'CC_LINK_MAX_PINS', count),
-    linkPinConfirmMs: read(env, 'CC_LINK_PIN_CONFIRM_MS', integer(1000, 86_400_000)),
-    allowUnauthenticated: read(env, 'MCP_ALLOW_UNAUTHENTICATED', onOff),
+    linkEnrollMs: whole(env, 'CC_LINK_ENROLL_MS'),
+    linkMaxPins: whole(env, 'CC_LINK_MAX_PINS'),
+    linkPinConfirmMs: whole(env, 'CC_LINK_PIN_CONFIRM_MS'),
+    allowUnauthenticated: choice(env, 'MCP_ALLOW_UNAUTHENTICATED') === 'on',
     configFile: read(env, 'CC_CONFIG', optionalPath),
-    maxLinks: read(env, 'CC_MAX_LINKS', count),
-    maxLinksPerAddress: read(env, 'CC_MAX_LINKS_PER_ADDRESS', count),
-    maxPendingHellos: read(env, 'CC_MAX_PENDING_HELLOS', count),
-    maxPendingHellosPerAddress: read(env, 'CC_MAX_PENDING_HELLOS_PER_ADDRESS', count),
-    helloRate: read(env, 'CC_HELLO_RATE', count),
-    maxRequestsPerComputer: read(env, 'CC_MAX_REQUESTS_PER_COMPUTER', count),
-    maxConcurrentCalls: read(env, 'MCP_MAX_CONCURRENT_CALLS', count),
-    maxBatch: read(env, 'MCP_MAX_BATCH', count),
-    linkMaxBytesPerSecond: read(env, 'CC_LINK_MAX_BYTES_PER_S', bytes),
-    linkYoungGenMaxBytes: read(env, 'CC_LINK_YOUNG_GEN_MB', integer(0, 1024)) * MiB,
-    upstreamTimeoutMs: read(env, 'CC_UPSTREAM_TIMEOUT_MS', duration),
-    upstreamMaxMessageBytes: read(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES', bytes),
-    listTtlMs: read(env, 'MCP_LIST_TTL_MS', integer(0, 86_400_000)),
-    maxJsonDepth: read(env, 'MCP_MAX_JSON_DEPTH', integer(2, 1000)),
-    patternMaxChars: read(env, 'MCP_PATTERN_MAX_CHARS', integer(1, 1_000_000)),
-    linkMaxJsonDepth: read(env, 'CC_MAX_JSON_DEPTH', integer(8, 1000)),
-    maxFileBytes: read(env, 'CC_MAX_FILE_BYTES', bytes),
-    sendStallMs: read(env, 'MCP_SEND_STALL_MS', duration),
-    upstreamMaxJsonDepth: read(env, 'CC_UPSTREAM_MAX_JSON_DEPTH', integer(8, 1000)),
-    maxSubscriptions: read(env, 'MCP_MAX_SUBSCRIPTIONS', integer(1, 100_000)),
-    maxSubscriptionsPerClient: read(env, 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT', integer(1, 100_000)),
-    listenKeepAliveMs: read(env, 'MCP_LISTEN_KEEPALIVE_MS', integer(0, 3_600_000)),
-    maxGetStreams: read(env, 'MCP_MAX_GET_STREAMS', integer(0, 1_000_000)),
-    maxGetStreamsPerSession: read(env, 'MCP_MAX_GET_STREAMS_PER_SESSION', count),
-    maxGetStreamsPerClient: read(env, 'MCP_MAX_GET_STREAMS_PER_CLIENT', count),
+    maxLinks: whole(env, 'CC_MAX_LINKS'),
+    maxLinksPerAddress: whole(env, 'CC_MAX_LINKS_PER_ADDRESS'),
+    maxPendingHellos: whole(env, 'CC_MAX_PENDING_HELLOS'),
+    maxPendingHellosPerAddress: whole(env, 'CC_MAX_PENDING_HELLOS_PER_ADDRESS'),
+    helloRate: whole(env, 'CC_HELLO_RATE'),
+    maxRequestsPerComputer: whole(env, 'CC_MAX_REQUESTS_PER_COMPUTER'),
+    maxConcurrentCalls: whole(env, 'MCP_MAX_CONCURRENT_CALLS'),
+    maxBatch: whole(env, 'MCP_MAX_BATCH'),
+    linkMaxBytesPerSecond: whole(env, 'CC_LINK_MAX_BYTES_PER_S'),
+    linkYoungGenMaxBytes: whole(env, 'CC_LINK_YOUNG_GEN_MB') * MiB,
+    upstreamTimeoutMs: whole(env, 'CC_UPSTREAM_TIMEOUT_MS'),
+    upstreamMaxMessageBytes: whole(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES'),
+    listTtlMs: whole(env, 'MCP_LIST_TTL_MS'),
+    maxJsonDepth: whole(env, 'MCP_MAX_JSON_DEPTH'),
+    patternMaxChars: whole(env, 'MCP_PATTERN_MAX_CHARS'),
+    linkMaxJsonDepth: whole(env, 'CC_MAX_JSON_DEPTH'),
+    maxFileBytes: whole(env, 'CC_MAX_FILE_BYTES'),
+    sendStallMs: whole(env, 'MCP_SEND_STALL_MS'),
+    upstreamMaxJsonDepth: whole(env, 'CC_UPSTREAM_MAX_JSON_DEPTH'),
+    maxSubscriptions: whole(env, 'MCP_MAX_SUBSCRIPTIONS'),
+    maxSubscriptionsPerClient: whole(env, 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT'),
+    listenKeepAliveMs: whole(env, 'MCP_LISTEN_KEEPALIVE_MS'),
+    maxGetStreams: whole(env, 'MCP_MAX_GET_STREAMS'),
+    maxGetStreamsPerSession: whole(env, 'MCP_MAX_GET_STREAMS_PER_SESSION'),
+    maxGetStreamsPerClient: whole(env, 'MCP_MAX_GET_STREAMS_PER_CLIENT'),
   };
 }
 
@@ -224,8 +245,11 @@ export function helpText(program: string): string {
     '           off unless MCP_PORT is set; the link listener runs as usual, and while another',
     '           process holds its port MCP is served with no computers until it frees (CC_LINK_RETRY_MS).',
     '',
-    'Environment variables (default in brackets):',
-    ...VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} [${v.default === '' ? 'empty' : v.default}]`),
+    'Environment variables (the values taken in parentheses, the default in brackets):',
+    ...VARIABLES.map((v) => {
+      const values = accepted(v);
+      return `  ${v.name.padEnd(width)}  ${v.meaning}${values === '' ? '' : ` (${values})`} [${v.default === '' ? 'empty' : v.default}]`;
+    }),
   ];
   return lines.join('\n') + '\n';
 }

@@ -403,11 +403,56 @@ test('every whole-number variable takes exactly its range: its least and greates
     CC_MAX_JSON_DEPTH: [8, 1000], CC_MAX_FILE_BYTES: [1024, GiB], MCP_SEND_STALL_MS: [1, 3_600_000],
     CC_UPSTREAM_MAX_JSON_DEPTH: [8, 1000], MCP_MAX_SUBSCRIPTIONS: [1, 100_000], MCP_MAX_SUBSCRIPTIONS_PER_CLIENT: [1, 100_000],
     MCP_LISTEN_KEEPALIVE_MS: [0, 3_600_000], MCP_MAX_GET_STREAMS: [0, 1_000_000], MCP_MAX_GET_STREAMS_PER_SESSION: [1, 1_000_000],
+    MCP_MAX_GET_STREAMS_PER_CLIENT: [1, 1_000_000], MCP_STDIO_MAX_QUEUED_BYTES: [MiB, 4096 * MiB],
   };
+  // this list is written out by hand, apart from the spec it checks: every whole-number variable is in it
+  assert.deepEqual(VARIABLES.filter((v) => 'min' in v).map((v) => v.name).sort(), Object.keys(ranges).sort());
+  for (const spec of VARIABLES.filter((v) => 'min' in v)) assert.deepEqual([spec.min, spec.max], ranges[spec.name], spec.name);
   for (const [variable, [min, max]] of Object.entries(ranges)) {
     assert.ok(VARIABLES.some((v) => v.name === variable), `${variable} is a variable`);
     for (const value of [min, max]) assert.doesNotThrow(() => loadConfig({ [variable]: String(value) }), `${variable}=${value}`);
     if (min > 0) rejects(variable, String(min - 1));
     rejects(variable, String(max + 1));
+  }
+});
+
+test('the range --help prints for each whole-number variable is the one loadConfig enforces, with the same error', () => {
+  const lines = helpText('node index.js').split('\n');
+  for (const spec of VARIABLES.filter((v) => 'min' in v)) {
+    const line = lines.find((l) => l.trim().startsWith(spec.name + ' '));
+    assert.ok(line.endsWith(` (${spec.min} to ${spec.max}) [${spec.default}]`), line);
+    for (const value of [spec.min, spec.max]) assert.doesNotThrow(() => loadConfig({ [spec.name]: String(value) }), `${spec.name}=${value}`);
+    for (const value of [...(spec.min > 0 ? [spec.min - 1] : []), spec.max + 1, 'x']) {
+      rejects(spec.name, String(value));
+      assert.throws(() => loadConfig({ [spec.name]: String(value) }), { message: `${spec.name}=${JSON.stringify(String(value))}: expected a whole number from ${spec.min} to ${spec.max}` });
+    }
+  }
+});
+
+test('the words --help prints for each word variable are the ones loadConfig takes, any case; any other is a ConfigError listing them', () => {
+  const lines = helpText('node index.js').split('\n');
+  const said = { CC_EXEC_LUA: 'on or off', MCP_ALLOW_UNAUTHENTICATED: 'on or off', CC_LINK_PIN: 'on, off or strict', LOG_LEVEL: 'one of debug, info, warn, error, silent' };
+  const words = VARIABLES.filter((v) => 'values' in v);
+  assert.deepEqual(words.map((v) => v.name).sort(), Object.keys(said).sort());
+  for (const spec of words) {
+    const line = lines.find((l) => l.trim().startsWith(spec.name + ' '));
+    assert.ok(line.endsWith(` (${said[spec.name]}) [${spec.default}]`), line);
+    // CC_LINK_PIN=strict alone is refused (it needs a pins file): give it one
+    const env = (value) => ({ [spec.name]: value, ...(spec.name === 'CC_LINK_PIN' && value.toLowerCase() === 'strict' ? { CC_LINK_PINS_FILE: '/nonexistent/pins' } : {}) });
+    for (const value of spec.values) {
+      assert.doesNotThrow(() => loadConfig(env(value)), `${spec.name}=${value}`);
+      assert.doesNotThrow(() => loadConfig(env(value.toUpperCase())), `${spec.name}=${value.toUpperCase()}`);
+    }
+    rejects(spec.name, 'sometimes');
+    assert.throws(() => loadConfig({ [spec.name]: 'sometimes' }), { message: `${spec.name}="sometimes": expected ${said[spec.name]}` });
+  }
+});
+
+test('variables that are free text (hosts, origins, paths, tokens) print no range', () => {
+  const lines = helpText('node index.js').split('\n');
+  for (const spec of VARIABLES.filter((v) => !('min' in v) && !('values' in v))) {
+    assert.doesNotMatch(spec.default, /^\d+$/, spec.name);
+    const line = lines.find((l) => l.trim().startsWith(spec.name + ' '));
+    assert.ok(line.endsWith(`${spec.meaning} [${spec.default === '' ? 'empty' : spec.default}]`), line);
   }
 });

@@ -1,6 +1,6 @@
-// How each environment variable's text becomes a value: whole numbers in a range, hosts, origins, on/off,
-// log levels (pure). A bad value is a ConfigError naming the variable, the value and what was expected.
-import { LOG_LEVELS, MiB, type LogLevel } from './variables.js';
+// How each environment variable's text becomes a value: whole numbers in a range, words from a list (on/off,
+// log levels), hosts, origins (pure); the ranges and lists come from the variable's spec (variables.ts).
+// A bad value is a ConfigError naming the variable, the value and what was expected.
 
 export class ConfigError extends Error {
   readonly code = 'ERR_CONFIG';
@@ -59,34 +59,18 @@ export const origins: Parse<string[]> = (raw, name) => {
   });
 };
 
-export const onOff: Parse<boolean> = (raw, name) => {
-  const value = raw.trim().toLowerCase();
-  if (['on', 'true', '1', 'yes'].includes(value)) return true;
-  if (['off', 'false', '0', 'no'].includes(value)) return false;
-  throw new ConfigError(name, raw, 'expected on or off');
-};
+const ON = ['on', 'true', '1', 'yes'];
+const OFF = ['off', 'false', '0', 'no'];
 
-export const level: Parse<LogLevel> = (raw, name) => {
-  const value = raw.trim().toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
-    throw new ConfigError(name, raw, `expected one of ${LOG_LEVELS.join(', ')}`);
-  }
-  return value as LogLevel;
-};
-
-/** CC_LINK_PIN: on, off, or strict (only pinned ids, and those the operator opened, link). */
-export const pinMode: Parse<'on' | 'off' | 'strict'> = (raw, name) => {
-  if (raw.trim().toLowerCase() === 'strict') return 'strict';
-  try {
-    return onOff(raw, name) ? 'on' : 'off';
-  } catch {
-    throw new ConfigError(name, raw, 'expected on, off or strict');
-  }
-};
+/** One of `values` (any case); where those are on and off, the usual spellings of each too. Gives the word as listed. */
+export const word =
+  <W extends string>(values: readonly W[], accepted: string): Parse<W> =>
+  (raw, name) => {
+    let value = raw.trim().toLowerCase();
+    if (values.includes('on' as W) && ON.includes(value)) value = 'on';
+    if (values.includes('off' as W) && OFF.includes(value)) value = 'off';
+    if (!(values as readonly string[]).includes(value)) throw new ConfigError(name, raw, `expected ${accepted}`);
+    return value as W;
+  };
 
 export const optionalPath: Parse<string | null> = (raw) => (raw.trim() === '' ? null : raw);
-
-export const port = integer(0, 65535);
-export const duration = integer(1, 3_600_000);
-export const bytes = integer(1024, 1024 * MiB);
-export const count = integer(1, 1_000_000);
