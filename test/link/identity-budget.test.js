@@ -3,7 +3,7 @@
 // counted in `omitted`; one warning per link; hello-ok tells the budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fitIdentity, jsonBytes, omittedText } from '../../dist/link/identity.js';
+import { NO_JOBS, fitIdentity, jsonBytes, omittedText, sizeBound } from '../../dist/link/identity.js';
 import { encodeHelloOk, parseComputerFrame } from '../../dist/link/frames.js';
 import { LinkRegistry } from '../../dist/link/registry.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -181,4 +181,72 @@ test('a rich keyed hello that waits for its pin to be written (CC_LINK_PINS_FILE
     assert.equal(bridge.logs.filter((l) => / warn computer 11 .*the bridge keeps \(CC_MAX_IDENTITY_BYTES: 8192 bytes of JSON/.test(l)).length, 1, bridge.logs.join('\n'));
     await c.close();
   });
+});
+
+// What fitIdentity counts for an entry: its JSON and a comma, over the rest of the identity with the
+// omitted marker at its widest (counts up to 9,999,999), so what it keeps stays within the budget
+// whatever counts the marker ends up holding.
+const WIDEST = { peripherals: 9_999_999, jobs: 9_999_999, budget: true };
+const needFor = (identity, list, n) => jsonBytes({ ...identity, [list]: identity[list].slice(0, n), omitted: WIDEST }) + 1;
+
+test('fitIdentity\'s budget is exact to the byte: an entry that fills it to the last byte is kept, one byte less leaves it out', () => {
+  const peripherals = Array.from({ length: 24 }, (_, i) => ({ name: `p${i}_`.padEnd(200, 'n'), types: ['modem', `t${i}_`.padEnd(100, 'x'), 'inventory'] }));
+  const withPeripherals = { kind: 'computer', advanced: false, host: 'h', ccVersion: '1', peripherals, jobs: [] };
+  for (const n of [13, 17, 23]) {
+    const budget = needFor(withPeripherals, 'peripherals', n);
+    assert.ok(budget >= 4096, 'at least MIN_IDENTITY_BYTES');
+    assert.equal(fitIdentity(withPeripherals, budget).identity.peripherals.length, n, `${n} fit ${budget} bytes`);
+    assert.equal(fitIdentity(withPeripherals, budget - 1).identity.peripherals.length, n - 1, `${n} do not fit ${budget - 1} bytes`);
+    assert.ok(jsonBytes(fitIdentity(withPeripherals, budget).identity) < budget);
+  }
+  // jobs (no peripherals to share with): the same count, up to the whole budget
+  const jobs = Array.from({ length: 40 }, (_, j) => ({ job: `j${j}`, kind: 'exec-lua', state: 'running', what: 'w'.repeat(200) }));
+  const withJobs = { kind: 'turtle', advanced: true, host: 'h', ccVersion: '1', peripherals: null, jobs };
+  for (const n of [17, 30]) {
+    const budget = needFor(withJobs, 'jobs', n);
+    assert.ok(budget >= 4096, 'at least MIN_IDENTITY_BYTES');
+    assert.equal(fitIdentity(withJobs, budget).identity.jobs.length, n, `${n} jobs fit ${budget} bytes`);
+    assert.equal(fitIdentity(withJobs, budget - 1).identity.jobs.length, n - 1, `${n} jobs do not fit ${budget - 1} bytes`);
+  }
+  // no job fits: the one shared empty list every computer without jobs holds, not a new one per link
+  const noJob = fitIdentity(withJobs, needFor(withJobs, 'jobs', 1) - 1);
+  assert.equal(noJob.identity.jobs, NO_JOBS);
+  assert.equal(noJob.cut.jobs, 40);
+  // however large the budget: at most 64 jobs (MAX_JOBS), even when the list is small in bytes
+  const tiny = Array.from({ length: 65 }, (_, j) => ({ job: `j${j}`, kind: 'k', state: 'done', what: '' }));
+  const many = fitIdentity({ ...withJobs, jobs: tiny }, 1_000_000);
+  assert.equal(many.identity.jobs.length, 64);
+  assert.deepEqual(many.cut, { peripherals: 0, jobs: 1, budget: true });
+});
+
+test('an identity one byte over its budget is always cut, however its bytes are made (characters JSON escapes to 6 bytes, many small entries); one that fits is kept as it is', () => {
+  // names of control characters JSON writes as \u00XX: 6 bytes each, the most a character can take
+  // (not \b \t \n \f \r: those are 2)
+  const SIX = [1, 2, 3, 4, 5, 6, 7, 11, ...Array.from({ length: 18 }, (_, i) => 14 + i)].map((c) => String.fromCharCode(c));
+  const ctl = (i) => SIX[i % SIX.length] + SIX[Math.floor(i / SIX.length) % SIX.length];
+  const base = { kind: 'computer', advanced: false, host: null, ccVersion: null };
+  const smallJobs = Array.from({ length: 64 }, (_, j) => ({ job: `j${j}`, kind: 'k', state: 'done', what: '' }));
+  const identities = {
+    'many escaped names': { ...base, peripherals: Array.from({ length: 200 }, (_, i) => ({ name: ctl(i), types: [] })), jobs: [] },
+    'few escaped names': { ...base, peripherals: Array.from({ length: 40 }, (_, i) => ({ name: ctl(i).repeat(8), types: [] })), jobs: [] },
+    'escaped types': { ...base, peripherals: Array.from({ length: 100 }, (_, i) => ({ name: ctl(i), types: Array.from({ length: 32 }, (_, t) => ctl(t).slice(0, 1)) })), jobs: [] },
+    'escaped host and CC version': { ...base, host: SIX[0].repeat(256), ccVersion: SIX[1].repeat(256), peripherals: Array.from({ length: 30 }, (_, i) => ({ name: ctl(i).repeat(8), types: [] })), jobs: [] },
+    'small jobs': { ...base, peripherals: Array.from({ length: 16 }, (_, i) => ({ name: ctl(i).repeat(8), types: [] })), jobs: smallJobs },
+  };
+  for (const [what, identity] of Object.entries(identities)) {
+    const size = jsonBytes(identity);
+    assert.ok(size > 4096, `${what}: ${size} bytes`);
+    for (const budget of [4096, size - 1]) {
+      const fitted = fitIdentity(identity, budget);
+      assert.ok(jsonBytes(fitted.identity) <= budget, `${what}: ${jsonBytes(fitted.identity)} bytes kept of a budget of ${budget}`);
+      assert.ok(fitted.cut !== null && fitted.cut.peripherals + fitted.cut.jobs > 0, `${what}: cut at ${budget}`);
+    }
+    // room for it with its widest marker (and a comma counted per list): kept as it is, the same
+    // object, nothing said to be left out (sizeBound is over this budget: the entries were measured)
+    const roomy = jsonBytes({ ...identity, omitted: WIDEST }) + 2;
+    assert.ok(sizeBound(identity) > roomy, what);
+    const kept = fitIdentity(identity, roomy);
+    assert.equal(kept.identity, identity, what);
+    assert.equal(kept.cut, null, what);
+  }
 });

@@ -12,6 +12,9 @@ test('a hello with every identity field keeps them; a hello without them has nul
   const full = hello({ kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }] });
   assert.deepEqual(full.frame.identity, { kind: 'turtle', advanced: true, host: 'ComputerCraft 1.110.0 (Minecraft 1.21.1)', ccVersion: '1.110.0', peripherals: [{ name: 'left', types: ['modem'] }], jobs: null });
   assert.deepEqual(hello({ kind: null, advanced: null, peripherals: null }).frame.identity, { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null });
+  // every identity field may be null, as a program that does not know it sends it
+  const nulls = { kind: null, advanced: null, host: null, ccVersion: null, peripherals: null, jobs: null };
+  assert.deepEqual(hello(nulls).frame.identity, nulls);
 });
 
 test('bad identity fields refuse the hello, naming the field', () => {
@@ -87,7 +90,9 @@ test('hello-omitted: the "omitted" marker of hello and info frames (what the com
   assert.equal('omitted' in hello({ omitted: { peripherals: 0, jobs: 0 } }).frame.identity, false, 'nothing left out is no marker');
   assert.equal('omitted' in hello({ omitted: null }).frame.identity, false);
   const bad = 'hello.omitted must be an object {peripherals, jobs} of counts';
-  for (const omitted of [[], 3, { peripherals: -1 }, { jobs: 1.5 }, { peripherals: '2' }, { jobs: 2_000_000 }]) {
+  // counts up to a million each (the bridge's marker adds its own cuts below ten million)
+  assert.deepEqual(hello({ omitted: { peripherals: 1_000_000, jobs: 1_000_000 } }).frame.identity.omitted, { peripherals: 1_000_000, jobs: 1_000_000 });
+  for (const omitted of [[], 3, { peripherals: -1 }, { jobs: 1.5 }, { peripherals: '2' }, { jobs: 2_000_000 }, { peripherals: 1_000_001 }, { jobs: 1_000_001 }]) {
     assert.deepEqual(hello({ omitted }), { ok: false, error: bad }, JSON.stringify(omitted));
   }
   assert.deepEqual(parse({ type: 'info', computerLabel: null, peripherals: [], omitted: { peripherals: 1 } }).frame.omitted, { peripherals: 1, jobs: 0 });
@@ -122,7 +127,7 @@ test('hello-omitted: the bridge logs and lists what a computer left out, and for
   }));
 
 test('identity entry sizes are exact: names and types of 256 characters, 32 types, job ids of 128 are kept, one more is left out; host and CC version up to 256', async () => {
-  const { parsePeripherals, parseJobs } = await import('../../dist/link/identity.js');
+  const { parsePeripherals, parseJobs, NO_JOBS } = await import('../../dist/link/identity.js');
   const n = (c, k) => c.repeat(k);
   const peripherals = parsePeripherals([
     { name: n('a', 256), types: [n('t', 256)] },
@@ -137,6 +142,10 @@ test('identity entry sizes are exact: names and types of 256 characters, 32 type
   const jobs = parseJobs([job(n('j', 128)), job(n('k', 129)), job('m', n('k', 64)), job('o', n('k', 65)), job('p', 'lua', n('w', 256)), job('q', 'lua', n('w', 257))], 'info.jobs');
   assert.deepEqual(jobs.value.map((j) => j.job), [n('j', 128), 'm', 'p']);
   assert.equal(jobs.skipped, 3);
+  // every job left out: the one shared empty list every computer without jobs holds
+  const none = parseJobs([job(n('k', 129)), job('o', n('k', 65))], 'info.jobs');
+  assert.equal(none.value, NO_JOBS);
+  assert.equal(none.skipped, 2);
   const hello = (extra) => parseComputerFrame(JSON.stringify({ type: 'hello', computerId: 1, ...extra }));
   for (const field of ['host', 'ccVersion']) {
     assert.equal(hello({ [field]: n('h', 256) }).ok, true, field);
