@@ -5,7 +5,7 @@ import type { CancelSignal } from '../cancel.js';
 import { LuaParams } from '../link/frames.js';
 import { startDetached } from './job-tools.js';
 import { findComputer, linkedList } from './computer-target.js';
-import { fromResult, outcomeResult } from './exec-result.js';
+import { fromResult, okResult, outcomeResult } from './exec-result.js';
 import { classified, failedResult, type FailureCode, type Tool, type ToolResult } from './tool.js';
 
 /** Default of CC_EXEC_MAX_CODE_BYTES (also check-lua's bound). */
@@ -169,7 +169,7 @@ function luaResult(outcome: Outcome, target: Link, timeoutMs: number, maxResultV
       if (!parsed.ok) return failed(target, maxResultValues, malformed(target, parsed.problem));
       // the outcome written out, not spread from the parse (the same keys in the same order)
       const { output, returns, truncated } = parsed.value;
-      return outcomeResult({ computerId: target.computerId, ok: true, output, returns, truncated });
+      return okResult(target.computerId, output, returns, truncated);
     }
     case 'error':
       if (outcome.error === 'unknown method') {

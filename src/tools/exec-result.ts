@@ -3,6 +3,7 @@
 // the tool result made from it.
 import { isRecord } from '../jsonrpc/message.js';
 import { aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
+import { stringText, written } from '../jsonrpc/written.js';
 import type { ToolResult } from './tool.js';
 
 export interface ExecOutcome {
@@ -159,6 +160,23 @@ export function fromResult(result: unknown, maxValues: number): ResultParse {
     }
   }
   return { ok: true, value: { output, returns, truncated } };
+}
+
+/**
+ * The result of a run that finished (`ok: true`), as outcomeResult makes it for that outcome, with its
+ * JSON written by template as it is built (src/jsonrpc/written.ts): only the strings are escaped, and
+ * only when they hold more than plain text; the computer's returned values go through JSON.stringify
+ * when there are any. The HTTP answer splices the text in instead of JSON.stringify walking the result.
+ */
+export function okResult(computerId: number, output: string, returns: unknown[], truncated: boolean): ToolResult {
+  const outcome: ExecOutcome = { computerId, ok: true, output, returns, truncated };
+  const text = render(outcome);
+  const result: ToolResult = { content: [{ type: 'text', text }], structuredContent: outcome as unknown as Record<string, unknown> };
+  const values = returns.length === 0 ? '[]' : JSON.stringify(returns);
+  return written(
+    result,
+    `{"content":[{"type":"text","text":${stringText(text)}}],"structuredContent":{"computerId":${computerId},"ok":true,"output":${stringText(output)},"returns":${values},"truncated":${truncated}}}`,
+  );
 }
 
 /** An exec outcome as the tool result every Lua-running tool answers: its text and its structuredContent. */

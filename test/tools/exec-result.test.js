@@ -31,3 +31,32 @@ test('outcomeResult: the text joins the output (one trailing newline dropped), v
     assert.deepEqual(Object.keys(result.structuredContent), Object.keys(outcome));
   }
 });
+
+test('okResult is outcomeResult of a finished run, with its JSON written: byte for byte what JSON.stringify writes of it', async () => {
+  const { okResult } = await import('../../dist/tools/exec-result.js');
+  const { writtenText } = await import('../../dist/jsonrpc/written.js');
+  const outputs = ['', 'hi\n', '\n', 'a"b\\c\n', 'tab\there', '\u0000\u001f\u007f', '\u2028\u2029', 'é ☃ \ud83d\ude00', '\ud800 lone', 'x\udc00', '</script>'];
+  for (let c = 0; c < 0x10000; c += 37) outputs.push(`o${String.fromCharCode(c)}`);
+  const returnsList = [
+    [],
+    [{ type: 'nil' }],
+    [{ type: 'number', value: 1.5 }, { type: 'string', value: 'a"\n\ud800' }],
+    [{ type: 'table', value: { toJSON: 'not a function', __proto__: 1, nested: [1, { b: null }] }, truncated: true }],
+    [{ type: 'string', base64: '/w==' }, { type: 'function', repr: 'function: 0x1' }],
+  ];
+  let n = 0;
+  for (const output of outputs) {
+    for (const returns of returnsList) {
+      for (const truncated of [false, true]) {
+        const computerId = n++ % 3 === 0 ? 0 : 2 ** 31 + n;
+        const result = okResult(computerId, output, returns, truncated);
+        const plain = outcomeResult({ computerId, ok: true, output, returns, truncated });
+        assert.deepEqual(Object.keys(result), Object.keys(plain));
+        assert.deepEqual(result.content, plain.content);
+        assert.deepEqual(result.structuredContent, plain.structuredContent);
+        assert.deepEqual(Object.keys(result.structuredContent), Object.keys(plain.structuredContent));
+        assert.equal(writtenText(result), JSON.stringify(result), JSON.stringify({ output, returns, truncated }));
+      }
+    }
+  }
+});
