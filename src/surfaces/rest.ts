@@ -9,7 +9,8 @@ import { isRecord } from '../jsonrpc/message.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
 import { callTool, type CallDeps } from '../tools/call.js';
 import { computerList } from '../tools/list-computers.js';
-import type { FailureCode } from '../tools/tool.js';
+import type { FailureCode, Tool } from '../tools/tool.js';
+import { bridgeToolName } from '../upstream/names.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import type { Handler, Methods, RouteContext } from './router.js';
@@ -65,10 +66,19 @@ function guarded(log: Logger, handler: Handler): Handler {
 
 const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
 
-/** The tool a request names: `/tools/<name>` (or an alias's tool), or `<service>__<name>` with ?service=. */
-function toolName(name: string, query: URLSearchParams): string {
+/**
+ * The tool a request names: `/tools/<name>` (or an alias's tool), or with ?service= the tool
+ * `<service>__<name>`, else the one of that server whose upstream name is `<name>` (`files.read`,
+ * offered as `files__files-2e-read`): a REST caller may use the name the server's own documentation
+ * gives. Undefined when there is none.
+ */
+function findTool(tools: CallDeps['tools'], name: string, query: URLSearchParams): Tool | undefined {
   const service = query.get('service');
-  return service === null || service === '' ? name : `${service}${SERVICE_SEPARATOR}${name}`;
+  if (service === null || service === '') return tools.get(name);
+  const exact = tools.get(`${service}${SERVICE_SEPARATOR}${name}`);
+  if (exact) return exact;
+  const encoded = tools.get(bridgeToolName(service, name));
+  return encoded?.upstreamName === name ? encoded : undefined;
 }
 
 /** POST handler calling `fixed` (an alias), or the tool named by the path after /tools/. */
@@ -93,12 +103,13 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
         base = ctx.rest;
       }
     }
-    const name = toolName(base, ctx.query);
-    if (!deps.tools.get(name)) {
+    const found = findTool(deps.tools, base, ctx.query);
+    if (!found) {
       const service = ctx.query.get('service');
       const where = service ? ` on service ${quoteValue(service)}` : '';
       return sendError(res, 404, 'unknown_tool', `Unknown tool ${quoteValue(base)}${where}; GET /tools lists them`);
     }
+    const name = found.name;
     // JSON is UTF-8: bad bytes are not decoded with U+FFFD (that would run changed Lua code or write a changed file)
     if (!isUtf8(raw)) return sendError(res, 400, 'invalid_json', 'The body is not valid UTF-8 (JSON is UTF-8)');
     const text = raw.toString('utf8');

@@ -80,6 +80,8 @@ export interface Tool {
    * whole (icons, _meta, annotations ...) with only the name changed to the bridge's.
    */
   definition?: Record<string, unknown>;
+  /** An upstream server's tool: its name there (`files.read`), which `name` encodes (`files__files-2e-read`). */
+  upstreamName?: string;
   /** Whether the configuration offers this tool at all (default: yes). */
   enabled?(config: Config): boolean;
   call(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;

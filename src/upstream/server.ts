@@ -241,6 +241,7 @@ export class UpstreamServer {
       description: typeof tool.description === 'string' ? tool.description : '',
       inputSchema: tool.inputSchema as Schema,
       definition: { ...tool, name },
+      upstreamName: tool.name,
       call: (args, ctx) => this.call(ends, args, ctx.signal),
     };
     if (isRecord(tool.outputSchema)) adapted.outputSchema = tool.outputSchema as Schema;

@@ -175,3 +175,28 @@ test('two upstream names for one bridge name: the second is left out; a failed r
     await until(() => bridge.logs.some((l) => /upstream fx: re-listing tools failed: tools\/list failed: listing broke \(-32603\); keeping the previous list/.test(l)));
     assert.equal((await health(bridge)).servers[0].tools, 8);
   }));
+
+test('bug: REST ?service=<serverId> takes the upstream\'s own tool name (files.read/v2), not only the name the bridge offers it under', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx')] }) }, async (bridge) => {
+    await up(bridge, 'fx');
+    const post = (path) =>
+      fetch(new URL(path, bridge.mcpUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+        .then(async (r) => ({ status: r.status, json: await r.json() }));
+    // the bridge's own name for it, with and without ?service=, as before
+    for (const path of ['/tools/fx__files-2e-read-2f-v2', '/tools/files-2e-read-2f-v2?service=fx']) {
+      const r = await post(path);
+      assert.equal(r.status, 200, path);
+      assert.equal(r.json.content[0].text, 'read', path);
+    }
+    // the name the upstream lists (what its own documentation calls it), escaped in the URL or not
+    for (const path of ['/tools/files.read%2Fv2?service=fx', '/tools/files.read/v2?service=fx']) {
+      const r = await post(path);
+      assert.equal(r.status, 200, `${path}: ${JSON.stringify(r.json)}`);
+      assert.equal(r.json.content[0].text, 'read', path);
+    }
+    // a name the upstream does not list is still unknown, and so is its own name without ?service=
+    const none = await post('/tools/files.read?service=fx');
+    assert.equal(none.status, 404);
+    assert.equal(none.json.error.message, 'Unknown tool "files.read" on service "fx"; GET /tools lists them');
+    assert.equal((await post('/tools/files.read%2Fv2')).status, 404);
+  }));
