@@ -10,7 +10,6 @@ import { boundsProblem } from '../jsonrpc/bounds.js';
 import { callTool, type CallDeps } from '../tools/call.js';
 import { computerList } from '../tools/list-computers.js';
 import type { FailureCode, Tool } from '../tools/tool.js';
-import { bridgeToolName } from '../upstream/names.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
 import { UNSUPPORTED_MEDIA_HEADERS, contentTypeProblem } from './content-type.js';
 import type { Handler, Methods, RouteContext } from './router.js';
@@ -77,8 +76,9 @@ function findTool(tools: CallDeps['tools'], name: string, query: URLSearchParams
   if (service === null || service === '') return tools.get(name);
   const exact = tools.get(`${service}${SERVICE_SEPARATOR}${name}`);
   if (exact) return exact;
-  const encoded = tools.get(bridgeToolName(service, name));
-  return encoded?.upstreamName === name ? encoded : undefined;
+  // (a scan of the list, not upstream/names.js: a bare start loads no upstream module)
+  const prefix = `${service}${SERVICE_SEPARATOR}`;
+  return tools.list().find((tool) => tool.upstreamName === name && tool.name.startsWith(prefix));
 }
 
 /** POST handler calling `fixed` (an alias), or the tool named by the path after /tools/. */
