@@ -232,7 +232,12 @@ end
 
 local function startupCommand(opts)
     local target = opts.startupArg
-    if target == nil then usageError("startup needs a URL or off") end
+    if target == nil then
+        -- as when linking: without a URL the saved mcp.url is used
+        local saved = settings.get("mcp.url")
+        if type(saved) == "string" and saved ~= "" then target = saved end
+    end
+    if target == nil then usageError("startup needs a URL or off (or set mcp.url)") end
     if target == "off" then
         if fs.exists(STARTUP_FILE) then
             fs.delete(STARTUP_FILE)

@@ -217,11 +217,25 @@ describeLua('startup files', () => {
     assert.equal(readFileSync(path.join(c.root, 'startup'), 'utf8'), 'print(1)\n');
   });
 
+  test('bug: startup without a URL used no saved mcp.url (the help says "Without a URL the setting mcp.url is used"); now it writes that URL, and without one it is still a usage error', T, async (t) => {
+    const c = useComputer(t, { args: ['startup'], settings: { 'mcp.url': 'ws://10.0.0.5:3001' } });
+    const { code, output } = await c.waitForExit();
+    assert.equal(code, 0, output);
+    assert.equal(output, 'Wrote /startup/mcp-computer.lua:\nat boot it runs /mcp-computer.lua ws://10.0.0.5:3001 --background --from-startup\n');
+    const file = readFileSync(path.join(c.root, 'startup', 'mcp-computer.lua'), 'utf8');
+    assert.ok(file.includes('shell.run("/mcp-computer.lua", "ws://10.0.0.5:3001", "--background", "--from-startup")'), file);
+    // options after startup leave the URL to the setting too
+    const fg = useComputer(t, { args: ['startup', '--foreground'], settings: { 'mcp.url': '10.0.0.6:3001' } });
+    const ran = await fg.waitForExit();
+    assert.equal(ran.code, 0, ran.output);
+    assert.equal(ran.output, 'Wrote /startup/mcp-computer.lua:\nat boot it runs /mcp-computer.lua ws://10.0.0.6:3001\n');
+  });
+
   test('startup without a URL is a usage error', T, async (t) => {
     const c = useComputer(t, { args: ['startup'] });
     const { code, output } = await c.waitForExit();
     assert.equal(code, 1);
-    assert.match(output, /startup needs a URL or off\nUsage:/);
+    assert.match(output, /startup needs a URL or off \(or set mcp\.url\)\nUsage:/);
   });
 });
 
