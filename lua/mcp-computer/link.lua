@@ -166,7 +166,7 @@ local function nextEvent(link)
     -- were queued for went with a dropped link.
     if ev[1] == B.INPUT_MARK then
         -- the send-input events queued before this mark have left CC's queue
-        if type(ev[2]) == "number" then B.inputBatches[ev[2]] = nil end
+        if type(ev[2]) == "number" then B.markBack(ev[2]) end
     elseif ev[1] == PACE_EVENT then
         if #link.answers > 0 then
             local job = table.remove(link.answers, 1)

@@ -24,7 +24,7 @@ B.JOBS_MAX = 16 -- jobs kept (running and finished); the oldest finished go firs
 -- (a few timers) share that queue, so 128 + 100 + those stay below 256.
 B.INPUT_EVENTS_MAX = 100
 B.INPUT_MARK = "mcp_computer_input" -- queued after each call's events; back here, they left the queue
-B.INPUT_MARK_STALE = 5 -- s after which a mark not back is taken as lost (CC dropped it)
+B.INPUT_PROBE_AGAIN = 5 -- s (os.clock) after which a refused call queues another probe mark
 B.inputBatches, B.inputSeq = {}, 0
 B.PERIPHERAL_ARGS_MAX = 255 -- arguments of one call-peripheral (the bridge sends at most 64)
 
@@ -394,22 +394,47 @@ function B.sendInput(_, params)
     end
     local waiting = B.inputWaiting()
     if waiting + cost > B.INPUT_EVENTS_MAX then
+        B.probeMarks()
         error(("CC's event queue still holds %d events of earlier send-input calls; with these %d it would be"
             .. " over %d: try again shortly"):format(waiting, cost, B.INPUT_EVENTS_MAX), 0)
     end
     for _, ev in ipairs(events) do os.queueEvent(table.unpack(ev, 1, 3)) end
-    B.inputSeq = B.inputSeq + 1
-    B.inputBatches[B.inputSeq] = { n = cost, at = os.clock() }
-    os.queueEvent(B.INPUT_MARK, B.inputSeq)
+    B.queueMark(cost)
     return { queued = #events }
+end
+
+-- Queues a mark counting `n` events (the call's and the mark itself).
+function B.queueMark(n, probe)
+    B.inputSeq = B.inputSeq + 1
+    B.inputBatches[B.inputSeq] = { n = n, probe = probe, at = os.clock() }
+    os.queueEvent(B.INPUT_MARK, B.inputSeq)
+end
+
+-- A mark is back (nextEvent): CC's queue is first in, first out, so every
+-- earlier mark has come back too, or was dropped (its queue full): either
+-- way the events before it have left the queue. No clock decides that a
+-- mark was lost: a computer that CC runs slowly (many busy computers) can
+-- hold one for longer than any limit, and its events still wait.
+function B.markBack(seq)
+    for s in pairs(B.inputBatches) do
+        if s <= seq then B.inputBatches[s] = nil end
+    end
+end
+
+-- A refused call queues one probe mark (counted as one event): when it comes
+-- back, it settles the marks before it that CC dropped. Another is queued
+-- only once the last one is B.INPUT_PROBE_AGAIN s old (it may have been
+-- dropped itself); an extra probe costs one event, never lost input.
+function B.probeMarks()
+    local last = B.inputBatches[B.inputSeq]
+    if last and last.probe and os.clock() - last.at < B.INPUT_PROBE_AGAIN then return end
+    B.queueMark(1, true)
 end
 
 -- Input events of earlier calls not yet taken off CC's queue (their mark has not come back).
 function B.inputWaiting()
-    local n, now = 0, os.clock()
-    for seq, batch in pairs(B.inputBatches) do
-        if now - batch.at > B.INPUT_MARK_STALE then B.inputBatches[seq] = nil else n = n + batch.n end
-    end
+    local n = 0
+    for _, batch in pairs(B.inputBatches) do n = n + batch.n end
     return n
 end
 
