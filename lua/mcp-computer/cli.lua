@@ -319,9 +319,35 @@ local function lastLines(text, n)
     return lines
 end
 
+-- A background link's state, kept where `mcp-computer status` reads it
+-- (tabs and parallel's coroutines share _G): asking with an event and
+-- waiting for one back fails when CC's queue is full, which drops either
+-- event silently (a program before the link's tab that queues an event for
+-- each it takes keeps it full), and said no link was running.
+local LINK_STATE = "mcp_computer_link_state"
+
+local function publishState(link)
+    -- stop() asks the link to stop at its next event (nextEvent), whether or not STOP_EVENT arrives
+    local shown = setmetatable({ url = link.url, version = VERSION, stop = function() link.stopAsked = true end }, {
+        __index = function(_, key) if key == "state" then return link.state end end,
+    })
+    _G[LINK_STATE] = shown
+    return shown
+end
+
+local function unpublishState(shown)
+    if rawget(_G, LINK_STATE) == shown then _G[LINK_STATE] = nil end
+end
+
 local function statusCommand()
-    os.queueEvent(STATUS_EVENT)
-    local reply = awaitEvent(STATUS_REPLY, 1)
+    local shown, reply = rawget(_G, LINK_STATE), nil
+    if type(shown) == "table" and shown.state ~= nil and shown.state ~= "stopped" then
+        reply = { nil, shown.state, shown.url, shown.version }
+    else
+        -- a link of an older version answers only this
+        os.queueEvent(STATUS_EVENT)
+        reply = awaitEvent(STATUS_REPLY, 1)
+    end
     if reply then
         print(("background link: %s, bridge %s (v%s)"):format(tostring(reply[2]), tostring(reply[3]), tostring(reply[4])))
     else
@@ -335,6 +361,19 @@ local function statusCommand()
 end
 
 local function stopCommand()
+    local shown = rawget(_G, LINK_STATE)
+    if type(shown) == "table" and type(shown.stop) == "function" and shown.state ~= "stopped" then
+        shown.stop()
+        os.queueEvent(STOP_EVENT) -- wakes the link; if CC drops it, the link stops at its next event
+        local timer, since = os.startTimer(3), os.clock()
+        while shown.state ~= "stopped" do
+            local ev = table.pack(os.pullEvent())
+            if (ev[1] == "timer" and ev[2] == timer) or os.clock() - since >= 3 then break end
+        end
+        os.cancelTimer(timer)
+        if shown.state == "stopped" then return print("Stopped the background link.") end
+        return print("Asked the background link to stop; it stops at its next event.")
+    end
     os.queueEvent(STOP_EVENT)
     if awaitEvent(STOPPED_EVENT, 3) then
         print("Stopped the background link.")
@@ -346,9 +385,11 @@ end
 -- The link itself in background mode: a crash is logged and never reaches
 -- the shell beside it; `mcp-computer stop` ends it.
 local function serviceLink(link)
+    link.shown = publishState(link)
     local ok, err = pcall(run, link)
     stopLink(link)
     link.state = "stopped"
+    unpublishState(link.shown)
     if ok or err == STOP then
         print("mcp-computer stopped.")
     elseif err ~= FATAL then
@@ -421,6 +462,8 @@ local function launchBackground(opts, link)
     end)
     term.redirect(outer)
     stopLink(link)
+    link.state = "stopped" -- the link's coroutine went with the shell's
+    unpublishState(link.shown)
     background = nil
 end
 

@@ -152,7 +152,7 @@ local function nextEvent(link)
         if not background then error(STOP, 0) end
         return ev
     end
-    if ev[1] == STOP_EVENT and background then error(STOP, 0) end
+    if (ev[1] == STOP_EVENT or link.stopAsked) and background then error(STOP, 0) end
     -- a connect given up on (CONNECT_TIMEOUT) that succeeded after all: not ours any more
     if ev[1] == "websocket_success" and ev[2] == link.url and not link.pending and type(ev[3]) == "table" then
         pcall(ev[3].close)

@@ -164,3 +164,48 @@ describeLua('background mode', () => {
     }
   });
 });
+
+describeLua('background mode: status while CC\'s event queue is full', () => {
+  // Tab 1 (where the player ran --background) then runs a program that keeps CC's queue full: it
+  // fills it to 256 once, then queues one event for each it takes (as any program reacting to every
+  // event may), so the place an event leaves is taken again before the tabs after it run.
+  const BOOT = (url) => `
+shell.run("mcp-computer", ${JSON.stringify(url)}, "--background")
+shell.switchTab(shell.openTab("shell"))
+local left = 0
+while true do
+    local e = os.pullEventRaw()
+    if e == "fill_on" then
+        for i = 1, 255 do os.queueEvent("filler") end
+        left = 400
+    elseif left > 0 then
+        left = left - 1
+        os.queueEvent("filler")
+    end
+end
+`;
+  const word = (s) => `s:${Buffer.from(s).toString('hex')}`;
+
+  test('bug: `mcp-computer status` said no background link was running when CC dropped the link\'s reply (its queue full)', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    const c = useComputer(t, { id: 9, command: 'boot', multishell: true, files: { 'boot.lua': BOOT(bridge.linkUrl), 'shell.lua': SHELL } });
+    await waitForProbe(bridge, /pong/);
+    const mark = c.output.length;
+    // status first, then the program in tab 1 fills the queue: the link takes the status ask with 255
+    // events behind it, and tab 1 queues one more before the link's tab runs.
+    c.send(['batch 2', `ev ${word('test_run')} ${word('mcp-computer status')}`, `ev ${word('fill_on')}`].join('\n'));
+    await c.waitForOutput('shell: ran mcp-computer status', 20000, mark);
+    assert.match(c.output.slice(mark), /background link: linked, bridge ws:\/\/[^ ]+ \(v[\d.]+\)/);
+  });
+
+  test('bug: `mcp-computer stop` said no background link was running when CC dropped the link\'s "stopped" event (its queue full)', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    const c = useComputer(t, { id: 10, command: 'boot', multishell: true, files: { 'boot.lua': BOOT(bridge.linkUrl), 'shell.lua': SHELL } });
+    await waitForProbe(bridge, /pong/);
+    const mark = c.output.length;
+    c.send(['batch 2', `ev ${word('test_run')} ${word('mcp-computer stop')}`, `ev ${word('fill_on')}`].join('\n'));
+    await c.waitForOutput('shell: ran mcp-computer stop', 20000, mark);
+    assert.match(c.output.slice(mark), /^Stopped the background link\.\n/);
+    await waitForProbe(bridge, /^No computers/);
+  });
+});
