@@ -444,13 +444,21 @@ export function useComputer(t, opts) {
   return c;
 }
 
-/** A computer linked to a fresh fake bridge, and its link; both end with the test. */
-export async function linkedOnFakeBridge(t, opts = {}) {
-  const bridge = await startFakeBridge();
+/**
+ * A computer linked to a fresh fake bridge, and its link; both end with the test. `opts.hello` goes
+ * to the fake bridge (see startFakeBridge), the rest to the computer.
+ *
+ * The link is the bridge's newest connection once the computer says it is linked, not the first:
+ * at the default timeScale the program's 5 s hello wait is 50 ms, which a loaded machine can pass
+ * before hello-ok arrives; the program then drops that connection and links on another.
+ */
+export async function linkedOnFakeBridge(t, { hello, ...opts } = {}) {
+  const bridge = await startFakeBridge(hello === undefined ? {} : { hello });
   t.after(() => bridge.close());
   const c = useComputer(t, { url: bridge.url, ...opts });
   await c.waitForOutput(/waiting\s+for\s+requests/);
-  const link = await bridge.link(0);
+  await bridge.link(0);
+  const link = bridge.links.at(-1);
   return { bridge, c, link };
 }
 

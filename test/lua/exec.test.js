@@ -424,6 +424,22 @@ describeLua('exec-lua: cancel', () => {
     assert.ok(!link.frames.some((f) => f.id === 'job'));
   });
 
+  test('bug (harness): the link the tests got was the first connection even when the computer had given up its hello there (5 s are 50 ms here) and linked on a second, so the test\'s first request failed with "link closed (1006)"', T, async (t) => {
+    let first = true;
+    const hello = (l) => {
+      if (first) {
+        first = false;
+        setTimeout(() => l.send({ type: 'hello-ok' }), 1000); // a loaded machine: hello-ok comes late
+      } else {
+        l.send({ type: 'hello-ok' });
+      }
+    };
+    const { c, bridge, link } = await linked(t, { hello });
+    assert.match(c.output, /no hello-ok from the bridge within 5 s/);
+    assert.equal(bridge.links.length, 2);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+
   test('cancel of an unknown id is ignored', T, async (t) => {
     const { c, link } = await linked(t);
     link.send({ type: 'cancel', id: 'nobody' });
