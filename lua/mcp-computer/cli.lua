@@ -405,9 +405,12 @@ end
 -- before each prompt; so the launcher makes that very table mirror what is
 -- drawn through it (its methods wrapped in place).
 local SHELL_SCREEN = "mcp_computer_shell_screen"
+-- The launcher's tab (the shell read-screen reads) and the link's, as
+-- multishell numbered them at launch; see B.checkFocus.
+local SHELL_TABS = "mcp_computer_shell_tabs"
 
-local function startBackground(opts, link, screen)
-    background = { monitor = nil, screen = screen }
+local function startBackground(opts, link, screen, tabs)
+    background = { monitor = nil, screen = screen, tabs = tabs }
     if opts.monitor then
         local mon = peripheral and peripheral.wrap and peripheral.wrap(opts.monitor)
         if mon and mon.write and mon.scroll then
@@ -430,9 +433,13 @@ local function launchBackground(opts, link)
         local mirror = B.newMirror(plain)
         for k, v in pairs(mirror) do current[k] = v end
         _G[SHELL_SCREEN] = mirror
+        -- (the new tab starts running inside openTab: it takes this table, filled in after)
+        local tabs = { shell = multishell.getCurrent() }
+        _G[SHELL_TABS] = tabs
         local words = { program, link.url, "--service" }
         for _, a in ipairs(opts.extra) do words[#words + 1] = a end
         local id = shell.openTab(table.concat(shellWords(words), " "))
+        tabs.link = id
         if id and multishell.setTitle then multishell.setTitle(id, "mcp") end
         screenPrint(("mcp-computer: linking to %s in tab %s; see"):format(link.url, tostring(id)))
         screenPrint("\"mcp-computer status\" and \"mcp-computer stop\".")
@@ -492,9 +499,9 @@ local function main(...)
         chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {}, ownTimers = {}, ownQueued = {}, ownSeq = 0, pulled = 0,
     }
     if opts.service then
-        local screen = rawget(_G, SHELL_SCREEN)
-        _G[SHELL_SCREEN] = nil
-        startBackground(opts, link, screen)
+        local screen, tabs = rawget(_G, SHELL_SCREEN), rawget(_G, SHELL_TABS)
+        _G[SHELL_SCREEN], _G[SHELL_TABS] = nil, nil
+        startBackground(opts, link, screen, type(tabs) == "table" and tabs or nil)
         return serviceLink(link)
     elseif opts.background then
         return launchBackground(opts, link)

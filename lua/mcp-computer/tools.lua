@@ -372,8 +372,30 @@ function B.textEvents(text, out)
     end
 end
 
+-- On an advanced computer multishell hands keyboard events (and terminate,
+-- paste) to the focused tab only, when it takes them off CC's queue: CC has
+-- no way to queue one for another tab. read-screen reads the shell tab that
+-- ran --background; when another tab has the focus (the link's own, or one
+-- the player opened) the events would go there, unseen: refused, saying
+-- which tab has it. Tab numbers shift down when a tab before them closes;
+-- while the link's own number is still the one it got, so is the shell's.
+function B.checkFocus()
+    local tabs = background.tabs
+    if not (tabs and multishell and multishell.getFocus and multishell.getCurrent) then return end
+    local focus, own = multishell.getFocus(), multishell.getCurrent()
+    local shellTab = tabs.link == own and tabs.shell or nil
+    if focus ~= own and (shellTab == nil or focus == shellTab) then return end
+    local title = multishell.getTitle and multishell.getTitle(focus)
+    local which = ("tab %s%s"):format(tostring(focus), type(title) == "string" and (' "' .. shorten(title, 20) .. '"') or "")
+    if focus == own then which = which .. ", mcp-computer's own" end
+    error(("the focused tab is %s, not the shell tab%s that read-screen reads: CC gives keyboard events to the"
+        .. " focused tab only. Switch to the shell tab (click it in the tab bar), then send again"):format(
+        which, shellTab and (" (tab " .. shellTab .. ")") or ""), 0)
+end
+
 function B.sendInput(_, params)
     if not (background and background.screen) then B.noShellToRead() end
+    B.checkFocus()
     local events = {}
     local text = params.text
     if text ~= nil and type(text) ~= "string" then error("params.text must be a string", 0) end

@@ -56,7 +56,8 @@ export const sendInput = safeTool({
     'Queue keyboard input for the player\'s shell in background mode, as the events CC queues: "text" as char events ' +
     '("\\n" presses enter), or as one paste event with paste:true; then "keys" in order: names from CC\'s keys API ' +
     '(enter, backspace, up, down, left, right, tab, home, delete, a, f1 ...) and combinations like "ctrl+c"; "ctrl+t" ' +
-    'sends terminate. Follow with read-screen to see the effect.',
+    'sends terminate. Follow with read-screen to see the effect. On an advanced computer CC gives keys to the focused ' +
+    'tab only: when another tab than the shell has the focus the call fails and says to switch back to the shell tab.',
   properties: {
     text: { type: 'string', maxLength: MAX_INPUT_TEXT, description: 'text to type' },
     paste: { type: 'boolean', description: 'deliver "text" as one paste event instead of typing it' },

@@ -80,6 +80,44 @@ describeLua('harness: an advanced computer under multishell (--multishell)', () 
   });
 });
 
+describeLua('send-input on an advanced computer: keyboard events go to the focused tab only', () => {
+  // Tab 1: the player's shell ran --background (the link went to tab 2), then reads keys: enter prints
+  // how many characters it got.
+  const BOOT = (url) => `
+shell.run("mcp-computer", ${JSON.stringify(url)}, "--background")
+local n = 0
+while true do
+    local e, a = os.pullEvent()
+    if e == "char" then n = n + 1
+    elseif e == "key" and a == keys.enter then print("chars " .. n) end
+end
+`;
+
+  test('bug: with the link\'s own tab focused, send-input answered ok and its keys went to that tab, never to the shell read-screen reads', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { command: 'boot', multishell: true, files: { 'boot.lua': BOOT(bridge.url) } });
+    await c.waitForOutput(/in tab 2/);
+    const link = await bridge.link(0);
+    await link.hello;
+    ok(await link.request('send-input', { text: 'abc\n' }));
+    await c.waitForOutput('chars 3');
+    // the player (here a chunk) switches to the link's tab
+    assert.deepEqual(values(ok(await link.exec('return multishell.setFocus(2), multishell.getFocus()')).returns), [true, 2]);
+    const refused = await link.request('send-input', { text: 'de\n' });
+    assert.equal(refused.ok, false, JSON.stringify(refused));
+    assert.match(refused.error, /^the focused tab is tab 2 "mcp", mcp-computer's own, not the shell tab \(tab 1\) that read-screen reads: CC gives keyboard events to the focused tab only\. Switch to the shell tab/);
+    // another tab of the player's: refused too
+    ok(await link.exec('shell.openTab("boot-other") multishell.setFocus(3)'));
+    assert.match((await link.request('send-input', { keys: ['enter'] })).error, /^the focused tab is tab 3 "boot-other", not the shell tab \(tab 1\)/);
+    // back on the shell tab: typed there
+    ok(await link.exec('multishell.setFocus(1)'));
+    const mark = c.output.length;
+    ok(await link.request('send-input', { text: 'fg\n' }));
+    await c.waitForOutput('chars 5', 10000, mark);
+  });
+});
+
 function ok(res) {
   assert.equal(res.ok, true, JSON.stringify(res));
   return res.result;

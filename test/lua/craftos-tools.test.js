@@ -92,4 +92,19 @@ describeCraftos('CraftOS-PC: background mode in a multishell tab, the screen and
     assert.equal(done.output, 's1\ns2\ns3\n');
     assert.deepEqual(done.returns, [{ type: 'number', value: 7 }]);
   });
+
+  test('bug: with the link\'s own tab focused, send-input answered ok and CC\'s multishell gave its keys to that tab, not to the shell read-screen reads', T, async () => {
+    const focus = async (n) => {
+      const r = await callTool(ctx.bridge, 'exec-lua', { computerId: 12, code: `return multishell.setFocus(${n}), multishell.getFocus()` });
+      assert.deepEqual(r.structuredContent.returns.map((d) => d.value), [true, n]);
+    };
+    await focus(2);
+    const refused = await callTool(ctx.bridge, 'send-input', { computerId: 12, text: 'ask\n' });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /the focused tab is tab 2 "mcp[^"]*", mcp-computer's own, not the shell tab \(tab 1\) that read-screen reads/);
+    await focus(1);
+    await callTool(ctx.bridge, 'send-input', { computerId: 12, text: 'ask\n' });
+    await screenWith(ctx.bridge, 12, /^Name\? +$/);
+    await callTool(ctx.bridge, 'send-input', { computerId: 12, keys: ['ctrl+t'] });
+  });
 });
