@@ -28,10 +28,7 @@ async function counting(t, opts = {}) {
   const bridge = await startFakeBridge();
   t.after(() => bridge.close());
   const c = useComputer(t, { url: bridge.url, args: ['--background'], files: { 'shell.lua': COUNTER }, ...opts });
-  const link = await bridge.link(0);
-  await link.hello;
-  const pong = await link.request('ping');
-  assert.equal(pong.ok, true, JSON.stringify(pong));
+  const link = await bridge.liveLink();
   return { bridge, c, link };
 }
 

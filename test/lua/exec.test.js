@@ -440,6 +440,21 @@ describeLua('exec-lua: cancel', () => {
     assert.equal((await link.request('ping')).ok, true);
   });
 
+  test('harness: liveLink skips a connection the computer gave up its hello on (background mode prints no "waiting for requests")', T, async (t) => {
+    let first = true;
+    const hello = (l) => {
+      if (first) {
+        first = false;
+        setTimeout(() => l.send({ type: 'hello-ok' }), 1000);
+      } else {
+        l.send({ type: 'hello-ok' });
+      }
+    };
+    const { bridge } = await linked(t, { hello });
+    const link = await bridge.liveLink();
+    assert.equal(link, bridge.links[1]);
+  });
+
   test('cancel of an unknown id is ignored', T, async (t) => {
     const { c, link } = await linked(t);
     link.send({ type: 'cancel', id: 'nobody' });

@@ -107,6 +107,19 @@ export async function startFakeBridge({ hello = 'ok' } = {}) {
       }
       return links[n];
     },
+    /**
+     * The link the computer is linked on: the first that answers a ping after its hello, skipping
+     * connections the computer gave up (at the harness's timeScale its 5 s hello wait is 50 ms, which
+     * a loaded machine can pass before hello-ok arrives; it then links on a new connection).
+     */
+    async liveLink(timeoutMs = 10000) {
+      for (let n = 0; ; n = Math.max(n + 1, links.length - 1)) {
+        const link = await bridge.link(n, timeoutMs);
+        if (!(await link.hello)) continue;
+        const pong = await link.request('ping', undefined, timeoutMs).catch(() => null);
+        if (pong?.ok) return link;
+      }
+    },
     async close() {
       for (const c of wss.clients) c.terminate();
       await new Promise((resolve) => wss.close(() => resolve()));
