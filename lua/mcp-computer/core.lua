@@ -132,10 +132,19 @@ end
 -- resume has used SLICE seconds, and the main loop resumes it for a
 -- PACE_EVENT it queued, so other events are served in between. pace() is
 -- only called where a yield is legal (never inside gsub or sort callbacks).
+-- Slices are wall time, as CC's watchdog counts: os.clock counts the
+-- server's ticks (0.05 s each), which come slower when the server lags, so
+-- at 1 TPS a slice of 0.25 s by os.clock would be 5 s. os.epoch("utc") is
+-- wall time (CC:T 1.80+; older CC has only os.clock).
 local SLICE = 0.25
 local PACE_EVENT = "mcp_computer_pace"
 local PACE = {} -- yielded by pace()
-local pacer = nil -- { start = os.clock() of this resume, n = calls } inside an answer's coroutine
+local pacer = nil -- { start = wallClock() of this resume, n = calls } inside an answer's coroutine
+
+local wallClock = os.clock
+if type(os.epoch) == "function" and pcall(os.epoch, "utc") then
+    wallClock = function() return os.epoch("utc") / 1000 end
+end
 
 local function pace()
     local p = pacer
@@ -143,7 +152,7 @@ local function pace()
     p.n = p.n + 1
     if p.n < 4 then return end
     p.n = 0
-    if os.clock() - p.start >= SLICE then coroutine.yield(PACE) end
+    if wallClock() - p.start >= SLICE then coroutine.yield(PACE) end
 end
 
 -- What a part gives the parts after it: each part ends with M.name = name

@@ -506,7 +506,7 @@ local function finishChunk(link, chunk, ok, err, values)
         end)
     end)
     -- The time this resume has used already counts (a chunk may have run long).
-    runAnswer(link, { co = co, id = id, start = link.resumeStart or os.clock() })
+    runAnswer(link, { co = co, id = id, start = link.resumeStart or wallClock() })
 end
 
 local function failExec(link, id, err)

@@ -143,7 +143,7 @@ end
 -- link's own go to running exec-lua chunks.
 local function nextEvent(link)
     local ev = table.pack(os.pullEventRaw())
-    link.resumeStart = os.clock()
+    link.resumeStart = wallClock() -- (pace's slices start here)
     link.pulled = link.pulled + 1
     -- the program's own PACE_EVENT and CONTINUE come back (or are queued again when CC dropped them)
     ownEventBack(link, (ev[1] == PACE_EVENT or ev[1] == CONTINUE) and type(ev[2]) == "number" and ev[2] or nil)

@@ -98,8 +98,7 @@ end
     t.after(() => bridge.close());
     const c = useComputer(t, { command: 'boot', multishell: true, files: { 'boot.lua': BOOT(bridge.url) } });
     await c.waitForOutput(/in tab 2/);
-    const link = await bridge.link(0);
-    await link.hello;
+    const link = await bridge.liveLink();
     ok(await link.request('send-input', { text: 'abc\n' }));
     await c.waitForOutput('chars 3');
     // the player (here a chunk) switches to the link's tab

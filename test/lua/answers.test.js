@@ -89,6 +89,17 @@ describeLua('exec-lua: big answers are capped before encoding (issue 14, finding
     assert.match(res.result.returns[0].value, /^\u0002+$/);
     assert.equal((await link.request('ping')).ok, true);
   });
+
+  test('bug: on a lagging server (os.clock counts server ticks, CC\'s watchdog wall time) the encoder\'s 0.25 s slices were os.clock\'s, so a big answer ran into the watchdog', { timeout: 240000 }, async (t) => {
+    // A server at 1 TPS: os.clock runs at 1/20 of the watchdog's clock (here 1 s, as in the test
+    // above), so a slice of 0.25 s by os.clock was 5 s. The answer is the test above's.
+    const max = 4 * 1024 * 1024;
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 1, tickRate: 0.05, maxMessage: max, args: ['--max-frame', String(max)] });
+    const { res } = await answer(link, 'print(("\\1"):rep(300000)) return ("\\2"):rep(2 * 1024 * 1024)', 180000);
+    assert.equal(res.ok, true, JSON.stringify(res).slice(0, 300));
+    assert.match(res.result.returns[0].value, /^\u0002+$/);
+    assert.equal((await link.request('ping')).ok, true);
+  });
 });
 
 // Finding 2, "whatever happens, the bridge gets an answer": describing a

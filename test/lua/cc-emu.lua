@@ -31,6 +31,8 @@
 --                       always textutils.empty_json_array
 --   --max-message N     websocket message limit in bytes (default 131072)
 --   --watchdog S        seconds of running (per resume) before "Too long without yielding" (7)
+--   --tick-rate R       os.clock() runs at R times the watchdog's clock (1): CC's os.clock counts
+--                       server ticks, so a server at 5 TPS is 0.25; os.epoch("utc") is not slowed
 --   --hard-abort S      seconds more before the computer is hard-aborted (1.5)
 --   --peripheral N=KIND attach a peripheral named N: monitor, chest, barrel or modem
 --   --sync-host         before taking each event, ask the host for what it has
@@ -81,7 +83,7 @@ local function unhex(s) return (s:gsub("%x%x", UNHEX)) end
 local cfg = {
     id = 1, width = 51, height = 19, colour = true, http = true, ws = "enabled",
     async = true, unicodeJson = true, maxMessage = 131072, watchdog = 7, hardAbort = 1.5,
-    maxWebsockets = 4, websocketsInUse = 0,
+    maxWebsockets = 4, websocketsInUse = 0, tickRate = 1,
     peripherals = {},
 }
 local command, commandArgs
@@ -118,6 +120,7 @@ do
         elseif a == "--max-websockets" then cfg.maxWebsockets = tonumber(value())
         elseif a == "--websockets-in-use" then cfg.websocketsInUse = tonumber(value())
         elseif a == "--watchdog" then cfg.watchdog = tonumber(value())
+        elseif a == "--tick-rate" then cfg.tickRate = tonumber(value())
         elseif a == "--hard-abort" then cfg.hardAbort = tonumber(value())
         elseif a == "--settings-save-fails" then cfg.settingsSaveFails = true
         elseif a == "--sync-host" then cfg.syncHost = true
@@ -156,6 +159,7 @@ local function push(ev)
     queue[qTail] = ev
 end
 local clockOffset = 0 -- seconds added to os.clock() by the host ("clock S")
+local epochBase = real.time() - real.clock() -- os.epoch("utc") in seconds, less the CPU clock
 
 local websockets = {} -- id -> handle state
 local decodeToken, hostAttach
@@ -508,9 +512,11 @@ os = {
         return nextTimer
     end,
     cancelTimer = function(id) emit("cancel-timer " .. tostring(id)) end,
-    clock = function() return real.clock() + clockOffset end,
+    clock = function() return real.clock() * cfg.tickRate + clockOffset end,
     time = function() return real.time() % 86400 / 3600 end,
-    epoch = function() return real.time() * 1000 end,
+    -- wall time in CC; here the clock the watchdog counts (CPU time of this process), from the
+    -- real time at start, so it has CC's millisecond steps
+    epoch = function() return math.floor((epochBase + real.clock()) * 1000) end,
     day = function() return 1 end,
     version = function() return "CraftOS 1.9" end,
     shutdown = function() exit(0) end,

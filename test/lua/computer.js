@@ -117,6 +117,7 @@ class Computer {
     if (o.oldJson) flags.push('--old-json');
     if (o.maxMessage) flags.push('--max-message', String(o.maxMessage));
     if (o.watchdog !== undefined) flags.push('--watchdog', String(o.watchdog));
+    if (o.tickRate !== undefined) flags.push('--tick-rate', String(o.tickRate));
     if (o.hardAbort !== undefined) flags.push('--hard-abort', String(o.hardAbort));
     if (o.settingsSaveFails) flags.push('--settings-save-fails');
     if (o.syncHost) flags.push('--sync-host');
@@ -426,7 +427,7 @@ class Computer {
  * ({ path: content } in the computer's file system), httpDisabled,
  * websocket ('disabled' | 'missing'), noAsync, failure (async connect
  * failure message, e.g. "Domain not permitted"), syncFailure, oldJson,
- * maxMessage, watchdog and hardAbort (seconds, CC: 7 and 1.5), size [w, h] (default 200x40),
+ * maxMessage, watchdog and hardAbort (seconds, CC: 7 and 1.5), tickRate (os.clock's speed: 0.25 is a server at 5 TPS), size [w, h] (default 200x40),
  * colour (false for a basic computer), timeScale (emulated seconds -> real, default 0.01),
  * holdConnect (keep connects pending until releaseConnects()), peripherals ({ name: "monitor" | "chest" | "barrel" | "modem" }),
  * settingsSaveFails (settings.save returns false and writes nothing, as CC does when it cannot open the file),
