@@ -107,4 +107,9 @@ describeCraftos('CraftOS-PC: background mode in a multishell tab, the screen and
     await screenWith(ctx.bridge, 12, /^Name\? +$/);
     await callTool(ctx.bridge, 'send-input', { computerId: 12, keys: ['ctrl+t'] });
   });
+
+  test('mcp-computer status reads the link\'s state from _G (CC\'s own multishell: the tabs share it)', T, async () => {
+    const status = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'mcp-computer status' });
+    assert.match(status.structuredContent.output, /^background link: linked, bridge\s+ws:\/\/\S+\s+\(v[\d.]+\)\n/);
+  });
 });
