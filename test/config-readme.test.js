@@ -11,7 +11,7 @@ const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 /** README table rows by variable name: { default, meaning }. */
 const rows = new Map();
 for (const line of readme.split('\n')) {
-  const m = /^\| `([A-Z0-9_]+)` \| (`[^`]*`|empty) \| (.*) \|$/.exec(line);
+  const m = /^\| `([A-Z][A-Z0-9_]+)` \| (`[^`]*`|empty) \| (.*) \|$/.exec(line);
   if (m) rows.set(m[1], { default: m[2] === 'empty' ? '' : m[2].slice(1, -1), meaning: m[3] });
 }
 
