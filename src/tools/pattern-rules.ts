@@ -61,7 +61,7 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
 export function runProblem(seq: Seq, base: number, last: boolean, where: Where): string | null {
   const anchored = base === 0;
   const longest = scanChains(inlined(seq), last).longest;
-  if (longest !== null && longest.value + base >= 3) {
+  if (longest !== null && longest.value + base >= 3 && stretchSplits(seq, base, last, (s) => stretchCost(s) > MAX_WAYS) !== null) {
     const degree = longest.value + base;
     const which = longest.members.map((r) => `"${cut(r.src)}"`).join(' and ');
     if (longest.members.length === 1 && unbounded(longest.members[0] as Term)) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
@@ -116,9 +116,22 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where):
         prevAny = undefined;
       }
     }
-    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** (chained + base) > MAX_WAYS) return waysMessage(bounded, split, chained, base, where);
+    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** (chained + base) > MAX_WAYS && !spurious(terms, seq, base, last)) return waysMessage(bounded, split, chained, base, where);
   }
   return null;
+}
+
+/**
+ * Whether a count of `terms` (a chain of scanChains, or the stretch runProblem counts the ways of) that
+ * runs through a group matched at most once, taken as one item (weighing its longest chain inside,
+ * whatever stands before that inside the group; its ways as a whole), finds few ways when read through
+ * the group (stretchSplits): `^-?\d+(\.\d+)?([eE][+-]?\d+)?$`, whose groups' \d+ follow a character the
+ * \d+ before cannot take, semver's `^v?(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`, or
+ * `^(https?://)?([\w-]+\.)+[\w-]+(/[\w./?%&=-]*)?$`, whose first group's ways end at its "//".
+ */
+function spurious(terms: Term[], seq: Seq, base: number, last: boolean): boolean {
+  if (!terms.some((t) => t.atom.kind === 'group' && t.max <= 1)) return false;
+  return stretchSplits(seq, base, last, (s) => stretchCost(s) > MAX_WAYS) === null;
 }
 
 /**
@@ -128,12 +141,13 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where):
  * 2 s on 1,000 x's and a '!'). Checked after every other rule, so a pattern refused by one keeps its message.
  */
 export function stretchProblem(seq: Seq, base: number, ends: boolean, where: Where): string | null {
-  const stretch = stretchSplits(seq, base, ends, (s) => stretchCost(s) > MAX_WAYS);
+  const stretch = stretchSplits(seq, base, ends, (s) => s.split > 1 && stretchCost(s) > MAX_WAYS);
   if (stretch === null) return null;
   // the start positions tried (a member of the stretch when it begins where the sequence does) are said apart
   const all = members(stretch);
   const start = all[0] === START ? base : 0;
-  return waysMessage(all.filter((t) => t !== START && !unbounded(t)), stretch.split, stretch.degree - start, start, where);
+  const bounded = [...all.filter((t) => t !== START && !unbounded(t)), ...stretch.via];
+  return waysMessage(bounded.length > 0 ? bounded : all.filter((t) => t !== START), stretch.split, stretch.degree - start, start, where);
 }
 
 /** Why bounded repetitions (`bounded`, splitting a text `split` ways) with `chained` unbounded ones beside them are refused. */

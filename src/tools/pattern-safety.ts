@@ -40,7 +40,8 @@ export { MAX_FINITE, MAX_GROUP_DEPTH, MAX_WAYS };
 /**
  * Bounds of the check itself, so that no pattern (an upstream's listing is not trusted) makes it slow:
  * a longer pattern, or one whose groups nest deeper (MAX_GROUP_DEPTH), is not run (checking one of
- * 4,096 characters takes at most tens of milliseconds, once). Real schema patterns are far smaller.
+ * 4,096 characters takes a few milliseconds once the code is warm, more on a first check in a process,
+ * once: answers are cached). Real schema patterns are far smaller.
  */
 export const MAX_PATTERN_LENGTH = 4096;
 /** Most items (terms, each copy counted) of a pattern with its bounded repeated groups written out (pattern-written-out.ts). */

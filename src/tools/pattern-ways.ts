@@ -111,7 +111,7 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
 /**
  * A stretch of repetitions (see stretchSplits): its last member and the stretch before it (its members
  * are theirs), the product of its bounded members' ways (`split`), how many unbounded ones it has
- * (`degree`), and the characters every member and every required item between them can take (`common`).
+ * (`degree`), and the characters its last unbounded member and every item after it can take (`common`).
  */
 export interface Stretch {
   last: Term;
@@ -121,6 +121,10 @@ export interface Stretch {
   common: Ranges;
   /** The last merge (undominated) that met it. */
   mark: number;
+  /** When its first member was met (stretchSplits counts them). */
+  origin: number;
+  /** The groups matched at most once it went on through in several ways (their alternatives). */
+  via: Term[];
 }
 
 /** The members of a stretch, in order. */
@@ -139,14 +143,15 @@ function canFail(t: Term): boolean {
 }
 
 /**
- * The first stretch of `seq` with a bounded repetition in it (split > 1) that `over` says splits its
- * text in too many ways before an item that can fail there, or null. A stretch is a chain of
- * repetitions (bounded or not), each able to take what the next starts with, all of them and the
- * required items between them able to take one same character (on a text of it each member's length
- * can vary while the others make up for it: the ways multiply), with only optional items of other
- * characters between them. It is counted where a match can fail with it in place: at a required item
- * that shares no character with it (on that text the item fails), an assertion or lookaround, or the
- * end of a sequence that does not end the pattern. Unlike runProblem's single stretch it is read through:
+ * The first stretch of `seq` that `over` says splits its text in too many ways before an item that
+ * can fail there, or null. A stretch is a chain of repetitions (bounded or not), each able to take
+ * what the next starts with, with only optional items of other characters between them, and each
+ * unbounded member, the items after it up to the next unbounded one and that one able to take one same
+ * character (on such a text each member's length can vary while the others make up for it: the ways
+ * multiply; `^x*\w{1,10}[a-c]+$` splits in about 10 x length ways, as the \w{1,10} cannot reach from
+ * the x's far into the a's). It is counted where a match can fail with it in place: at a required item
+ * that cannot start with one of its common characters (on a text of that one the item fails), an
+ * assertion or lookaround, or the end of a sequence that does not end the pattern. Unlike runProblem's single stretch it is read through:
  * - an optional item of other characters (`\w{2,}-*\w{3,10}$`: with the -* empty the two \w runs
  *   meet; each of the open stretches goes on, as scanChains's chains do);
  * - a group matched at most once, read as each of its alternatives and (when optional) as nothing: its
@@ -157,21 +162,38 @@ function canFail(t: Term): boolean {
  */
 export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: Stretch) => boolean): Stretch | null {
   let found: Stretch | null = null;
+  /** Stretches begun so far (each one's `origin` is its number). */
+  let births = 0;
   const count = (s: Stretch): void => {
-    if (found === null && s.split > 1 && over(s)) found = s;
+    if (found === null && over(s)) found = s;
   };
   const walk = (start: Stretch[], terms: Seq): Stretch[] => {
     let open = start;
     /** Whether `open` is this walk's own array (`start` is shared with the other paths). */
     let own = false;
-    for (const t of terms) {
+    for (let i = 0; i < terms.length; i++) {
+      const t = terms[i] as Term;
       if (found !== null) break;
       if (t.max === 0) continue;
       if (t.atom.kind === 'group' && t.max === 1) {
+        const body = t.atom.body;
+        const began = births;
         const paths = t.min === 0 ? [open] : [];
-        for (const seq of t.atom.body) paths.push(walk(open, inlined(seq)));
+        for (const seq of body) paths.push(walk(open, inlined(seq)));
         open = undominated(paths);
         own = open !== paths[0];
+        // a stretch begun before the group goes on after each of the ways the group can match: the
+        // ways of its paths add up, where the most of any one was kept (`(?:a)?.{2,}b` twice
+        // length^2; `^(?:一?|丁?)(?:丂?|七?)...!` two empty ways a group, 2^n)
+        const factors = pathFactors(paths, began);
+        if (factors.size > 0) {
+          open = open.map((c) => {
+            const k = factors.get(c.origin) ?? 1;
+            // the message names a few of the groups (a long list is cut there anyway)
+            return k > 1 ? copy(c, Math.min(c.split * k, CAP), c.common, c.via.length < 8 ? [...c.via, t] : c.via) : c;
+          });
+          own = true;
+        }
         continue;
       }
       if (t.atom.kind !== 'set' && t.atom.kind !== 'group') {
@@ -183,24 +205,30 @@ export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: 
       const chars = charsAtom(t.atom);
       const goesOn = (c: Stretch) => overlaps(charsAtom(c.last.atom), first) && overlaps(c.common, chars);
       const w = ways(t);
-      // a repetition a fixed number of times (x{11}) does not vary
-      const degree = unbounded(t) && t.max > t.min ? 1 : 0;
+      // as everywhere here, more than MAX_FINITE times counts as unbounded, x{11} too: each try costs its length
+      const degree = unbounded(t) ? 1 : 0;
       let next: Stretch | null = null;
       if (degree > 0 || w > 1) {
         let before: Stretch | null = null;
         for (const c of open) if (goesOn(c) && (before === null || stretchCost(c) > stretchCost(before))) before = c;
+        // after an unbounded member only its characters must be shared: it reaches from where the
+        // one before it varies to where the one after it does (`[ab]+[bc]+[cd]+!`: three boundaries,
+        // in the b's, the c's and the d's); a bounded one reaches no further than its few characters
+        const common = degree > 0 ? chars : before === null ? chars : intersect(before.common, chars);
         next =
           before === null
-            ? { last: t, before: null, split: w, degree, common: chars, mark: 0 }
-            : { last: t, before, split: Math.min(before.split * w, CAP), degree: before.degree + degree, common: intersect(before.common, chars), mark: 0 };
+            ? { last: t, before: null, split: w, degree, common, mark: 0, origin: ++births, via: [] }
+            : { last: t, before, split: Math.min(before.split * w, CAP), degree: before.degree + degree, common, mark: 0, origin: before.origin, via: before.via };
       }
       if (!nullableTerm(t)) {
         // a required item ends a stretch whose last cannot take it, or that shares no character with
-        // it: on a text of the stretch's common characters it fails there, after every split
+        // it: on a text of the stretch's common characters it fails there, after every split; one it
+        // does not end goes on with the characters both can take
         const going: Stretch[] = [];
         for (const c of open) {
-          if (goesOn(c)) going.push({ ...c, common: intersect(c.common, chars) });
-          else count(c);
+          // on a text of a common character the item cannot start with, it fails here (`\w*-*\w+x` on a's)
+          if (!covers(first, c.common)) count(c);
+          if (goesOn(c)) going.push(copy(c, c.split, intersect(c.common, chars), c.via));
         }
         open = going;
         own = true;
@@ -217,10 +245,46 @@ export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: 
   let end = terms.length;
   if (atEnd) while (end > 0 && !canFail(terms[end - 1] as Term)) end--;
   // the positions the sequence is tried at: a member on any text, `base` factors of the length
-  const start: Stretch[] = base > 0 ? [{ last: START, before: null, split: 1, degree: base, common: ANY, mark: 0 }] : [];
+  const start: Stretch[] = base > 0 ? [{ last: START, before: null, split: 1, degree: base, common: ANY, mark: 0, origin: 0, via: [] }] : [];
   const open = walk(start, end === terms.length ? terms : terms.slice(0, end));
   if (!atEnd) open.forEach(count);
   return found;
+}
+
+/** `s` with another split, common characters and groups gone through. */
+const copy = (s: Stretch, split: number, common: Ranges, via: Term[]): Stretch => ({ last: s.last, before: s.before, split, degree: s.degree, common, mark: 0, origin: s.origin, via });
+
+/**
+ * For the stretches begun before a group (`origin` at most `began`), by origin: the sum over the paths
+ * through the group of the most ways a stretch of that origin splits in on that path, counting only
+ * paths that can match the same text as the path of the most (their common characters meet), over
+ * that most, rounded (a path of lower degree adds nothing); only those above 1.
+ */
+function pathFactors(paths: Stretch[][], began: number): Map<number, number> {
+  /** By origin, the stretch of the most ways on each path (in path order; a path without one has none). */
+  const most = new Map<number, Stretch[]>();
+  for (const path of paths) {
+    const mark = ++merges;
+    for (const c of path) {
+      if (c.origin > began) continue;
+      const each = most.get(c.origin);
+      if (each === undefined) most.set(c.origin, [c]);
+      else if (each[0]?.mark !== mark) each.unshift(c);
+      else if (stretchCost(c) > stretchCost(each[0])) each[0] = c;
+      c.mark = mark;
+    }
+  }
+  const factors = new Map<number, number>();
+  for (const [origin, each] of most) {
+    if (each.length < 2) continue;
+    let top = each[0] as Stretch;
+    for (const c of each) if (stretchCost(c) > stretchCost(top)) top = c;
+    let sum = 0;
+    for (const c of each) if (overlaps(c.common, top.common)) sum += stretchCost(c);
+    const k = Math.round(sum / stretchCost(top));
+    if (k > 1) factors.set(origin, k);
+  }
+  return factors;
 }
 
 /** Where a sequence tried at many positions starts: a member of the stretch it begins (said apart by its empty source). */

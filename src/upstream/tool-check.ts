@@ -119,9 +119,11 @@ const cutAt = (at: string): string => (at.length > MAX_AT ? `${at.slice(0, 60)}.
 
 /**
  * Most pattern characters one tools/list page has checked for the unrun-pattern warning: the check
- * takes about 1 us a character (pattern-safety.ts), and a page of CC_UPSTREAM_MAX_MESSAGE_BYTES can
- * hold a thousand 4,000-character patterns (1.5 to 41 s of the event loop in one turn, at every listing;
- * a 1,300-word alternation takes about 40 ms to check).
+ * takes about 1 to 2 us a character once its code is warm (pattern-safety.ts: a 3,900-character
+ * alternation of 1,300 words about 4 ms, best of 15 here; a first check in a process is slower), and a
+ * page of CC_UPSTREAM_MAX_MESSAGE_BYTES can hold a thousand 4,000-character patterns: seconds of the
+ * event loop in one turn, at every listing (1.5 to 41 s measured when this bound was set; a thousand
+ * such alternations 13 s on this machine under load).
  * Past it a pattern is left for the argument check, which checks it when a call first needs it.
  */
 export const MAX_LISTED_PATTERN_CHARS = 16_384;
