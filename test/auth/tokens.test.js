@@ -68,3 +68,19 @@ test('splitTokens takes commas, spaces and newlines; tokenProblem names what is 
   assert.match(tokenProblem('short'), /at least 16/);
   assert.match(tokenProblem('é'.repeat(20)), /printable ASCII/);
 });
+
+test('tokenProblem at its edges: 16 characters is enough, 15 is not; a comma or a space is refused (a list could never hold it); every other printable ASCII character is taken', () => {
+  assert.equal(tokenProblem('x'.repeat(16)), null);
+  assert.match(tokenProblem('x'.repeat(15)), /at least 16 characters/);
+  for (const c of [',', ' ', '\t', '\x7f', '\x00']) assert.match(tokenProblem(`${'x'.repeat(20)}${c}`), /printable ASCII without spaces or commas/, JSON.stringify(c));
+  const printable = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).filter((c) => c !== ',').join('');
+  assert.equal(tokenProblem(printable), null);
+});
+
+test('tokenIdentity: "token:" and the first 16 hex digits (64 bits) of the token\'s SHA-256, never the token', async () => {
+  const { tokenIdentity } = await import('../../dist/auth/tokens.js');
+  const { createHash } = await import('node:crypto');
+  assert.equal(tokenIdentity(A), `token:${createHash('sha256').update(A).digest('hex').slice(0, 16)}`);
+  assert.match(tokenIdentity(B), /^token:[0-9a-f]{16}$/);
+  assert.notEqual(tokenIdentity(A), tokenIdentity(B));
+});

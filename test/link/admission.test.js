@@ -87,3 +87,38 @@ test('bookkeeping per address is dropped once its last socket is gone: a flood o
   assert.equal(a.pendingBy.size, 0);
   assert.equal(a.linkedBy.size, 0);
 });
+
+test('closing a linked socket twice counts it once: the address keeps its other link', () => {
+  const { a } = books();
+  const [x, y] = [a.open('A'), a.open('A')];
+  assert.equal(a.hello(x, 0, null), null);
+  assert.equal(a.hello(y, 1, null), null);
+  a.close(x);
+  a.close(x);
+  assert.equal(a.linkedFrom('A'), 1, 'y is still linked');
+  const z = a.open('A');
+  assert.equal(a.hello(z, 1, null), null);
+  assert.equal(a.hello(a.open('A'), 2, null).reason, 'links_per_address', 'y and z are two links');
+});
+
+test('the hello bucket never holds more than its burst, however long an address was quiet, and a part of a hello is not one', () => {
+  const { a, tick } = books({ maxPendingHellos: 100, maxPendingHellosPerAddress: 100, maxLinks: 100, maxLinksPerAddress: 100 });
+  const hello = () => a.hello(a.open('A'), 0, null)?.reason ?? 'ok';
+  assert.equal(hello(), 'ok');
+  tick(3_600_000); // an hour quiet: still a burst of 4 (twice the rate of 2/s)
+  assert.deepEqual(Array.from({ length: 6 }, hello), ['ok', 'ok', 'ok', 'ok', 'hello_rate', 'hello_rate']);
+  tick(250); // half a hello refilled
+  assert.equal(hello(), 'hello_rate');
+  tick(250);
+  assert.equal(hello(), 'ok');
+  assert.equal(hello(), 'hello_rate');
+});
+
+test('the sweep: it runs when 1024 addresses have a bucket, and forgets one that refilled to its burst exactly', () => {
+  const { a, tick } = books({ maxPendingHellos: 1e6, maxPendingHellosPerAddress: 1e6, maxLinks: 1e6, maxLinksPerAddress: 1e6, helloRate: 1 });
+  for (let i = 0; i < 1024; i++) assert.equal(a.hello(a.open(`10.1.${i >> 8}.${i & 255}`), 0, null), null);
+  assert.equal(a.tracked, 1024);
+  tick(1000); // each took one hello of a burst of 2 at 1/s: refilled to exactly 2 now
+  a.hello(a.open('10.2.0.0'), 0, null);
+  assert.equal(a.tracked, 1, 'the 1024 refilled buckets were forgotten, the newcomer has its own');
+});

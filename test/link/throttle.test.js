@@ -72,3 +72,21 @@ test('CC_LINK_MAX_BYTES_PER_S: a flooding link is paused (counted, logged once a
     await flooder.close();
     await quiet.close();
   }));
+
+test('chargeFrame: a paused socket resumes when its second is over, not a whole second after the pause; disposeThrottle means it never resumes', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const calls = [];
+  const state = throttled(calls);
+  assert.equal(chargeFrame(state, 600, 1000, 5000), false); // its second starts at 5000
+  assert.equal(chargeFrame(state, 600, 1000, 5400), true, 'over budget 400 ms into the second');
+  t.mock.timers.tick(599);
+  assert.deepEqual(calls, ['pause']);
+  t.mock.timers.tick(1);
+  assert.deepEqual(calls, ['pause', 'resume'], 'resumed 600 ms later, when the second is over');
+  assert.equal(state.throttleTimer, null);
+  // disposed while paused (the socket closed): the timer is gone, nothing resumes it
+  assert.equal(chargeFrame(state, 2000, 1000, 6000), true);
+  disposeThrottle(state);
+  t.mock.timers.tick(5000);
+  assert.deepEqual(calls, ['pause', 'resume', 'pause']);
+});
