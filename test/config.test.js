@@ -227,6 +227,10 @@ test('an origin that is not scheme://host[:port] is a ConfigError', () => {
     'https://example.com?x=1',
     'https://example.com#top',
     'https://user:pw@example.com',
+    'https://user@example.com',
+    'https://example.com?',
+    'https://example.com#',
+    'https://:pw@example.com',
     'ftp://example.com',
     'https://ok.example, not an origin',
   ]) {
@@ -455,4 +459,12 @@ test('variables that are free text (hosts, origins, paths, tokens) print no rang
     const line = lines.find((l) => l.trim().startsWith(spec.name + ' '));
     assert.ok(line.endsWith(`${spec.meaning} [${spec.default === '' ? 'empty' : spec.default}]`), line);
   }
+});
+
+test('CC_LINK_PIN takes strict in any case, as on and off; a blank CC_LINK_PINS_FILE, CC_CONFIG or MCP_SESSION_KEY_FILE is unset', () => {
+  for (const raw of ['strict', 'STRICT', ' Strict ']) assert.equal(loadConfig({ CC_LINK_PIN: raw, CC_LINK_PINS_FILE: '/tmp/pins' }).linkPinStrict, true, raw);
+  const blank = loadConfig({ CC_LINK_PINS_FILE: '   ', CC_CONFIG: ' ', MCP_SESSION_KEY_FILE: '\t' });
+  assert.equal(blank.linkPinsFile, null);
+  assert.equal(blank.configFile, null);
+  assert.equal(blank.sessionKeyFile, null);
 });

@@ -303,3 +303,19 @@ test('a Lua tool x-mcp-header that 2026-07-28 clients would reject is refused at
   const ok = { type: 'object', properties: { a: { type: 'boolean', 'x-mcp-header': 'Flag' }, b: { type: 'object', properties: { c: { type: 'integer', 'x-mcp-header': 'Count' } } } } };
   assert.deepEqual(parseFileConfig({ tools: [{ ...turtle, inputSchema: ok }] }, FILE).tools[0].inputSchema, ok);
 });
+
+test('a tool description may be empty or blank (a title may not); a name used three times points both repeats at its first use', () => {
+  for (const description of ['', '   ']) {
+    assert.equal(parseFileConfig({ tools: [{ ...turtle, description }] }, FILE).tools[0].description, description, JSON.stringify(description));
+  }
+  assert.throws(
+    () => parseFileConfig({ tools: [turtle, { ...turtle }, { ...turtle }] }, FILE),
+    (err) => {
+      assert.deepEqual(err.problems, [
+        { path: '$.tools[1].name', message: 'tool name "turtle-refuel" is already used at $.tools[0].name' },
+        { path: '$.tools[2].name', message: 'tool name "turtle-refuel" is already used at $.tools[0].name' },
+      ]);
+      return true;
+    },
+  );
+});
