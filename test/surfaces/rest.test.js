@@ -214,6 +214,8 @@ test('?service=<serverId> names the upstream tool <serverId>__<name>', () =>
     assert.deepEqual(r.json, { content: [{ type: 'text', text: 'read a.txt' }], isError: false });
     assert.deepEqual(seen, [{ path: 'a.txt' }]);
     assert.equal((await rest(bridge, 'POST', '/tools/files__read', {})).status, 200);
+    // an empty ?service= names no service: the path's name as it is
+    assert.equal((await rest(bridge, 'POST', '/tools/files__read?service=', {})).status, 200);
     const other = await rest(bridge, 'POST', '/tools/read?service=music', {});
     assert.equal(other.status, 404);
     assert.equal(other.json.error.message, 'Unknown tool "read" on service "music"; GET /tools lists them');
@@ -332,4 +334,14 @@ test('bug: an exec-lua timeout or dropped link through POST /tools/<name> had an
     assert.equal(dropped.status, 503);
     assert.equal(dropped.json.error.code, 'unavailable');
     assert.match(dropped.json.error.message, /^the link to computer 7 \(Label: miner\) dropped before it answered \(/);
+  }));
+
+test('MCP_MAX_JSON_DEPTH on REST bodies: one just long enough to nest a level too deep is walked and refused, saying so', () =>
+  withBridge({ MCP_MAX_JSON_DEPTH: '8' }, async (bridge) => {
+    // 9 levels take 18 characters, 2 * (8 + 1): the shortest body that can be too deep
+    const deep = await rest(bridge, 'POST', '/tools/list-computers', `${'['.repeat(9)}${']'.repeat(9)}`);
+    assert.equal(deep.status, 400);
+    assert.deepEqual(deep.json.error, { code: 'invalid_body', message: 'The body nests deeper than 8 levels (MCP_MAX_JSON_DEPTH)' });
+    const eight = await rest(bridge, 'POST', '/tools/list-computers', `${'['.repeat(8)}${']'.repeat(8)}`);
+    assert.equal(eight.json.error.message, "The body must be a JSON object of the tool's arguments, got an array");
   }));

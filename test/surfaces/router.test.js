@@ -39,3 +39,25 @@ test('a path is taken once: exact duplicates and paths under a prefix are refuse
   assert.equal(router.has('/tools/a'), true);
   assert.equal(router.has('/refuel'), false);
 });
+
+test('endpoint aliases: none when absent or null; a path is at most 200 characters', async () => {
+  const { EndpointAliases } = await import('../../dist/surfaces/endpoints.js');
+  const aliases = new EndpointAliases(new Router(), () => ({}));
+  assert.deepEqual(aliases.check(undefined), []);
+  assert.deepEqual(aliases.check(null), []);
+  assert.deepEqual(aliases.check({}).map((p) => p.message), ['must be an array of {"path", "tool"} objects']);
+  assert.deepEqual(aliases.check([{ path: `/${'a'.repeat(199)}`, tool: 'x' }]), []);
+  assert.deepEqual(aliases.check([{ path: `/${'a'.repeat(200)}`, tool: 'x' }]).map((p) => p.path), ['$.endpoints[0].path']);
+  assert.match(aliases.check([{ path: `/${'a'.repeat(200)}`, tool: 'x' }])[0].message, /at most 200 characters/);
+});
+
+test('remove: an exact route or a prefix route, after which its paths are free again', () => {
+  const router = new Router().add('/refuel', {}).add('/tools/*', {});
+  assert.equal(router.remove('/tools/*'), true);
+  assert.equal(router.has('/tools/x'), false);
+  assert.equal(router.match('POST', '/tools/x').kind, 'not-found');
+  assert.equal(router.remove('/tools/*'), false);
+  assert.equal(router.remove('/refuel'), true);
+  assert.equal(router.remove('/refuel'), false);
+  router.add('/tools/x', {}).add('/refuel/*', {});
+});
