@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -312,4 +312,68 @@ test('taking the link port over with a pins file that cannot be read then: an er
   assert.match(line, /link port taken over, but CC_LINK_PINS_FILE \S+pins line 1: expected "<computer id> <SHA-256 hex>", found 3 fields; keeping the 1 pin this bridge holds/);
   const impostor = await attempt(waiting.linkUrl, 7, OTHER);
   assert.equal(impostor.first.code, 'key_mismatch', 'the pin read at start still holds');
+});
+
+test('pins file reader edges: the size limit to the byte, a file only its group may read is loose, a bare "# distrusted" line, openings with a date that is not one, unconfirmed ids past the safe integers', async (t) => {
+  const { parseDistrusted, parseOpenings, parseUnconfirmed } = await import('../../dist/link/pins-file.js');
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  // CC_LINK_MAX_PINS lines of 256 bytes each after the header: a file of exactly that is read, one byte more is refused
+  const limit = 2 * 256 + formatPins([]).length;
+  const body = `3 ${sha(KEY)}\n`;
+  writeFileSync(file, `${formatPins([])}${body}#${'x'.repeat(limit - formatPins([]).length - body.length - 2)}\n`, { mode: 0o600 });
+  assert.equal(statSync(file).size, limit);
+  assert.deepEqual([...readPinsFile(file, 2).pins], [[3, sha(KEY)]]);
+  // loose: any permission for the group or others (0640 too), none for 0600
+  chmodSync(file, 0o600);
+  assert.equal(readPinsFile(file, 2).loose, false);
+  chmodSync(file, 0o640);
+  assert.equal(readPinsFile(file, 2).loose, true);
+  writeFileSync(file, `${readFileSync(file, 'utf8')}\n`);
+  assert.throws(() => readPinsFile(file, 2), new RegExp(`${limit + 1} bytes is more than CC_LINK_MAX_PINS \\(2\\) pins take`));
+  // "# distrusted" with nothing after it is a damaged line, not a comment
+  for (const line of ['# distrusted', '#distrusted   ']) {
+    assert.throws(() => parseDistrusted(`${line}\n`, 'f', 10), /CC_LINK_PINS_FILE f line 1: expected "# distrusted <computer id>/, line);
+  }
+  assert.deepEqual([...parseDistrusted('# distrustedly yours\n', 'f', 10)], [], 'another word is a comment');
+  // an opening whose end is no date is no opening; an unconfirmed id past 2^53 is no id
+  assert.deepEqual([...parseOpenings('# open 5 until 2026-13-45T00:00:00Z\n# open 6 until 2026-11-24T12:00:00Z\n')], [[6, Date.parse('2026-11-24T12:00:00Z')]]);
+  assert.deepEqual(parseUnconfirmed('# unconfirmed 9999999999999999\n# unconfirmed 12\n'), [12]);
+});
+
+test('removeStaleTemps: removes our temporary files from 10 minutes old exactly (beside a symlinked file\'s target), and nothing else: not a younger one, another file\'s, a directory or a symlink named like ours', async (t) => {
+  const { removeStaleTemps, STALE_TEMP_MS } = await import('../../dist/link/pins-file.js');
+  const { symlinkSync, utimesSync, lutimesSync, existsSync } = await import('node:fs');
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  writeFileSync(file, formatPins([]), { mode: 0o600 });
+  const at = Date.parse('2026-11-24T12:00:00Z');
+  const made = (name, kind = 'file') => {
+    const p = join(dir, name);
+    if (kind === 'dir') mkdirSync(p);
+    else if (kind === 'link') symlinkSync(file, p);
+    else writeFileSync(p, 'x');
+    (kind === 'link' ? lutimesSync : utimesSync)(p, at / 1000, at / 1000);
+    return p;
+  };
+  made('pins.41.aaaaaaaaaaaa.tmp');
+  made('pins.42.tmp');
+  made('pinz.43.tmp'); // same length as "pins": only the name tells it is another file's
+  made('other.44.tmp');
+  made('pins.45.tmp', 'dir');
+  made('pins.46.tmp', 'link');
+  const now = at + STALE_TEMP_MS;
+  assert.deepEqual(await removeStaleTemps(file, STALE_TEMP_MS, now - 1), { removed: [], failed: [] }, 'younger than 10 minutes by 1 ms');
+  const { removed, failed } = await removeStaleTemps(file, STALE_TEMP_MS, now);
+  assert.deepEqual(removed.sort(), ['pins.41.aaaaaaaaaaaa.tmp', 'pins.42.tmp']);
+  assert.deepEqual(failed, []);
+  for (const kept of ['pinz.43.tmp', 'other.44.tmp', 'pins.45.tmp', 'pins.46.tmp']) assert.ok(existsSync(join(dir, kept)), kept);
+  assert.equal(readFileSync(file, 'utf8'), formatPins([]), 'the file the symlink points to is untouched');
+  // CC_LINK_PINS_FILE a symlink: the writes (and so their leftovers) are beside its target
+  mkdirSync(join(dir, 'real'));
+  writeFileSync(join(dir, 'real', 'target'), formatPins([]), { mode: 0o600 });
+  symlinkSync(join(dir, 'real', 'target'), join(dir, 'linked'));
+  made('real/target.47.tmp');
+  made('linked.48.tmp');
+  assert.deepEqual((await removeStaleTemps(join(dir, 'linked'), STALE_TEMP_MS, now)).removed, ['target.47.tmp']);
 });
