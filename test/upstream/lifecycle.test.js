@@ -40,3 +40,48 @@ test('a client that closes its HTTP request cancels the upstream call it started
     await until(() => bridge.logs.some((l) => /upstream fx stderr: cancelled \d+ \(cancelled by the caller\)/.test(l)));
     await until(() => bridge.dispatcher.activeCalls === 0);
   }));
+
+test('a server that never came up: its first delay is capped at 30 s, no tool change is announced, only its own names resolve to "down", and stop() ends the wait at once', async (t) => {
+  const lines = [];
+  let changes = 0;
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const server = new UpstreamServer(
+    { id: 'gone', command: '/nonexistent/server', args: [], env: {} },
+    { log: createLogger('debug', (l) => lines.push(l)), timeoutMs: 1000, maxMessageBytes: 4096, version: '0', onChange: () => changes++, backoffMs: 60_000 },
+  );
+  t.after(() => server.stop());
+  server.start();
+  await until(() => lines.some((l) => /upstream gone is down: /.test(l)));
+  assert.ok(lines.some((l) => / upstream gone is down: .*; restarting in 30 s$/.test(l)), lines.join('\n'));
+  assert.equal(changes, 0, 'it never offered a tool: nothing changed for the clients');
+  assert.equal(server.source.resolve('other__tool'), undefined, "another server's name");
+  assert.equal(server.source.resolve('gone'), undefined);
+  assert.match((await server.source.resolve('gone__tool').call({}, {})).content[0].text, /upstream server "gone" is down: cannot start/);
+  await server.stop(0, 'removed from CC_CONFIG');
+  assert.deepEqual(server.status(), { id: 'gone', transport: 'stdio', state: 'stopped', tools: 0, restarts: 1, reason: 'removed from CC_CONFIG' });
+  assert.equal(timers(), before, 'the 30 s wait is over: nothing keeps the process alive');
+  assert.equal(changes, 0);
+});
+
+test('a server up for 30 s or more starts its restart delays over; one that fails sooner keeps doubling them', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-24T12:00:00Z') });
+  const lines = [];
+  const server = new UpstreamServer(fixtureServer('fx'), {
+    log: createLogger('debug', (l) => lines.push(l)), timeoutMs: 10_000, maxMessageBytes: 1 << 20, version: '0', onChange: () => {}, backoffMs: 2,
+  });
+  t.after(() => server.stop());
+  const delays = () => lines.map((l) => / upstream fx is down: .*; restarting in ([\d.]+) s$/.exec(l)).filter(Boolean).map((m) => Number(m[1]) * 1000);
+  const crash = async (n) => {
+    await until(() => server.status().state === 'up' && server.status().restarts === n - 1);
+    void server.offered.find((tool) => tool.name === 'fx__crash').call({}, { signal: new AbortController().signal });
+    await until(() => delays().length === n);
+  };
+  server.start();
+  await crash(1); // up a moment: 2 ms, then
+  await crash(2); // 4 ms
+  await until(() => server.status().state === 'up' && server.status().restarts === 2);
+  t.mock.timers.tick(30_000); // up 30 s by the clock it reads
+  await crash(3);
+  assert.deepEqual(delays(), [2, 4, 2]);
+});
