@@ -81,6 +81,15 @@ test('list_changed makes the bridge list again', () =>
     assert.equal((await health(bridge)).servers[0].tools, 9);
   }));
 
+test('a list_changed that comes while the bridge is listing makes it list once more: the newest tools are offered', () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx', '--change-while-listing')] }) }, async (bridge) => {
+    await up(bridge, 'fx');
+    assert.equal((await callTool(bridge, 'fx__change')).content[0].text, 'changed');
+    await until(async () => (await listTools(bridge)).some((t) => t.name === 'fx__added2'));
+    assert.equal((await health(bridge)).servers[0].tools, 10);
+    assert.ok((await listTools(bridge)).some((t) => t.name === 'fx__added'));
+  }));
+
 test('a client cancel reaches the upstream as notifications/cancelled for its request', () =>
   withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx')] }) }, async (bridge) => {
     await up(bridge, 'fx');
