@@ -377,3 +377,18 @@ test('removeStaleTemps: removes our temporary files from 10 minutes old exactly 
   made('linked.48.tmp');
   assert.deepEqual((await removeStaleTemps(join(dir, 'linked'), STALE_TEMP_MS, now)).removed, ['target.47.tmp']);
 });
+
+test('PinsWriter: a write whose rename fails (the path is now a directory) is reported and leaves no temporary file behind', async (t) => {
+  const { PinsWriter } = await import('../../dist/link/pins-file.js');
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  mkdirSync(file);
+  writeFileSync(join(file, 'inside'), 'x'); // a directory with something in it: nothing renames over it
+  const errors = [];
+  const writer = new PinsWriter(file, () => [[3, sha(KEY)]], (line) => errors.push(line));
+  await writer.changed();
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /^cannot write the pins file \S+ \((EISDIR|ENOTEMPTY|EEXIST)\); the pins are kept in memory and written at the next change$/);
+  assert.equal(writer.failures, 1);
+  assert.deepEqual(readdirSync(dir), ['pins'], 'the temporary file was removed');
+});

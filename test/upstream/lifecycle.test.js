@@ -41,7 +41,7 @@ test('a client that closes its HTTP request cancels the upstream call it started
     await until(() => bridge.dispatcher.activeCalls === 0);
   }));
 
-test('a server that never came up: its first delay is capped at 30 s, no tool change is announced, only its own names resolve to "down", and stop() ends the wait at once', async (t) => {
+test('a server that never came up: its first delay is capped at 30 s, no tool change is announced, only its own names resolve to "down" ("starting" before its first try ends), and stop() ends the wait at once', async (t) => {
   const lines = [];
   let changes = 0;
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
@@ -51,6 +51,8 @@ test('a server that never came up: its first delay is capped at 30 s, no tool ch
     { log: createLogger('debug', (l) => lines.push(l)), timeoutMs: 1000, maxMessageBytes: 4096, version: '0', onChange: () => changes++, backoffMs: 60_000 },
   );
   t.after(() => server.stop());
+  // before its first start has ended, a call says it is starting, not down
+  assert.equal((await server.source.resolve('gone__tool').call({}, {})).content[0].text, 'upstream server "gone" is starting; try again shortly');
   server.start();
   await until(() => lines.some((l) => /upstream gone is down: /.test(l)));
   assert.ok(lines.some((l) => / upstream gone is down: .*; restarting in 30 s$/.test(l)), lines.join('\n'));
