@@ -381,3 +381,33 @@ test('KeyPins: an opening ends exactly at its end time, in every view of it; dis
   assert.equal(pins.distrusts(2), true);
   assert.equal(pins.distrusts(3), false);
 });
+
+test('KeyPins bookkeeping edges: replace() forgets the old distrusted and unconfirmed ids; unconfirmed marks only for pinned ids and never in strict; a link that ended "before" it began adds no time; distrusted keys listed in id order; a digest in capitals is refused in the file', () => {
+  let now = 1_000_000;
+  const pins = new KeyPins(10, { confirmMs: 1000, now: () => now });
+  assert.equal(pins.pin(1, KEY), true);
+  assert.equal(pins.pin(2, KEY), true);
+  pins.reset(2); // its key distrusted
+  assert.equal(pins.distrustedCount, 1);
+  assert.equal(pins.unconfirmedCount, 1, 'pin 1 is unconfirmed');
+  pins.replace([[7, keyDigest(OTHER)]], [], [7]);
+  assert.equal(pins.distrustedCount, 0, 'the distrusted key of the old table is gone');
+  assert.deepEqual(pins.unconfirmedIds(), [7], 'only the new table\'s mark');
+  assert.equal(pins.loadUnconfirmed([99]), 0, 'no mark for an id that is not pinned');
+  assert.deepEqual(pins.unconfirmedIds(), [7]);
+  // the clock went back: a link "ended" before it began counts 0, not minus 5 s
+  pins.linkEnded(7, now + 5000);
+  pins.linkEnded(7, now - 1000);
+  assert.equal(pins.unconfirmedCount, 0, '1000 ms up in all: confirmed');
+  // distrusted keys in id order, as the file lists them
+  pins.load([[9, keyDigest(KEY)], [3, keyDigest(KEY)]]);
+  pins.reset(9);
+  pins.reset(3);
+  assert.deepEqual(pins.distrusted().map(([id]) => id), [3, 9]);
+  // strict keeps no unconfirmed marks (it never evicts)
+  const strict = new KeyPins(10, { strict: true });
+  strict.load([[4, keyDigest(KEY)]]);
+  assert.equal(strict.loadUnconfirmed([4]), 0);
+  assert.equal(strict.unconfirmedCount, 0);
+  assert.throws(() => parsePins(`4 ${keyDigest(KEY).toUpperCase()}\n`, 'f', 10), /line 1: field 2 is not a SHA-256 of 64 lowercase hex digits/);
+});
