@@ -87,3 +87,32 @@ test('a server up for 30 s or more starts its restart delays over; one that fail
   await crash(3);
   assert.deepEqual(delays(), [2, 4, 2]);
 });
+
+test('an upstream tool on the bridge: its title (else annotations.title, else its name), its description (else empty), its annotations and outputSchema kept', async (t) => {
+  const { jsonUpstream } = await import('./fixture.js');
+  const input = { type: 'object' };
+  const tools = [
+    { name: 'plain', inputSchema: input },
+    { name: 'titled', title: 'Titled', description: 'd', annotations: { title: 'From annotations', readOnlyHint: true }, inputSchema: input, outputSchema: { type: 'object', properties: {} } },
+    { name: 'annotated', annotations: { title: 'From annotations' }, inputSchema: input },
+  ];
+  const url = await jsonUpstream(t, (msg) =>
+    msg.method === 'initialize'
+      ? { result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'h', version: '1' } } }
+      : msg.method === 'tools/list'
+        ? { result: { tools } }
+        : { error: { code: -32601, message: 'no such method' } },
+  );
+  const server = new UpstreamServer({ id: 'h', url }, { log: createLogger('silent'), timeoutMs: 5000, maxMessageBytes: 1 << 20, version: '0', onChange: () => {} });
+  t.after(() => server.stop());
+  server.start();
+  await until(() => server.status().state === 'up');
+  const shown = Object.fromEntries(server.offered.map(({ name, title, description, annotations, outputSchema }) => [name, { title, description, annotations, outputSchema }]));
+  assert.deepEqual(shown, {
+    h__plain: { title: 'plain', description: '', annotations: undefined, outputSchema: undefined },
+    h__titled: { title: 'Titled', description: 'd', annotations: { title: 'From annotations', readOnlyHint: true }, outputSchema: { type: 'object', properties: {} } },
+    h__annotated: { title: 'From annotations', description: '', annotations: { title: 'From annotations' }, outputSchema: undefined },
+  });
+  assert.equal('outputSchema' in server.offered[0], false);
+  assert.equal('annotations' in server.offered[0], false);
+});
