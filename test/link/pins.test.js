@@ -411,3 +411,24 @@ test('KeyPins bookkeeping edges: replace() forgets the old distrusted and unconf
   assert.equal(strict.unconfirmedCount, 0);
   assert.throws(() => parsePins(`4 ${keyDigest(KEY).toUpperCase()}\n`, 'f', 10), /line 1: field 2 is not a SHA-256 of 64 lowercase hex digits/);
 });
+
+test('KeyPins reset and openings edges: lifting a distrusted key of an unpinned id is written; a reset drops the pin\'s unconfirmed mark; an opening read for an id pinned since is left out', () => {
+  let writes = 0;
+  const pins = new KeyPins(10);
+  pins.onChange = () => (writes++, Promise.resolve());
+  assert.equal(pins.loadDistrusted([[5, keyDigest(KEY)]]), 1);
+  const lifted = pins.reset(5, { allowOldKey: true });
+  assert.equal(lifted.lifted, true);
+  assert.equal(lifted.wasPinned, false);
+  assert.ok(lifted.saved instanceof Promise, 'the file loses its "# distrusted 5" line');
+  assert.equal(writes, 1);
+  assert.equal(pins.pin(6, KEY), true);
+  assert.deepEqual(pins.unconfirmedIds(), [6]);
+  pins.reset(6);
+  assert.deepEqual(pins.unconfirmedIds(), [], 'no mark left for a pin that is gone');
+  let now = 1_000_000;
+  const strict = new KeyPins(10, { strict: true, now: () => now });
+  strict.load([[4, keyDigest(KEY)]]);
+  assert.equal(strict.loadOpenings([[4, now + 1000], [8, now + 1000]]), 1);
+  assert.deepEqual(strict.openings().map(([id]) => id), [8]);
+});
