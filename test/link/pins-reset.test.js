@@ -180,6 +180,12 @@ test('POST /pins/<id>/reset: a bad id is 400 (never echoed), another path 404, a
     assert.equal((await request(bridge, '/pins/-1/reset')).status, 400);
     assert.equal((await request(bridge, '/pins/4')).status, 404);
     assert.equal((await request(bridge, '/pins/4/reset/more')).status, 404);
+    // the only query it takes is allowOldKey=true, alone
+    for (const query of ['allowOldKey=true&x=1', 'x=1&allowOldKey=true', 'allowOldKey=yes', 'x=1']) {
+      const refused = await request(bridge, `/pins/4/reset?${query}`);
+      assert.equal(refused.status, 400, query);
+      assert.equal(refused.body.error, 'bad query', query);
+    }
     const get = await request(bridge, '/pins/4/reset', { method: 'GET' });
     assert.equal(get.status, 405);
     assert.equal(get.headers.get('allow'), 'POST');

@@ -69,6 +69,7 @@ test('wantsEventStream: only when text/event-stream is taken and nothing coverin
   assert.equal(wantsEventStream('text/event-stream;q=0'), false);
   assert.equal(wantsEventStream('text/event-stream, application/json'), false);
   assert.equal(wantsEventStream('text/event-stream, application/*;q=0.1'), false);
+  assert.equal(wantsEventStream('text/event-stream, */*'), false, '*/* covers JSON too');
   assert.equal(wantsEventStream('text/html'), false);
 });
 

@@ -97,6 +97,9 @@ test('contentTypeProblem: the same header twice gives the same answer (kept from
   const first = contentTypeProblem('text/plain');
   assert.equal(contentTypeProblem('text/plain'), first);
   assert.equal(contentTypeProblem('application/json'), null);
+  // a structured syntax suffix is "+json": a subtype that merely ends in "json" is another type
+  assert.equal(contentTypeProblem('application/vnd.example+json; charset=utf-8'), null);
+  assert.match(contentTypeProblem('application/notjson'), /Unsupported Media Type/);
   const long = contentTypeProblem('x'.repeat(5000));
   assert.ok(long.includes(`"${'x'.repeat(100)}..."`));
   assert.ok(long.length < 400);
