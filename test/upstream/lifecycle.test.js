@@ -66,7 +66,8 @@ test('a server that never came up: its first delay is capped at 30 s, no tool ch
   assert.equal(changes, 0);
 });
 
-test('a server up for 30 s or more starts its restart delays over; one that fails sooner keeps doubling them', async (t) => {
+// Date is mocked here, so until() has no hang guard of its own: the test's timeout is that guard
+test('a server up for 30 s or more starts its restart delays over; one that fails sooner keeps doubling them', { timeout: 60_000 }, async (t) => {
   t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-11-24T12:00:00Z') });
   const lines = [];
   const server = new UpstreamServer(fixtureServer('fx'), {
