@@ -518,7 +518,7 @@ end
 -- Resumes a chunk with its output captured; the terminal is restored
 -- afterwards whatever happens.
 local function noInput()
-    error("read() has no input here: an exec-lua chunk gets no keyboard", 2)
+    error("read() has no input here: what the bridge runs (exec-lua, run-program, a job) gets no keyboard", 2)
 end
 
 -- While a chunk runs: no paging (pagedPrint and pagedTabulate would wait for

@@ -152,6 +152,14 @@ describeLua('programs (lua-tools)', () => {
     assert.equal(c.output, screenBefore, 'nothing reached the real screen');
   });
 
+  test('bug: a program run by run-program that called read() was told "an exec-lua chunk gets no keyboard"; the message now names what the bridge runs, not exec-lua alone', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    await computer(t, bridge, { id: 5, files: PROGRAMS });
+    const ask = await callTool(bridge, 'run-program', { computerId: 5, command: 'ask' });
+    assert.match(ask.structuredContent.output, /read\(\) has no input here: what the bridge runs \(exec-lua, run-program, a job\) gets no keyboard/);
+    assert.doesNotMatch(ask.structuredContent.output, /exec-lua chunk/);
+  });
+
   // shell.run prints "No such program" and returns false, as a program that ran and failed does:
   // a missing program is told apart and named, on the call and in a detached job.
   test('run-program-missing: a program that does not exist is an error naming it, not a program that failed', T, async (t) => {
