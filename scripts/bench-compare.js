@@ -1,5 +1,6 @@
-// `npm run bench -- --compare [--quick] [--seconds S] [--rounds R] [--links K] [--cells LIST]
-// [--baseline PATH] [--cpu-prof DIR] [--json]` (issue 16). --cpu-prof profiles both bridges (DIR/<name>).
+// `npm run bench -- --compare [--quick] [--seconds S] [--warmup S] [--rounds R] [--links K] [--cells LIST]
+// [--baseline PATH] [--cpu-prof DIR] [--json]` (issue 16). --warmup: seconds of load before each cell's
+// window (default 0.5; a longer one leaves less JIT compiling inside the window). --cpu-prof profiles both bridges (DIR/<name>).
 // Runs our bridge (dist/index.js) and the minimal reference bridge (scripts/minimal-bridge.js)
 // interleaved in rounds, the bridge pinned to core 0 and this process (load generator and fake
 // computers) to core 1 where taskset exists, and prints each goal of issue 16 as a ratio to the
@@ -391,6 +392,7 @@ export async function runCompare(argv) {
     options: {
       quick: { type: 'boolean' },
       seconds: { type: 'string' },
+      warmup: { type: 'string' },
       rounds: { type: 'string' },
       links: { type: 'string' },
       cells: { type: 'string' },
@@ -403,7 +405,8 @@ export async function runCompare(argv) {
   const seconds = Number(values.seconds ?? (quick ? 1 : 3));
   const rounds = Number(values.rounds ?? (quick ? 2 : 3));
   const idle = Number(values.links ?? (quick ? 2000 : 10000));
-  const warmup = quick ? 0.3 : 0.5;
+  const warmup = Number(values.warmup ?? (quick ? 0.3 : 0.5));
+  if (!(warmup >= 0 && warmup <= 60)) throw new Error(`--warmup: seconds from 0 to 60, not ${values.warmup}`);
   const known = [...CELLS.map((c) => c.id), ...EXTRA];
   const wanted = values.cells ? String(values.cells).split(',').map((s) => s.trim()) : known;
   const unknown = wanted.filter((id) => !known.includes(id));
@@ -417,7 +420,7 @@ export async function runCompare(argv) {
   const cells = CELLS.filter((c) => wanted.includes(c.id));
   const log = (s) => !values.json && process.stderr.write(`${s}\n`);
   if (hasTaskset) spawnSync('taskset', ['-a', '-cp', '1', String(process.pid)]);
-  log(`compare: ours against ${baseline ? `the baseline ${baseline}` : 'the minimal bridge'}; ${rounds} rounds, ${seconds} s cells, ${idle} idle links; ${hasTaskset ? 'bridge on core 0, load + fakes on core 1' : 'no taskset: not pinned'}`);
+  log(`compare: ours against ${baseline ? `the baseline ${baseline}` : 'the minimal bridge'}; ${rounds} rounds, ${seconds} s cells after ${warmup} s of warm-up, ${idle} idle links; ${hasTaskset ? 'bridge on core 0, load + fakes on core 1' : 'no taskset: not pinned'}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bench-compare-'));
   const control = peerControl(dir);
   await control.listening;
@@ -524,7 +527,7 @@ export async function runCompare(argv) {
     return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, userPerCall: a.detail.user / a.calls, sysPerCall: a.detail.sys / a.calls, mainBusy: a.detail.main / (a.elapsed * 1e6), sleepsPerCall: a.detail.sleeps / a.calls, readsPerCall: a.detail.reads / a.calls, writesPerCall: a.detail.writes / a.calls, allocKBPerCall: a.allocated / a.calls / 1024, errors: a.errors, firstError: a.firstError };
   };
   const o2 = other.name;
-  const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, idleLinks: idle, against: baseline ?? 'minimal' }, cells: {}, goals: [] };
+  const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, warmup, idleLinks: idle, against: baseline ?? 'minimal' }, cells: {}, goals: [] };
   for (const c of cells) result.cells[c.key] = { ours: stats(acc[c.key]?.ours), [o2]: stats(acc[c.key]?.[o2]) };
   const pair = (o, m, f) => `${r1(o ? f(o) : null)} / ${r1(m ? f(m) : null)}`;
   const ratio = (a, b) => (a === null || a === undefined || !b ? null : a / b);
@@ -579,7 +582,7 @@ export async function runCompare(argv) {
   if (!values.json) {
     const out = [];
     const vs = baseline ? `ours / baseline (${baseline})` : 'ours / minimal';
-    out.push(`bench --compare: node ${process.version}, ${os.cpus().length} CPU(s), ${rounds} rounds x ${seconds} s per cell, bridges interleaved; ${hasTaskset ? 'bridge pinned to core 0, load generator and fake computers to core 1' : 'not pinned (no taskset)'}`);
+    out.push(`bench --compare: node ${process.version}, ${os.cpus().length} CPU(s), ${rounds} rounds x ${seconds} s per cell after ${warmup} s of warm-up, bridges interleaved; ${hasTaskset ? 'bridge pinned to core 0, load generator and fake computers to core 1' : 'not pinned (no taskset)'}`);
     if (rows.length) {
       out.push('');
       out.push(`Cells (${vs}; probe-computers unless named; CPU = bridge utime+stime from /proc per completed call; alloc = bytes the bridge allocated per call, from --trace-gc-nvp)`);
