@@ -71,8 +71,7 @@ describeLua('harness: an advanced computer under multishell (--multishell)', () 
     t.after(() => bridge.close());
     const c = useComputer(t, { url: bridge.url, multishell: true, args: ['--background'] });
     await c.waitForOutput(/in tab 2/);
-    const link = await bridge.link(0);
-    await link.hello;
+    const link = await bridge.liveLink(); // (not link(0): the 5 s hello wait is 50 ms here)
     const res = await link.exec('return multishell.getTitle(multishell.getCurrent()), multishell.getCurrent()');
     const [title] = values(ok(res).returns);
     assert.equal(title, 'mcp');

@@ -255,8 +255,7 @@ end`;
     t.after(() => bridge.close());
     const c = useComputer(t, { url: bridge.url, args: ['--background', '--monitor', 'left'], peripherals: { left: 'monitor' }, files: { 'shell.lua': SHELL } });
     await c.waitForOutput('shell ready');
-    const link = await bridge.link(0);
-    await link.hello;
+    const link = await bridge.liveLink(); // (not link(0): the 5 s hello wait is 50 ms here)
     assert.equal(ok(await link.exec('return 1')).returns[0].value, 1);
     c.detachPeripheral('left');
     link.send('not json'); // a warning: a log line, shown on the monitor too
@@ -341,8 +340,7 @@ describeLua('errors and the frame limit', () => {
       t.after(() => bridge.close());
       const c = useComputer(t, { url: bridge.url, size: [51, 19], args: ['--background', '--max-frame', String(maxFrame)], files: { 'shell.lua': SHELL } });
       await c.waitForOutput('line 30');
-      const link = await bridge.link(0);
-      await link.hello;
+      const link = await bridge.liveLink(); // (not link(0): the 5 s hello wait is 50 ms here)
       const res = await link.request('read-screen', {});
       if (maxFrame === 2048) {
         const r = ok(res);
