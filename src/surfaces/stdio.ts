@@ -1,8 +1,10 @@
 // MCP over stdin/stdout (`--stdio`): one JSON message per line each way, as every MCP revision
 // defines stdio. The same Dispatcher as HTTP answers; only protocol messages are ever written to
-// `output` (logs go to the logger, on stderr). Both eras: a message that names a protocol version in
-// `_meta` other than a 2025 one is 2026-07-28 (an unserved one gets -32022), anything else is the 2025 revisions, so a
-// server/discover without `_meta` is -32601 as it is over HTTP without MCP-Protocol-Version.
+// `output` (logs go to the logger, on stderr). This file runs the lines in order and owns the
+// surface's life (EOF, signals, the host gone); the parts each have their own module:
+// stdio-lines.ts what a line read is (a message, or the error for one that is not);
+// stdio-era.ts which revision each message speaks (2026-07-28 by its `_meta`, else the 2025 one
+// initialize settled on); stdio-listen.ts subscriptions/listen on stdout.
 // stdout (stdio-output.ts): once more than MCP_STDIO_HIGH_WATER_BYTES wait in it for the host,
 // stdin is not read (lines already read wait, in order) until it has drained; calls in flight,
 // computers and HTTP go on meanwhile, their answers bounded by MCP_STDIO_MAX_QUEUED_BYTES.
@@ -14,13 +16,13 @@
 // (stdio-host.ts: closed or quit) the calls in flight are cancelled, nothing more is read or written
 // and `hostGone` tells the process to exit.
 import { randomUUID } from 'node:crypto';
-import { INVALID_REQUEST, PARSE_ERROR, errorResponse, isRecord, withoutNullIds } from '../jsonrpc/message.js';
-import { LineReader } from '../jsonrpc/ndjson.js';
 import { Cancellation } from '../cancel.js';
-import { callKey, type Caller, type Reply } from '../mcp/exchange.js';
+import type { Caller } from '../mcp/exchange.js';
 import { handleModern } from '../mcp/modern-dispatch.js';
-import { declaredVersion } from '../mcp/modern.js';
-import { ASSUMED_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, allowsBatches, omitsUnreadableId } from '../mcp/protocol.js';
+import { ASSUMED_PROTOCOL_VERSION, allowsBatches } from '../mcp/protocol.js';
+import { StdioEra } from './stdio-era.js';
+import { parseLine, stdioLineReader, type Pending } from './stdio-lines.js';
+import { stdioListen } from './stdio-listen.js';
 import { LIST_CHANGED, stdioOutput } from './stdio-output.js';
 import { cutOff, refusalOf } from './stdio-shutdown.js';
 import type { StdioOptions, StdioSurface } from './stdio-surface.js';
@@ -33,31 +35,11 @@ export { LIST_CHANGED } from './stdio-output.js';
 const requestCount = (answer: unknown): number => (answer === null ? 0 : Array.isArray(answer) ? answer.length : 1);
 
 /**
- * A message handled as 2026-07-28: one whose `_meta` declares a protocol version other than a served
- * 2025 revision (an unserved one then gets -32022). One declaring a 2025 revision is served as that
- * revision, as over HTTP (where MCP-Protocol-Version picks it): a server answers -32022 only for a
- * revision it does not serve.
- */
-const isModern = (body: unknown): boolean => {
-  if (!isRecord(body)) return false;
-  const declared = declaredVersion(body);
-  return declared !== undefined && !(typeof declared === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(declared));
-};
-
-/**
  * Lines handled in one turn before the answers already due are let out (a setImmediate): lines read
  * in one chunk (up to 64 KiB of them) are otherwise all started before any answer is written, and
  * the high-water mark is looked at only between them.
  */
 export const LINES_PER_TURN = 64;
-
-/** A line that is not valid UTF-8, by its byte count: answered -32700, not decoded with U+FFFD. */
-class InvalidUtf8 {
-  constructor(readonly bytes: number) {}
-}
-
-/** A line read and not handled yet, the byte count of one skipped for its size, or one not UTF-8. */
-type Pending = string | number | InvalidUtf8;
 
 /** A message being answered; `cut` once cutOff() has answered it (its own answer is then dropped). */
 interface Running {
@@ -71,43 +53,7 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   // (their cancel frames go out)
   const gone = new Cancellation();
   const caller: Caller = { scope: `stdio:${randomUUID()}`, signal: gone, listChanged: true };
-  // 2026-07-28 subscriptions/listen: every subscription shares stdout, told apart by the subscription
-  // id in each message's _meta; notifications/cancelled for its request id ends one (the dispatcher
-  // finds it under callKey), EOF ends them all
-  caller.listen = {
-    problem: null,
-    key: (id) => callKey(caller, id),
-    // the one client on this pipe (MCP_MAX_SUBSCRIPTIONS_PER_CLIENT)
-    client: () => caller.scope,
-    open: (_key, id) => {
-      const target = {};
-      return {
-        send: (message) => notice(target, message),
-        end(final, reason) {
-          // the server ends it (shutdown, or room for a newer one): a notice still owed to it, the
-          // listen request's answer, then the cancel notice that closes a stdio subscription (stdio
-          // has no stream of its own to close)
-          payOwed(target);
-          write(final);
-          write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
-        },
-      };
-    },
-  };
-  /** The 2025 revision initialize settled on; null before (or in 2026-07-28, which has none). */
-  let negotiated: string | null = null;
-  /**
-   * Whether initialize succeeded: the plain list_changed is sent only after that, to a client that
-   * was told listChanged (a 2026-07-28 client gets its notices on subscriptions/listen instead).
-   */
-  let ready = false;
-  /**
-   * The revision of the last message read (2026-07-28, else what initialize settled on): an error for
-   * a line or request whose id could not be read leaves the id out in 2025-11-25 and 2026-07-28 and
-   * sends null otherwise (see omitsUnreadableId).
-   */
-  let spoken: string | null = null;
-  const forRevision = (body: unknown, revision = spoken) => (omitsUnreadableId(revision) ? withoutNullIds(body) : body);
+  const era = new StdioEra();
   const handling = new Set<Promise<void>>();
   /** The messages being answered (each in `handling` too). */
   const running = new Set<Running>();
@@ -131,52 +77,30 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     onDrain: () => pump(),
     onHostGone: (reason) => hostLost(reason),
   });
-  const { write, notice, payOwed } = out;
-
-  const afterReply = (body: unknown, reply: Reply) => {
-    if (!isRecord(body) || reply.status >= 300 || reply.body === null || Array.isArray(reply.body)) return;
-    const answer = reply.body as { result?: unknown };
-    if (!isRecord(answer.result)) return;
-    // only after initialize, whose answer declared listChanged: 2026-07-28 sends change notices only on
-    // a subscriptions/listen stream (with its subscription id), so a client speaking only that
-    // revision gets these plain ones never
-    if (body.method === 'initialize' && typeof answer.result.protocolVersion === 'string') {
-      negotiated = spoken = answer.result.protocolVersion;
-      ready = true;
-    }
-  };
+  const { write, notice } = out;
+  caller.listen = stdioListen(caller, out);
 
   const handle = async (body: unknown, textLength: number, entry: Running) => {
-    const modern = isModern(body);
-    const revision = (spoken = modern ? MODERN_PROTOCOL_VERSION : negotiated);
+    const { modern, revision } = era.read(body);
     const reply = modern
       ? await handleModern(dispatcher, body, undefined, caller, textLength)
-      : await dispatcher.handleBody(body, allowsBatches(negotiated ?? ASSUMED_PROTOCOL_VERSION), caller, textLength);
+      : await dispatcher.handleBody(body, allowsBatches(era.negotiated ?? ASSUMED_PROTOCOL_VERSION), caller, textLength);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels, and none for a call
     // the client cancelled with notifications/cancelled (see Reply.cancelled) or one cutOff() answered
-    if (reply.body !== null && !reply.cancelled && !entry.cut) write(forRevision(reply.body, revision));
-    afterReply(body, reply);
+    if (reply.body !== null && !reply.cancelled && !entry.cut) write(era.forRevision(reply.body, revision));
+    era.answered(body, reply);
   };
 
   const handleLine = (line: Pending) => {
-    if (line instanceof InvalidUtf8) {
-      write(forRevision(errorResponse(null, PARSE_ERROR, `Parse error: the line (${line.bytes} bytes) is not valid UTF-8, which every MCP message is; skipped`)));
+    const parsed = parseLine(line, options.maxLineBytes);
+    if ('error' in parsed) {
+      write(era.forRevision(parsed.error));
       return;
     }
-    if (typeof line === 'number') {
-      write(forRevision(errorResponse(null, INVALID_REQUEST, `Invalid Request: a line of ${line} bytes is over the limit of ${options.maxLineBytes} (MCP_MAX_BODY_BYTES); skipped`)));
-      return;
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(line);
-    } catch {
-      write(forRevision(errorResponse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON')));
-      return;
-    }
+    const { body, textLength } = parsed;
     const entry: Running = { body, cut: false };
     running.add(entry);
-    const done: Promise<void> = handle(body, line.length, entry).catch((err: Error) => {
+    const done: Promise<void> = handle(body, textLength, entry).catch((err: Error) => {
       // Dispatcher answers its own failures; this is a last guard so the stream goes on
       log.error(`stdio message failed: ${err.stack ?? err.message}`);
     });
@@ -229,18 +153,11 @@ export function serveStdio(options: StdioOptions): StdioSurface {
     else if (closing === null) input.resume();
   };
 
-  const reader = new LineReader({
-    maxLineBytes: options.maxLineBytes,
-    onLine: (line) => pending.push(line),
-    onOversize: (bytes) => pending.push(bytes),
-    // a byte that is not UTF-8 would become U+FFFD, silently changing a tool's arguments (Lua code,
-    // a file's text) or the id echoed back
-    onInvalidUtf8: (bytes) => pending.push(new InvalidUtf8(bytes)),
-  });
+  const reader = stdioLineReader(options.maxLineBytes, (line) => pending.push(line));
 
   // one notice per burst of changes (a reload may swap several sources at once): the registry's watch
   const unsubscribe = options.onToolsChanged(() => {
-    if (ready && !finished) notice(PLAIN, { jsonrpc: '2.0', method: LIST_CHANGED });
+    if (era.ready && !finished) notice(PLAIN, { jsonrpc: '2.0', method: LIST_CHANGED });
   });
 
   const onData = (chunk: Buffer | string) => {
