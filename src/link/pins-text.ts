@@ -1,0 +1,119 @@
+// The CC_LINK_PINS_FILE format (pure): one line per pin, `<computer id> <SHA-256 of its key, 64 hex
+// digits>` (what `printf %s "$key" | sha256sum` prints), `#` comments and blank lines ignored; never
+// a key. Comment lines carry what an older bridge may ignore: strict's openings, the keys pin resets
+// distrust, the pins not confirmed yet. Reading a line at fault throws PinsFileError naming it.
+import { parseComputerId } from './computer-id.js';
+import { DIGEST_PATTERN } from './pins.js';
+
+export class PinsFileError extends Error {
+  readonly code = 'ERR_PINS_FILE';
+  constructor(readonly path: string, readonly where: string, reason: string) {
+    super(`CC_LINK_PINS_FILE ${path}${where === '' ? '' : ` ${where}`}: ${reason}`);
+    this.name = 'PinsFileError';
+  }
+}
+
+/** The file's first line, written by the bridge (a comment). */
+export const HEADER = '# cc-mcp-bridge pins (CC_LINK_PINS_FILE): <computer id> <SHA-256 of its mcp.key, hex>. Written by the bridge; edit it only while the bridge is stopped.\n';
+
+/** The pins in `text`; throws PinsFileError naming the line at fault. */
+export function parsePins(text: string, path: string, max: number): Map<number, string> {
+  const pins = new Map<number, string>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const where = `line ${i + 1}`;
+    const fields = line.split(/\s+/);
+    const [id, digest] = fields;
+    if (fields.length !== 2) throw new PinsFileError(path, where, `expected "<computer id> <SHA-256 hex>", found ${fields.length} field${fields.length === 1 ? '' : 's'}`);
+    const computerId = parseComputerId(id as string);
+    if (computerId === null) throw new PinsFileError(path, where, 'the computer id (field 1) is not a whole number >= 0');
+    if (!DIGEST_PATTERN.test(digest as string)) throw new PinsFileError(path, where, 'field 2 is not a SHA-256 of 64 lowercase hex digits');
+    if (pins.has(computerId)) throw new PinsFileError(path, where, `computer id ${computerId} is pinned twice`);
+    if (pins.size >= max) throw new PinsFileError(path, where, `more than CC_LINK_MAX_PINS (${max}) pins`);
+    pins.set(computerId, digest as string);
+  }
+  return pins;
+}
+
+/**
+ * CC_LINK_PIN=strict: an id the operator let in (cc-mcp pin-reset) and until when, kept as a comment
+ * line so that a bridge that does not know openings (or runs without strict) reads the file as before.
+ */
+const OPENING = /^#\s*open\s+(\d{1,16})\s+until\s+(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z)\s*$/;
+
+/** The openings in `text` (`# open <id> until <ISO time>` lines): id -> until (ms). Other comments are comments. */
+export function parseOpenings(text: string): Map<number, number> {
+  const openings = new Map<number, number>();
+  for (const raw of text.split('\n')) {
+    const m = OPENING.exec(raw.trim());
+    if (!m) continue;
+    const id = parseComputerId(m[1] as string);
+    const until = Date.parse(m[2] as string);
+    if (id !== null && Number.isFinite(until)) openings.set(id, until);
+  }
+  return openings;
+}
+
+/**
+ * A key a pin reset distrusts (cc-mcp pin-reset): `# distrusted <id> <SHA-256 hex>`, a comment line so
+ * that an older bridge reads the file as before (and drops the line at its next write).
+ */
+const DISTRUSTED = /^#\s*distrusted(?:\s|$)/;
+const DISTRUSTED_LINE = /^#\s*distrusted\s+(\d{1,16})\s+([0-9a-f]{64})\s*$/;
+
+/**
+ * The distrusted keys in `text` (`# distrusted <id> <hex>` lines): id -> hex digest. A line that starts
+ * `# distrusted` but is not one, a repeated id or more than `max` throw PinsFileError: a distrust lost
+ * to a typo would let the key a reset forgot pin the id again.
+ */
+export function parseDistrusted(text: string, path: string, max: number): Map<number, string> {
+  const distrusted = new Map<number, string>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim();
+    if (!DISTRUSTED.test(line)) continue;
+    const where = `line ${i + 1}`;
+    const m = DISTRUSTED_LINE.exec(line);
+    const id = m ? parseComputerId(m[1] as string) : null;
+    if (!m || id === null) throw new PinsFileError(path, where, 'expected "# distrusted <computer id> <SHA-256 of 64 lowercase hex digits>"');
+    if (distrusted.has(id)) throw new PinsFileError(path, where, `computer id ${id} is distrusted twice`);
+    if (distrusted.size >= max) throw new PinsFileError(path, where, `more than CC_LINK_MAX_PINS (${max}) distrusted keys`);
+    distrusted.set(id, m[2] as string);
+  }
+  return distrusted;
+}
+
+/**
+ * CC_LINK_PIN=on: a pin not confirmed yet (CC_LINK_PIN_CONFIRM_MS), `# unconfirmed <id>`, oldest first; a
+ * comment line, so an older bridge reads the pin as confirmed. A line that is not quite one is a comment.
+ */
+const UNCONFIRMED = /^#\s*unconfirmed\s+(\d{1,16})\s*$/;
+
+/** The ids `text` marks unconfirmed, in the file's order (the oldest pin first). */
+export function parseUnconfirmed(text: string): number[] {
+  const ids: number[] = [];
+  for (const raw of text.split('\n')) {
+    const m = UNCONFIRMED.exec(raw.trim());
+    const id = m ? parseComputerId(m[1] as string) : null;
+    if (id !== null) ids.push(id);
+  }
+  return ids;
+}
+
+/** The file's text for these pins (and strict's openings: id, until in ms; the keys resets distrust; the pins not confirmed yet). */
+export function formatPins(
+  entries: Iterable<readonly [number, string]>,
+  openings: Iterable<readonly [number, number]> = [],
+  distrusted: Iterable<readonly [number, string]> = [],
+  unconfirmed: Iterable<number> = [],
+): string {
+  let text = HEADER;
+  for (const [id, digest] of entries) text += `${id} ${digest}\n`;
+  for (const [id, until] of openings) text += `# open ${id} until ${new Date(until).toISOString()}\n`;
+  for (const [id, digest] of distrusted) text += `# distrusted ${id} ${digest}\n`;
+  for (const id of unconfirmed) text += `# unconfirmed ${id}\n`;
+  return text;
+}
+

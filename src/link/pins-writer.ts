@@ -1,0 +1,105 @@
+// Writing CC_LINK_PINS_FILE after each change: the whole file, to a temporary file beside it (mode
+// 0600), synced, then renamed over it and the directory synced, so a crash leaves the old file or
+// the new one. Changes that come while a write is under way are written together once it is done; a
+// new pin's hello-ok waits for the write that holds it (hello.ts).
+import { randomBytes } from 'node:crypto';
+import { open, realpath, rename, unlink } from 'node:fs/promises';
+import { formatPins } from './pins-text.js';
+
+/** The directory of `path` (`.` for a bare name, `/` at the root). */
+export function dirOf(path: string): string {
+  const cut = path.lastIndexOf('/');
+  return cut < 0 ? '.' : cut === 0 ? '/' : path.slice(0, cut);
+}
+
+/**
+ * Writes the pins file after each change (`changed()`), one write at a time, the latest table each time:
+ * changes made while a write is under way are written together by the next one (many changes, few
+ * writes). `changed()` resolves once a write that holds the change has finished (or failed, logged).
+ */
+export class PinsWriter {
+  private writing: Promise<void> | null = null;
+  private dirty = false;
+  /** Resolves when the next write to start (the one that holds the changes not yet written) ends. */
+  private next: Promise<void> | null = null;
+  private endNext: (() => void) | null = null;
+  /** Writes that failed (logged); the pins stay in memory and the next change tries again. */
+  failures = 0;
+  /** Writes done. */
+  writes = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly snapshot: () => Iterable<readonly [number, string]>,
+    private readonly onError: (message: string) => void,
+    /** Strict's openings to keep with the pins: [id, until (ms)]. */
+    private readonly openings: () => Iterable<readonly [number, number]> = () => [],
+    /** The keys pin resets distrust: [id, hex digest]. */
+    private readonly distrusted: () => Iterable<readonly [number, string]> = () => [],
+    /** The pins not confirmed yet, oldest first. */
+    private readonly unconfirmed: () => Iterable<number> = () => [],
+  ) {}
+
+  /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
+  changed(): Promise<void> {
+    this.dirty = true;
+    this.next ??= new Promise((resolve) => (this.endNext = resolve));
+    const written = this.next;
+    if (this.writing === null) this.writing = this.drain();
+    return written;
+  }
+
+  /** Resolves when every change so far is written (or its write failed). */
+  async flush(): Promise<void> {
+    while (this.writing !== null) await this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.dirty) {
+      this.dirty = false;
+      // this write holds every change so far; later ones wait for the next
+      const end = this.endNext;
+      this.next = this.endNext = null;
+      try {
+        await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted(), this.unconfirmed()));
+        this.writes++;
+      } catch (err) {
+        this.failures++;
+        this.onError(`cannot write the pins file ${this.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the pins are kept in memory and written at the next change`);
+      }
+      end?.();
+    }
+    this.writing = null;
+  }
+
+  private async write(text: string): Promise<void> {
+    // a symlink's target is the file: renaming over the link itself left the target unwritten
+    const path = await realpath(this.path).catch(() => this.path);
+    // random, not the pid alone: bridges in containers sharing the file are all PID 1, and one removed
+    // the other's temporary file in the middle of its write (as MCP_SESSION_KEY_FILE's were, 48de2ce)
+    const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const file = await open(temp, 'wx', 0o600);
+    try {
+      await file.writeFile(text);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    try {
+      await rename(temp, path);
+    } catch (err) {
+      await unlink(temp).catch(() => {});
+      throw err;
+    }
+    // the rename itself is on disk once the directory is synced; a file system that cannot sync a
+    // directory (EINVAL, EISDIR ...) still has the synced file under its new name
+    const dir = await open(dirOf(path), 'r').catch(() => null);
+    if (dir !== null) {
+      try {
+        await dir.sync().catch(() => {});
+      } finally {
+        await dir.close();
+      }
+    }
+  }
+}
