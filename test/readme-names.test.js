@@ -1,8 +1,8 @@
 // Names a user relies on, README against the code: JSON-RPC error codes, WebSocket close codes and
 // hello-error codes on the link port, /metrics names and label values, HTTP routes with their methods
-// and statuses, REST error codes, the client's error codes, and cc-mcp's commands and options. Each
-// is read from the code (its source text, or the built module where the code keeps them as data), so
-// a name added, renamed or removed on one side only fails here.
+// and statuses, REST error codes, the client's error codes, the error classes' codes, and cc-mcp's
+// commands and options. Each is read from the code (its source text, or the built module where the
+// code keeps them as data), so a name added, renamed or removed on one side only fails here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -142,6 +142,36 @@ test('client errors: every RpcClientError code is named in the README', () => {
   const codes = all(/'(ERR_RPC_[A-Z]+)'/g, /export type RpcClientErrorCode = ([^;]+);/.exec(source('jsonrpc/client-request.ts'))[1]);
   assert.ok(codes.length >= 6);
   for (const code of codes) assert.ok(readme.includes(`\`${code}\``), `README does not name ${code}`);
+});
+
+/**
+ * Error codes (`readonly code = 'ERR_...'`) no user ever sees: each error is caught by its class (or
+ * its code) and said as a message, an exit status, an HTTP status or a failure code, never by this
+ * code. Checked by hand (a bad value, CC_CONFIG file, pins file, session key file: exit 2 with a
+ * message; a bad cc-mcp argument: exit 2 with a message). One made visible goes to the README instead.
+ */
+const UNSHOWN_CODES = {
+  ERR_CONFIG: 'index.ts: "invalid configuration: ...", exit 2',
+  ERR_CONFIG_FILE: 'index.ts: "invalid configuration file: ...", exit 2; POST /reload 422 and SIGHUP log the problems',
+  ERR_PINS_FILE: 'index.ts: "invalid pins file: ...", exit 2',
+  ERR_SESSION_KEY_FILE: 'index.ts: "invalid session key file: ...", exit 2',
+  ERR_USAGE: 'cli/run.ts: "cc-mcp: ... (cc-mcp --help shows the usage)", exit 2',
+  ERR_UPSTREAM_HTTP: 'an upstream answer "HTTP <status>: ..." fails the call as ERR_RPC_SEND (unavailable)',
+  ERR_TOOL_NAME_COLLISION: 'config/hub.ts: a problem of the file ($.tools[i].name), or a log line for an upstream',
+  ERR_ENDPOINT_CONFIG: 'config/hub.ts checks endpoints first: a problem of the file ($.endpoints[i])',
+  ERR_FRAME_TOO_LARGE: 'tools: failure code invalid_arguments, "The request is too large to send: ..."',
+  ERR_BODY_TOO_LARGE: 'surfaces: HTTP 413 (REST code body_too_large; /mcp -32600 "Request body exceeds N bytes")',
+};
+
+test('error codes: every error class\'s code is named in the README, or listed here as never shown to a user', () => {
+  const codes = sorted(sources.flatMap((f) => all(/readonly code = '(ERR_[A-Z_]+)'/g, f.text)));
+  assert.ok(codes.length >= 10, `only ${codes.length} error codes found in src/`);
+  for (const code of codes) {
+    const named = readme.includes(`\`${code}\``);
+    assert.ok(named || code in UNSHOWN_CODES, `${code} is neither named in the README nor listed in UNSHOWN_CODES (is it shown to a user?)`);
+    assert.ok(!(named && code in UNSHOWN_CODES), `${code} is named in the README but listed in UNSHOWN_CODES`);
+  }
+  for (const code of Object.keys(UNSHOWN_CODES)) assert.ok(codes.includes(code), `UNSHOWN_CODES lists ${code}, which no error class has`);
 });
 
 test('cc-mcp: every command and option of its usage is in the README, and the README names no other', () => {
