@@ -61,23 +61,37 @@ export function compile(schema: Schema, depth: number): Check | null {
   }
 
   const { minimum, maximum, minLength, maxLength } = schema;
-  if (typeof minimum === 'number') checks.push((v) => typeof v !== 'number' || !(v < minimum));
-  if (typeof maximum === 'number') checks.push((v) => typeof v !== 'number' || !(v > maximum));
-  if (typeof minLength === 'number') {
-    checks.push((v) => typeof v !== 'string' || !(v.length < minLength || (v.length < 2 * minLength && codePoints(v) < minLength)));
-  }
-  if (typeof maxLength === 'number') checks.push((v) => typeof v !== 'string' || !(v.length > maxLength && codePoints(v) > maxLength));
+  const min = typeof minimum === 'number' ? minimum : null;
+  const max = typeof maximum === 'number' ? maximum : null;
+  const minLen = typeof minLength === 'number' ? minLength : null;
+  const maxLen = typeof maxLength === 'number' ? maxLength : null;
 
   const items = schema.items;
+  let item: Check | null = null;
   if (isPlainObject(items)) {
-    const item = compile(items as Schema, depth + 1);
+    item = compile(items as Schema, depth + 1);
     if (!item) return null;
-    checks.push((v) => !Array.isArray(v) || v.every((x) => item(x)));
   }
 
   const object = objectCheck(schema, depth);
   if (object === null) return null;
-  if (object !== undefined) checks.push(object);
+
+  // one type and nothing but that type's own keywords (every bridge tool's argument): one closure, no
+  // list of checks to walk (each call of a list's closures costs more than its test)
+  if (typeof type === 'string' && !Array.isArray(enumList)) {
+    const alone = single(type, min, max, minLen, maxLen, item, object);
+    if (alone !== undefined) return alone;
+  }
+
+  if (min !== null) checks.push((v) => typeof v !== 'number' || !(v < min));
+  if (max !== null) checks.push((v) => typeof v !== 'number' || !(v > max));
+  if (minLen !== null) checks.push((v) => typeof v !== 'string' || !tooShort(v, minLen));
+  if (maxLen !== null) checks.push((v) => typeof v !== 'string' || !tooLong(v, maxLen));
+  if (item !== null) {
+    const each = item;
+    checks.push((v) => !Array.isArray(v) || v.every((x) => each(x)));
+  }
+  if (object !== undefined) checks.push((v) => !isPlainObject(v) || object(v));
 
   if (checks.length === 0) return () => true;
   if (checks.length === 1) return checks[0] as Check;
@@ -85,6 +99,35 @@ export function compile(schema: Schema, depth: number): Check | null {
     for (let i = 0; i < checks.length; i++) if (!(checks[i] as Check)(v)) return false;
     return true;
   };
+}
+
+/** What minLength refuses (JSON Schema counts code points; most strings are settled by their length). */
+const tooShort = (v: string, minLength: number): boolean => v.length < minLength || (v.length < 2 * minLength && codePoints(v) < minLength);
+const tooLong = (v: string, maxLength: number): boolean => v.length > maxLength && codePoints(v) > maxLength;
+
+/**
+ * The check of a schema with one type and only keywords that apply to that type, as one closure; undefined
+ * when another keyword would apply (e.g. minLength on an integer, which passes any integer: the list handles it).
+ */
+function single(type: string, min: number | null, max: number | null, minLen: number | null, maxLen: number | null, item: Check | null, object: ObjectCheck | undefined): Check | undefined {
+  const numeric = min !== null || max !== null;
+  const stringy = minLen !== null || maxLen !== null;
+  switch (type) {
+    case 'string':
+      if (numeric || item !== null || object !== undefined) return undefined;
+      return (v) => typeof v === 'string' && !(minLen !== null && tooShort(v, minLen)) && !(maxLen !== null && tooLong(v, maxLen));
+    case 'integer':
+    case 'number': {
+      if (stringy || item !== null || object !== undefined) return undefined;
+      const integer = type === 'integer';
+      return (v) => typeof v === 'number' && (!integer || Number.isInteger(v)) && !(min !== null && v < min) && !(max !== null && v > max);
+    }
+    case 'object':
+      if (numeric || stringy || item !== null) return undefined;
+      return object === undefined ? isPlainObject : (v) => isPlainObject(v) && object(v);
+    default:
+      return undefined;
+  }
 }
 
 function typeCheck(type: string): Check {
@@ -108,10 +151,13 @@ function typeCheck(type: string): Check {
   }
 }
 
-/** What a schema asks of an object value (required, properties, additionalProperties); undefined: nothing; null: not compiled. */
-function objectCheck(schema: Schema, depth: number): Check | null | undefined {
+/** What a schema asks of an object value, given one (a plain object): required, properties, additionalProperties. */
+type ObjectCheck = (v: Record<string, unknown>) => boolean;
+
+/** The ObjectCheck of a schema; undefined: it asks nothing; null: not compiled. */
+function objectCheck(schema: Schema, depth: number): ObjectCheck | null | undefined {
   const { required, properties, additionalProperties } = schema;
-  const needed = Array.isArray(required) ? required.filter((k): k is string => typeof k === 'string') : [];
+  const needed = [...new Set(Array.isArray(required) ? required.filter((k): k is string => typeof k === 'string') : [])];
   if (properties !== undefined && !isPlainObject(properties)) {
     // validate() looks keys up in any object (an array too); only plain maps are compiled
     if (typeof properties === 'object' && properties !== null) return null;
@@ -140,15 +186,28 @@ function objectCheck(schema: Schema, depth: number): Check | null | undefined {
     other = check;
   }
   if (needed.length === 0 && known.size === 0 && other === true) return undefined;
+  // the named keys in one list, each with its check and whether it is required: a tool has a handful,
+  // and an argument's key (internalised by JSON.parse, as the schema's are) is found by comparing
+  // them in turn, cheaper than a Map lookup
+  const names = [...known.keys(), ...needed.filter((k) => !known.has(k))];
+  const checks = names.map((k) => known.get(k) ?? other);
+  const isNeeded = names.map((k) => needed.includes(k));
+  const count = names.length;
+  const neededCount = needed.length;
   return (v) => {
-    if (!isPlainObject(v)) return true;
-    for (let i = 0; i < needed.length; i++) if (!Object.hasOwn(v, needed[i] as string)) return false;
-    for (const key in v) {
-      if (!Object.hasOwn(v, key)) continue;
-      const check = known.get(key) ?? other;
+    let found = 0;
+    // own enumerable keys, in order, as validate()'s for-in with Object.hasOwn walks them
+    const keys = Object.keys(v);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      let j = 0;
+      while (j < count && names[j] !== key) j++;
+      const check = j < count ? (checks[j] as Check | boolean) : other;
+      if (j < count && isNeeded[j]) found++;
       if (check === true) continue;
       if (check === false || !check(v[key])) return false;
     }
-    return true;
+    // a required key that is own but not enumerable (never from JSON) still counts, as in validate()
+    return found === neededCount || needed.every((k) => Object.hasOwn(v, k));
   };
 }
