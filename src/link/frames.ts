@@ -1,5 +1,6 @@
 // Pure validation of the frames a computer may send, and encoding of the frames the bridge sends.
 import { DEFAULT_MAX_JSON_DEPTH, aJsonType, boundsProblem } from '../jsonrpc/bounds.js';
+import { isPlainText } from '../jsonrpc/written.js';
 import { parseIdentity, parseJobs, parseOmitted, parsePeripherals, withSkipped, type Identity, type JobInfo, type Omitted, type Peripheral } from './identity.js';
 
 export interface HelloFrame {
@@ -226,15 +227,12 @@ function plainMethod(method: string): boolean {
   return true;
 }
 
-/** Printable ASCII but `"` and `\\`: a string of these is its own JSON between quotes. */
-const PLAIN_TEXT = /^[ !#-[\]-~]*$/;
-
 /** A Lua chunk's request after its id (the method is PLAIN): its params written by template. */
 function luaTail(method: string, params: LuaParams): string {
   const args = params.args === undefined ? '' : `,"args":${asciiJson(params.args)}`;
   // a one-line chunk without quotes (`return os.time()`) needs no JSON.stringify and no second scan;
   // any other fails the test at its first line end or quote, cheaply
-  const code = PLAIN_TEXT.test(params.code) ? `"${params.code}"` : asciiJson(params.code);
+  const code = isPlainText(params.code) ? `"${params.code}"` : asciiJson(params.code);
   return `","method":"${method}","params":{"code":${code}${args}}}`;
 }
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonText, stringText, written, writtenText } from '../../dist/jsonrpc/written.js';
+import { isPlainText, jsonText, stringText, written, writtenText } from '../../dist/jsonrpc/written.js';
 
 // every UTF-16 code unit alone, and inside and around plain text (quotes, backslashes, controls,
 // DEL, non-ASCII, lone and paired surrogates)
@@ -16,6 +16,23 @@ function oddStrings() {
 
 test('stringText writes every string as JSON.stringify does', () => {
   for (const s of oddStrings()) assert.equal(stringText(s), JSON.stringify(s), JSON.stringify(s));
+});
+
+test('isPlainText: the loop (up to 64 characters) and the regex (longer) agree on where plain text ends', () => {
+  const odd = ['"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\u0080', 'é', '\u2028', '\ud800', '\udc00'];
+  for (const length of [0, 1, 63, 64, 65, 66, 200]) {
+    const plain = 'x'.repeat(length);
+    assert.equal(isPlainText(plain), true, String(length));
+    assert.equal(stringText(plain), JSON.stringify(plain));
+    if (length === 0) continue;
+    for (const c of [...odd, ' ', '~', '!', '#', '[', ']']) {
+      for (const at of [0, length >> 1, length - 1]) {
+        const text = plain.slice(0, at) + c + plain.slice(at + 1);
+        assert.equal(isPlainText(text), JSON.stringify(text) === `"${text}"` && /^[\x20-\x7e]*$/.test(text), JSON.stringify({ length, c, at }));
+        assert.equal(stringText(text), JSON.stringify(text), JSON.stringify({ length, c, at }));
+      }
+    }
+  }
 });
 
 test('jsonText splices a written result into its result response, byte for byte what JSON.stringify writes', () => {
