@@ -227,13 +227,28 @@ function plainMethod(method: string): boolean {
   return true;
 }
 
-/** A Lua chunk's request after its id (the method is PLAIN): its params written by template. */
+/** The method of the last Lua chunk's request and the tail's text up to its code, with and without the code's opening quote. */
+let luaMethod = '';
+let luaHead = '';
+let luaHeadQuoted = '';
+
+/**
+ * A Lua chunk's request after its id (the method is PLAIN): its params written by template, in as few
+ * pieces as can be (each `+` makes a node of a string tree that is copied flat when the frame is
+ * written): the text before the code is kept for the last method (exec-lua's, nearly always).
+ */
 function luaTail(method: string, params: LuaParams): string {
-  const args = params.args === undefined ? '' : `,"args":${asciiJson(params.args)}`;
+  if (method !== luaMethod) {
+    luaHead = `","method":"${method}","params":{"code":`;
+    luaHeadQuoted = `${luaHead}"`;
+    luaMethod = method;
+  }
+  const code = params.code;
   // a one-line chunk without quotes (`return os.time()`) needs no JSON.stringify and no second scan;
   // any other fails the test at its first line end or quote, cheaply
-  const code = isPlainText(params.code) ? `"${params.code}"` : asciiJson(params.code);
-  return `","method":"${method}","params":{"code":${code}${args}}}`;
+  if (params.args === undefined) return isPlainText(code) ? luaHeadQuoted + code + '"}}' : luaHead + asciiJson(code) + '}}';
+  const args = `,"args":${asciiJson(params.args)}}}`;
+  return isPlainText(code) ? luaHeadQuoted + code + '"' + args : luaHead + asciiJson(code) + args;
 }
 
 export function encodeRequest(id: string, method: string, params?: unknown): string {

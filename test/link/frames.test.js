@@ -179,3 +179,16 @@ test('frame limits are exact: label 1024, version 256, maxFrame 1024, response i
   // a malformed response with the longest id still names it, so its request fails at once
   assert.deepEqual(parse({ type: 'response', id, ok: 'yes' }), { ok: false, error: 'response.ok must be a boolean', id });
 });
+
+test("a Lua chunk's request tail is right whichever method came before (the text before the code is kept for the last method)", () => {
+  const generic = (id, method, params) => asciiJson({ type: 'request', id, method, params });
+  const methods = ['exec-lua', 'run-program', 'exec-lua', 'exec-lua', 'call-peripheral', 'job-start', 'exec-lua'];
+  for (const code of ['return 1', 'print("x")\n', '\u00e9']) {
+    for (const args of [undefined, { a: [1, 'é'] }]) {
+      for (const method of methods) {
+        const params = args === undefined ? { code } : { code, args };
+        assert.equal(REQUEST_HEAD + 'id1' + requestTail(method, new LuaParams(code, args)), generic('id1', method, params), `${method} ${JSON.stringify(params)}`);
+      }
+    }
+  }
+});
