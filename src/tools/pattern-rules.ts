@@ -61,7 +61,7 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
 export function runProblem(seq: Seq, base: number, last: boolean, where: Where): string | null {
   const anchored = base === 0;
   const longest = scanChains(inlined(seq), last).longest;
-  if (longest !== null && longest.value + base >= 3 && stretchSplits(seq, base, last, (s) => stretchCost(s) > MAX_WAYS) !== null) {
+  if (longest !== null && longest.value + base >= 3) {
     const degree = longest.value + base;
     const which = longest.members.map((r) => `"${cut(r.src)}"`).join(' and ');
     if (longest.members.length === 1 && unbounded(longest.members[0] as Term)) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
@@ -116,22 +116,9 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where):
         prevAny = undefined;
       }
     }
-    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** (chained + base) > MAX_WAYS && !spurious(terms, seq, base, last)) return waysMessage(bounded, split, chained, base, where);
+    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** (chained + base) > MAX_WAYS) return waysMessage(bounded, split, chained, base, where);
   }
   return null;
-}
-
-/**
- * Whether a count of `terms` (a chain of scanChains, or the stretch runProblem counts the ways of) that
- * runs through a group matched at most once, taken as one item (weighing its longest chain inside,
- * whatever stands before that inside the group; its ways as a whole), finds few ways when read through
- * the group (stretchSplits): `^-?\d+(\.\d+)?([eE][+-]?\d+)?$`, whose groups' \d+ follow a character the
- * \d+ before cannot take, semver's `^v?(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`, or
- * `^(https?://)?([\w-]+\.)+[\w-]+(/[\w./?%&=-]*)?$`, whose first group's ways end at its "//".
- */
-function spurious(terms: Term[], seq: Seq, base: number, last: boolean): boolean {
-  if (!terms.some((t) => t.atom.kind === 'group' && t.max <= 1)) return false;
-  return stretchSplits(seq, base, last, (s) => stretchCost(s) > MAX_WAYS) === null;
 }
 
 /**
