@@ -93,7 +93,11 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
     log.info(`session ids signed with the key ${loaded.made ? 'made now in' : 'read from'} ${config.sessionKeyFile} (MCP_SESSION_KEY_FILE): they stay valid across restarts`);
   }
   // list-computers and GET /computers say whether each id is pinned (never the key or its hash)
-  if (pins) links.pinned = (computerId) => pins.has(computerId);
+  if (pins) {
+    links.pinned = (computerId) => pins.has(computerId);
+    // a pinned computer that is away keeps its label: another one saying it is not taken for it
+    links.pinLabels = { seen: (computerId, label) => pins.noteLabel(computerId, label), holders: (label) => pins.idsLabelled(label) };
+  }
   // a bad file throws ConfigFileError here, before anything listens
   // the hub and the upstream client code (about a third of the modules) load only with a config file:
   // a bare bridge starts faster without them

@@ -69,6 +69,8 @@ export interface PinReset {
   saved: Promise<void> | null;
 }
 
+const NO_IDS: readonly number[] = [];
+
 export class KeyPins {
   /** computer id -> SHA-256 (hex) of the key it first linked with. */
   private readonly pins = new Map<number, string>();
@@ -96,6 +98,15 @@ export class KeyPins {
   onChange: (() => Promise<void> | void) | null = null;
   /** Ids pinned whose pin is not on disk yet: the write that holds it (with a pins file). */
   private readonly unsaved = new Map<number, Promise<void>>();
+  /**
+   * Pinned id -> the label its computer last linked with or set (noteLabel), kept while it is offline,
+   * and each label's ids: a label lookup (computer-target.ts) counts a pinned computer that is away as
+   * still holding its label, so another computer saying that label is not taken for it. Memory only
+   * (not in the pins file); gone with the pin.
+   */
+  private readonly labels = new Map<number, string>();
+  /** label -> its id, or its ids when several share it (a Set only then: most labels are one computer's). */
+  private readonly labelled = new Map<string, number | Set<number>>();
   readonly strict: boolean;
   readonly enrollMs: number;
   readonly confirmMs: number;
@@ -146,6 +157,8 @@ export class KeyPins {
     this.load(entries);
     this.loadDistrusted(distrusted);
     this.loadUnconfirmed(unconfirmed);
+    // a label stays with its id's pin only while the id is still pinned
+    for (const id of [...this.labels.keys()]) if (!this.pins.has(id)) this.forgetLabel(id);
   }
 
   /** Takes the pins the file marks unconfirmed (oldest first); ids not pinned are left out (and so is everything under strict). */
@@ -206,6 +219,7 @@ export class KeyPins {
       if (this.linkedSince(id) !== null || this.unsaved.has(id)) continue;
       this.unconfirmed.delete(id);
       this.pins.delete(id);
+      this.forgetLabel(id);
       this.evicted++;
       return id;
     }
@@ -257,6 +271,41 @@ export class KeyPins {
 
   has(computerId: number): boolean {
     return this.pins.has(computerId);
+  }
+
+  /** The label a pinned id's computer says now (its hello, an info frame); null: none. Ignored for an id not pinned. */
+  noteLabel(computerId: number, label: string | null): void {
+    if (!this.pins.has(computerId) || this.labels.get(computerId) === label) return;
+    this.forgetLabel(computerId);
+    if (label === null) return;
+    this.labels.set(computerId, label);
+    const ids = this.labelled.get(label);
+    if (ids === undefined) this.labelled.set(label, computerId);
+    else if (typeof ids === 'number') this.labelled.set(label, new Set([ids, computerId]));
+    else ids.add(computerId);
+  }
+
+  /** The pinned ids whose computer last said `label` (linked or not). */
+  idsLabelled(label: string): Iterable<number> {
+    const ids = this.labelled.get(label);
+    return ids === undefined ? NO_IDS : typeof ids === 'number' ? [ids] : ids;
+  }
+
+  /** The label a pinned id's computer last said, or null. */
+  labelOf(computerId: number): string | null {
+    return this.labels.get(computerId) ?? null;
+  }
+
+  private forgetLabel(computerId: number): void {
+    const label = this.labels.get(computerId);
+    if (label === undefined) return;
+    this.labels.delete(computerId);
+    const ids = this.labelled.get(label)!;
+    if (typeof ids === 'number') this.labelled.delete(label);
+    else {
+      ids.delete(computerId);
+      if (ids.size === 1) this.labelled.set(label, ids.values().next().value as number);
+    }
   }
 
   check(computerId: number, key: string | null): PinCheck {
@@ -342,6 +391,7 @@ export class KeyPins {
       let saved: Promise<void> | null = null;
       if (wasPinned || lifted) {
         this.pins.delete(computerId);
+        this.forgetLabel(computerId);
         saved = this.save();
       }
       return { wasPinned, distrusting, lifted, openUntil: null, saved };
@@ -349,6 +399,7 @@ export class KeyPins {
     const openUntil = this.now() + this.enrollMs;
     this.open.set(computerId, openUntil);
     this.pins.delete(computerId);
+    this.forgetLabel(computerId);
     // the pins file keeps the opening too, so a restart inside it keeps it
     const saved = this.save();
     return { wasPinned, distrusting, lifted, openUntil, saved };

@@ -34,6 +34,11 @@ export class LinkRegistry implements FanoutHost {
   /** Whether a computer id is pinned to its key (CC_LINK_PIN, set by the bridge); null with pinning off. */
   pinned: ((computerId: number) => boolean) | null = null;
   /**
+   * The pins' labels (CC_LINK_PIN, set by the bridge; null with pinning off): `seen` is told the label
+   * each link says (hello, info frame), `holders` gives the pinned ids whose computer last said a label.
+   */
+  pinLabels: { seen(computerId: number, label: string | null): void; holders(label: string): Iterable<number> } | null = null;
+  /**
    * Most bytes of JSON a link's identity (hello, info frames) is kept in (CC_MAX_IDENTITY_BYTES, at least
    * MIN_IDENTITY_BYTES): a richer one, or one listing more than MAX_PERIPHERALS or MAX_JOBS, is cut to
    * it (fitIdentity) and the link kept. Infinity (plain registries in tests): kept as said.
@@ -60,6 +65,7 @@ export class LinkRegistry implements FanoutHost {
     }
     const replaced = this.links.get(hello.computerId) ?? null;
     this.links.set(hello.computerId, link);
+    this.pinLabels?.seen(link.computerId, link.label);
     this.ordered = null;
     if (replaced) {
       this.endLink(replaced, `replaced by a new link from ${remoteAddress}`);
@@ -88,6 +94,17 @@ export class LinkRegistry implements FanoutHost {
     return this.unreachable === null ? sentence : `${sentence.replace(/\.$/, '')}: ${this.unreachable}.`;
   }
 
+  /**
+   * The pinned ids that are not linked now and whose computer last said `label`: a label lookup counts
+   * them as holding it (computer-target.ts). Ascending.
+   */
+  awayWithLabel(label: string): number[] {
+    if (this.pinLabels === null) return [];
+    const away: number[] = [];
+    for (const id of this.pinLabels.holders(label)) if (!this.links.has(id)) away.push(id);
+    return away.sort((a, b) => a - b);
+  }
+
   /** Links in ascending computerId order (kept, not sorted per call; callers must not change it). */
   list(): readonly Link[] {
     this.ordered ??= [...this.links.values()].sort((a, b) => a.computerId - b.computerId);
@@ -107,6 +124,7 @@ export class LinkRegistry implements FanoutHost {
     if (info.computerLabel !== link.label) {
       changes.push(`label ${quoteValue(link.label)} -> ${quoteValue(info.computerLabel)}`);
       link.label = info.computerLabel;
+      this.pinLabels?.seen(link.computerId, link.label);
     }
     const said: Identity = { ...link.identity, peripherals: info.peripherals, jobs: info.jobs ?? link.identity.jobs };
     // the marker only on the few links that have one: no slot for it on every other link's identity

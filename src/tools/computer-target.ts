@@ -32,11 +32,22 @@ export function findComputer(links: LinkRegistry, args: Record<string, unknown>)
   }
   if (hasLabel) {
     const matches = links.list().filter((l) => l.label === args.computer);
-    if (matches.length === 1) return matches[0] as Link;
-    if (matches.length === 0) return `No linked computer has the label ${quoteValue(args.computer)}.`;
-    return `The label ${quoteValue(args.computer)} matches ${matches.length} computers (ids ${matches
+    // a pinned computer that is away still holds its label: another one saying it is not taken for it
+    const away = typeof args.computer === 'string' ? links.awayWithLabel(args.computer) : [];
+    if (matches.length === 1 && away.length === 0) return matches[0] as Link;
+    if (matches.length === 0 && away.length === 0) return `No linked computer has the label ${quoteValue(args.computer)}.`;
+    if (matches.length === 0) {
+      return `No linked computer has the label ${quoteValue(args.computer)}: pinned computer${away.length === 1 ? '' : 's'} ${away.join(', ')}, which had it, ${away.length === 1 ? 'is' : 'are'} not linked now.`;
+    }
+    if (away.length === 0) {
+      return `The label ${quoteValue(args.computer)} matches ${matches.length} computers (ids ${matches
+        .map((l) => l.computerId)
+        .join(', ')}); use "computerId".`;
+    }
+    const ids = away.join(', ');
+    return `The label ${quoteValue(args.computer)} is held by pinned computer${away.length === 1 ? '' : 's'} ${ids}, not linked now, and said by linked computer${matches.length === 1 ? '' : 's'} ${matches
       .map((l) => l.computerId)
-      .join(', ')}); use "computerId".`;
+      .join(', ')}; use "computerId". If computer ${away[0]} is gone for good, the bridge's operator forgets its pin (and label) with: cc-mcp pin-reset ${away[0]}.`;
   }
   return failedResult(`Say which computer: "computerId" (a number) or "computer" (an exact label). ${linkedList(links)}`, 'invalid_arguments');
 }

@@ -432,3 +432,90 @@ test('KeyPins reset and openings edges: lifting a distrusted key of an unpinned 
   assert.equal(strict.loadOpenings([[4, now + 1000], [8, now + 1000]]), 1);
   assert.deepEqual(strict.openings().map(([id]) => id), [8]);
 });
+
+test('bug: another computer took the label of a pinned computer that was offline, and calls by that label went to it', { timeout: 60_000 }, () =>
+  withBridge({}, async (bridge) => {
+    const { request } = await import('./pins-helpers.js');
+    const { until } = await import('../helpers.js');
+    const labelled = async (computerId, key, label, output) => {
+      const c = answering(computerId, output);
+      c.url = bridge.linkUrl;
+      const first = await c.link({ ...hello(computerId, key), computerLabel: label });
+      assert.equal(first.type, 'hello-ok');
+      return c;
+    };
+    const byLabel = (label) => callTool(bridge, 'exec-lua', { computer: label, code: 'return 1' });
+    const real = await labelled(5, KEY, 'base', 'real\n');
+    assert.equal((await byLabel('base')).structuredContent.output, 'real\n');
+    await real.close();
+    await until(() => bridge.links.get(5) === undefined);
+
+    // with computer 5 away, its label is not up for grabs: at hello or by an info frame
+    const impostor = await labelled(99, undefined, 'base', 'stolen\n');
+    const alone = await byLabel('base');
+    assert.equal(alone.isError, true, JSON.stringify(alone));
+    assert.match(alone.content[0].text, /held by pinned computer 5, not linked now, and said by linked computer 99; use "computerId"/);
+    const other = await labelled(98, undefined, 'elsewhere', 'stolen\n');
+    other.send({ type: 'info', computerLabel: 'base', peripherals: [] });
+    await until(() => bridge.links.get(98)?.label === 'base');
+    const refused = await byLabel('base');
+    assert.equal(refused.isError, true);
+    assert.match(refused.content[0].text, /held by pinned computer 5, not linked now, and said by linked computers 98, 99; use "computerId".*cc-mcp pin-reset 5/);
+    assert.equal([impostor, other].some((c) => c.received.some((f) => f.type === 'request' && f.method !== 'ping')), false, 'no code reached the others');
+    // by id they are reached as before
+    assert.equal(await execOutput(bridge, 99), 'stolen\n');
+    await impostor.close();
+    await other.close();
+    await until(() => bridge.links.size === 0);
+    const none = await byLabel('base');
+    assert.equal(none.isError, true);
+    assert.match(none.content[0].text, /No linked computer has the label "base": pinned computer 5, which had it, is not linked now/);
+
+    // the real computer back: its label is its own again
+    const back = await labelled(5, KEY, 'base', 'real again\n');
+    assert.equal((await byLabel('base')).structuredContent.output, 'real again\n');
+    // renamed: the old label is free, the new one held
+    back.send({ type: 'info', computerLabel: 'base-2', peripherals: [] });
+    await until(() => bridge.links.get(5)?.label === 'base-2');
+    await back.close();
+    await until(() => bridge.links.get(5) === undefined);
+    const free = await labelled(97, undefined, 'base', 'new base\n');
+    assert.equal((await byLabel('base')).structuredContent.output, 'new base\n');
+    assert.equal((await byLabel('base-2')).isError, true);
+    // the operator's pin reset forgets the label with the pin
+    assert.equal((await request(bridge, '/pins/5/reset')).status, 200);
+    await free.close();
+    const after = await labelled(96, undefined, 'base-2', 'taken over\n');
+    assert.equal((await byLabel('base-2')).structuredContent.output, 'taken over\n');
+    await after.close();
+  }));
+
+test('KeyPins keeps the label of each pinned id only: shared labels, renames, resets and evictions', () => {
+  let now = 0;
+  const pins = new KeyPins(3, { now: () => now, confirmMs: 1000 });
+  const ids = (label) => [...pins.idsLabelled(label)].sort((a, b) => a - b);
+  pins.noteLabel(1, 'a');
+  assert.deepEqual(ids('a'), [], 'an id not pinned has no label kept');
+  pins.pin(1, KEY);
+  pins.pin(2, OTHER);
+  pins.noteLabel(1, 'a');
+  pins.noteLabel(2, 'a');
+  assert.deepEqual(ids('a'), [1, 2]);
+  pins.noteLabel(1, 'b');
+  assert.deepEqual(ids('a'), [2]);
+  assert.deepEqual(ids('b'), [1]);
+  assert.equal(pins.labelOf(1), 'b');
+  pins.noteLabel(2, null);
+  assert.deepEqual(ids('a'), []);
+  pins.noteLabel(2, 'a');
+  pins.reset(2);
+  assert.deepEqual(ids('a'), [], 'a reset forgets the label');
+  // a full table evicts the oldest unconfirmed pin not linked: its label goes with it
+  pins.pin(3, 'third_0123456789abcdefABCDEFGHIJ');
+  pins.pin(4, 'fourth_0123456789abcdefABCDEFGHI');
+  assert.equal(pins.lastEvicted, null);
+  pins.pin(5, 'fifth_0123456789abcdefABCDEFGHIJK');
+  assert.equal(pins.lastEvicted, 1);
+  assert.deepEqual(ids('b'), []);
+  assert.equal(pins.labelOf(1), null);
+});
