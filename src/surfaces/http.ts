@@ -87,6 +87,19 @@ export const NO_OAUTH =
   'configure your MCP client to send the header "Authorization: Bearer <token>" with every request ' +
   '(Claude Code: claude mcp add --transport http <name> <url> --header "Authorization: Bearer <token>")';
 
+/** JSON-RPC code of the 403 body on the MCP endpoint (a foreign Origin, a non-loopback Host). */
+export const FORBIDDEN = -32000;
+
+/**
+ * 403 for a request the Origin or Host check refused: on the MCP endpoint a JSON-RPC error (id null,
+ * as every other error there before a body is read), elsewhere the REST routes' `{error, message}`.
+ */
+function forbidden(res: ServerResponse, url: string | undefined, message: string): void {
+  const path = (url ?? '/').split('?', 1)[0];
+  const body = path === '/mcp' || path === '/' ? errorResponse(null, FORBIDDEN, `Forbidden: ${message}`) : { error: 'forbidden', message };
+  sendRpc(res, 403, body);
+}
+
 /** 401 without reading the body: no route is looked up, so it says nothing about what exists. */
 function unauthorized(res: ServerResponse, path: string, presented: boolean): void {
   const message = presented
@@ -121,11 +134,11 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
     const origin = req.headers.origin;
     if (!originAllowed(origin, options.allowedOrigins)) {
       warn(`rejected request from Origin ${quoteValue(origin)}`);
-      return sendJson(res, 403, { error: 'forbidden', message: `Origin ${quoteValue(origin)} is not allowed; add it to MCP_ALLOWED_ORIGINS` });
+      return forbidden(res, req.url, `Origin ${quoteValue(origin)} is not allowed; add it to MCP_ALLOWED_ORIGINS`);
     }
     if (guardHost && !isLoopbackHost(hostName(req.headers.host ?? ''))) {
       warn(`rejected request for Host ${quoteValue(req.headers.host)}`);
-      return sendJson(res, 403, { error: 'forbidden', message: 'Host header must name a loopback address while MCP_HOST is loopback' });
+      return forbidden(res, req.url, 'Host header must name a loopback address while MCP_HOST is loopback');
     }
     const method = req.method ?? 'GET';
     if (origin !== undefined) {

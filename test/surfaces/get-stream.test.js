@@ -186,10 +186,10 @@ test('GET /mcp has the guards POST has: the token, Origin and Host', async () =>
     assert.match(wrong.headers['www-authenticate'], /invalid_token/);
     const evil = await openStream(bridge.mcpUrl, { ...headers, origin: 'https://evil.example' });
     assert.equal(evil.status, 403);
-    assert.match(evil.json().message, /Origin "https:\/\/evil\.example" is not allowed/);
+    assert.match(evil.json().error.message, /Origin "https:\/\/evil\.example" is not allowed/);
     const rebound = await openStream(bridge.mcpUrl, { ...headers, host: 'attacker.example:3000' });
     assert.equal(rebound.status, 403);
-    assert.match(rebound.json().message, /Host header must name a loopback address/);
+    assert.match(rebound.json().error.message, /Host header must name a loopback address/);
     assert.equal(await streamCount(bridge, auth), 0);
     const ok = await openStream(bridge.mcpUrl, { ...headers, origin: 'http://localhost:5173' });
     assert.equal(ok.status, 200);

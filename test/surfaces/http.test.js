@@ -414,13 +414,48 @@ test('Origin: missing, loopback on any port (http and https) and listed ones are
       const res = await send(origin);
       assert.equal(res.status, 403, `Origin ${JSON.stringify(origin)} should be refused`);
       assert.match(res.headers['content-type'], /^application\/json/);
-      assert.equal(res.json.error, 'forbidden');
+      assert.equal(res.json.error.code, -32000);
     }
     const health = await rawRequest(own.mcpUrl, { method: 'GET', path: '/health', headers: { origin: 'http://evil.example' } });
     assert.equal(health.status, 403);
     assert.ok(own.logs.some((l) => l.includes('rejected request from Origin "http://evil.example"')));
   } finally {
     await own.close();
+  }
+});
+
+test('bug: the 403 for a foreign Origin or a non-loopback Host on /mcp had a REST body; now a JSON-RPC error like every other /mcp error (REST routes keep theirs)', async () => {
+  const body = JSON.stringify(req(5, 'ping'));
+  const evil = { origin: 'http://evil.example' };
+  const rebound = { host: 'evil.example' };
+  for (const path of ['/mcp', '/']) {
+    for (const guard of [evil, rebound]) {
+      // no MCP-Protocol-Version: 2025-03-26, whose unreadable id is null
+      const old = await rawRequest(bridge.mcpUrl, { path, headers: { ...guard, 'content-type': 'application/json' }, body });
+      assert.equal(old.status, 403);
+      assert.match(old.headers['content-type'], /^application\/json/);
+      assert.deepEqual(Object.keys(old.json).sort(), ['error', 'id', 'jsonrpc']);
+      assert.equal(old.json.jsonrpc, '2.0');
+      assert.equal(old.json.id, null);
+      assert.equal(old.json.error.code, -32000);
+      assert.match(old.json.error.message, guard === evil ? /^Forbidden: Origin "http:\/\/evil\.example" is not allowed; add it to MCP_ALLOWED_ORIGINS$/ : /^Forbidden: Host header must name a loopback address/);
+      // 2025-11-25 leaves the id out, as its other errors before the body is read do (the 401, the 415)
+      const now = await rawRequest(bridge.mcpUrl, { path, headers: { ...guard, 'content-type': 'application/json', 'mcp-protocol-version': '2025-11-25' }, body });
+      assert.equal(now.status, 403);
+      assert.equal('id' in now.json, false);
+      assert.equal(now.json.error.code, -32000);
+    }
+  }
+  // a GET stream request gets the same JSON-RPC body
+  const get = await rawRequest(bridge.mcpUrl, { method: 'GET', headers: { ...evil, accept: 'text/event-stream' } });
+  assert.equal(get.status, 403);
+  assert.equal(get.json.error.code, -32000);
+  // REST routes and /health keep the REST shape
+  for (const path of ['/health', '/tools/probe-computers']) {
+    const rest = await rawRequest(bridge.mcpUrl, { method: path === '/health' ? 'GET' : 'POST', path, headers: evil });
+    assert.equal(rest.status, 403);
+    assert.equal(rest.json.error, 'forbidden');
+    assert.match(rest.json.message, /^Origin "http:\/\/evil\.example" is not allowed/);
   }
 });
 
@@ -433,7 +468,7 @@ test('Host: a non-loopback name -> 403 while MCP_HOST is loopback', async () => 
   for (const host of [`evil.example:${port}`, 'evil.example', `localhost.evil.example:${port}`, '127.0.0.1.nip.io', '10.0.0.5', `[::2]:${port}`]) {
     const res = await send(host);
     assert.equal(res.status, 403, `Host ${host}`);
-    assert.equal(res.json.error, 'forbidden');
+    assert.equal(res.json.error.code, -32000);
   }
   const health = await rawRequest(bridge.mcpUrl, { method: 'GET', path: '/health', headers: { host: 'attacker.example' } });
   assert.equal(health.status, 403);
@@ -445,7 +480,7 @@ test('Host: a request without any Host header (HTTP/1.0) -> 403 while MCP_HOST i
   client.socket.write(`POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
   const res = await client.response();
   assert.equal(res.status, 403);
-  assert.equal(JSON.parse(res.body).error, 'forbidden');
+  assert.equal(JSON.parse(res.body).error.code, -32000);
   client.socket.destroy();
 });
 
