@@ -33,7 +33,7 @@ export function checkExposure(config: Config, listening: Listening = { http: tru
         : 'any computer id';
     if (!isLoopbackHost(config.linkHost)) {
       warnings.push(
-        `WARNING: CC_LINK_HOST=${config.linkHost} is not a loopback address and CC_LINK_TOKEN is not set: anyone who can reach the link port can link as ${which}, replace the real one and be handed the code meant for it. Set CC_LINK_TOKEN (and mcp.token on each computer).`,
+        `WARNING: CC_LINK_HOST=${config.linkHost} is not a loopback address and CC_LINK_TOKEN is not set: anyone who can reach the link port can link as ${which}, replace the real one and be handed the code meant for it; so can any web page opened in a browser that can reach it, through DNS rebinding (the page's Origin then names the address it dialled, which a link port off loopback must accept for Java clients). Set CC_LINK_TOKEN (and mcp.token on each computer), or CC_LINK_HOST=127.0.0.1 when Minecraft runs on this machine.`,
       );
     } else {
       warnings.push(`note: CC_LINK_TOKEN is not set: any local process can link as ${which} and replace it.`);

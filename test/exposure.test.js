@@ -39,6 +39,18 @@ test('a link port without CC_LINK_TOKEN warns: loudly when it is not on loopback
   assert.match(local.warnings[0], /^note: CC_LINK_TOKEN is not set/);
 });
 
+test('bug: the warning for a link port off loopback without CC_LINK_TOKEN did not say web pages can link through DNS rebinding, nor the loopback fix', () => {
+  for (const host of ['0.0.0.0', '192.168.1.5', '::']) {
+    const [warning] = check({ CC_LINK_HOST: host }).warnings;
+    assert.match(warning, /any web page opened in a browser that can reach it, through DNS rebinding/);
+    assert.match(warning, /Set CC_LINK_TOKEN \(and mcp\.token on each computer\), or CC_LINK_HOST=127\.0\.0\.1 when Minecraft runs on this machine\.$/);
+  }
+  // on loopback the note is unchanged: rebinding to a loopback name is refused there (a non-loopback Host)
+  assert.doesNotMatch(check({ CC_LINK_HOST: '127.0.0.1' }).warnings[0], /rebinding/);
+  // with a token, nothing
+  assert.deepEqual(check({ CC_LINK_HOST: '0.0.0.0', CC_LINK_TOKEN: TOKEN }).warnings, []);
+});
+
 test('the link warnings say which ids are open: those not pinned by a key, or every id with CC_LINK_PIN=off', () => {
   for (const host of ['0.0.0.0', '127.0.0.1']) {
     assert.match(check({ CC_LINK_HOST: host }).warnings[0], /link as any computer id not yet pinned by its computer's key \(CC_LINK_PIN\)/);
