@@ -299,7 +299,7 @@ test('bug: a redirect to another origin is not followed: the configured headers,
     if (req.url === '/away') return res.writeHead(307, { location: other.url }).end();
     if (req.url === '/old') return res.writeHead(308, { location: '/mcp' }).end();
     if (req.url === '/see-other') return res.writeHead(303, { location: '/mcp' }).end();
-    if (req.method === 'GET') return json(res, 200, { jsonrpc: '2.0', id: null, result: 'got a GET' });
+    if (req.method === 'GET') return json(res, 405, { error: 'got a GET' });
     json(res, 200, { jsonrpc: '2.0', id: body.id, result: { here: req.url } });
   });
   t.after(() => srv.close());
@@ -338,7 +338,7 @@ test('bug: a redirect to another origin is not followed: the configured headers,
   // 303 turns the POST into a body-less GET, as fetch would
   const seeOther = client(`${base}/see-other`, { headers });
   await seeOther.rpc.start();
-  await assert.rejects(seeOther.rpc.request('tools/list'));
+  await assert.rejects(seeOther.rpc.request('tools/list'), /HTTP 405: \{"error":"got a GET"\}/);
   assert.equal(srv.requests.at(-1).method, 'GET');
   assert.equal(srv.requests.at(-1).headers['content-type'], undefined);
   assert.equal(other.requests.length, 0);
