@@ -7,6 +7,7 @@
 // another key has (or the operator lifts it, cc-mcp pin-reset <id> --allow-old-key). The table lives
 // in memory; CC_LINK_PINS_FILE keeps it across restarts (pins-file.ts). Only hashes are kept, never a key.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { PinLabels } from './pin-labels.js';
 
 /** What a hello's key means for its computer id. */
 export type PinCheck =
@@ -69,7 +70,6 @@ export interface PinReset {
   saved: Promise<void> | null;
 }
 
-const NO_IDS: readonly number[] = [];
 
 export class KeyPins {
   /** computer id -> SHA-256 (hex) of the key it first linked with. */
@@ -104,9 +104,7 @@ export class KeyPins {
    * still holding its label, so another computer saying that label is not taken for it. Memory only
    * (not in the pins file); gone with the pin.
    */
-  private readonly labels = new Map<number, string>();
-  /** label -> its id, or its ids when several share it (a Set only then: most labels are one computer's). */
-  private readonly labelled = new Map<string, number | Set<number>>();
+  private readonly labels = new PinLabels();
   readonly strict: boolean;
   readonly enrollMs: number;
   readonly confirmMs: number;
@@ -158,7 +156,7 @@ export class KeyPins {
     this.loadDistrusted(distrusted);
     this.loadUnconfirmed(unconfirmed);
     // a label stays with its id's pin only while the id is still pinned
-    for (const id of [...this.labels.keys()]) if (!this.pins.has(id)) this.forgetLabel(id);
+    for (const id of this.labels.ids()) if (!this.pins.has(id)) this.labels.forget(id);
   }
 
   /** Takes the pins the file marks unconfirmed (oldest first); ids not pinned are left out (and so is everything under strict). */
@@ -219,7 +217,7 @@ export class KeyPins {
       if (this.linkedSince(id) !== null || this.unsaved.has(id)) continue;
       this.unconfirmed.delete(id);
       this.pins.delete(id);
-      this.forgetLabel(id);
+      this.labels.forget(id);
       this.evicted++;
       return id;
     }
@@ -275,37 +273,17 @@ export class KeyPins {
 
   /** The label a pinned id's computer says now (its hello, an info frame); null: none. Ignored for an id not pinned. */
   noteLabel(computerId: number, label: string | null): void {
-    if (!this.pins.has(computerId) || this.labels.get(computerId) === label) return;
-    this.forgetLabel(computerId);
-    if (label === null) return;
-    this.labels.set(computerId, label);
-    const ids = this.labelled.get(label);
-    if (ids === undefined) this.labelled.set(label, computerId);
-    else if (typeof ids === 'number') this.labelled.set(label, new Set([ids, computerId]));
-    else ids.add(computerId);
+    if (this.pins.has(computerId)) this.labels.set(computerId, label);
   }
 
   /** The pinned ids whose computer last said `label` (linked or not). */
   idsLabelled(label: string): Iterable<number> {
-    const ids = this.labelled.get(label);
-    return ids === undefined ? NO_IDS : typeof ids === 'number' ? [ids] : ids;
+    return this.labels.idsOf(label);
   }
 
   /** The label a pinned id's computer last said, or null. */
   labelOf(computerId: number): string | null {
-    return this.labels.get(computerId) ?? null;
-  }
-
-  private forgetLabel(computerId: number): void {
-    const label = this.labels.get(computerId);
-    if (label === undefined) return;
-    this.labels.delete(computerId);
-    const ids = this.labelled.get(label)!;
-    if (typeof ids === 'number') this.labelled.delete(label);
-    else {
-      ids.delete(computerId);
-      if (ids.size === 1) this.labelled.set(label, ids.values().next().value as number);
-    }
+    return this.labels.labelOf(computerId);
   }
 
   check(computerId: number, key: string | null): PinCheck {
@@ -391,7 +369,7 @@ export class KeyPins {
       let saved: Promise<void> | null = null;
       if (wasPinned || lifted) {
         this.pins.delete(computerId);
-        this.forgetLabel(computerId);
+        this.labels.forget(computerId);
         saved = this.save();
       }
       return { wasPinned, distrusting, lifted, openUntil: null, saved };
@@ -399,7 +377,7 @@ export class KeyPins {
     const openUntil = this.now() + this.enrollMs;
     this.open.set(computerId, openUntil);
     this.pins.delete(computerId);
-    this.forgetLabel(computerId);
+    this.labels.forget(computerId);
     // the pins file keeps the opening too, so a restart inside it keeps it
     const saved = this.save();
     return { wasPinned, distrusting, lifted, openUntil, saved };
