@@ -377,20 +377,38 @@ end
 -- no way to queue one for another tab. read-screen reads the shell tab that
 -- ran --background; when another tab has the focus (the link's own, or one
 -- the player opened) the events would go there, unseen: refused, saying
--- which tab has it. Tab numbers shift down when a tab before them closes;
--- while the link's own number is still the one it got, so is the shell's.
+-- which tab has it.
+-- multishell numbers tabs by position: when one closes, those after it shift
+-- down, and a new tab goes at the end. The shell tab was before the link's at
+-- launch, so the link's own number says how many tabs before it closed since
+-- (d): none, and the shell tab is where it was; more than the tabs other
+-- than the shell that were before the link, and the shell tab has closed;
+-- else it is one of the d numbers at or below its old one, or has closed
+-- (nothing in multishell tells which: CC runs each program, the launcher
+-- too, in a coroutine of its own that ends with it, not the tab's).
+function B.shellTab(tabs, own)
+    local d = tabs.link - own
+    if d == 0 then return tabs.shell, tabs.shell end
+    if d > tabs.link - 2 then return nil end
+    return math.max(1, tabs.shell - d), tabs.shell
+end
+
 function B.checkFocus()
     local tabs = background.tabs
-    if not (tabs and multishell and multishell.getFocus and multishell.getCurrent) then return end
+    if not (tabs and tabs.link and tabs.shell and multishell and multishell.getFocus and multishell.getCurrent) then return end
     local focus, own = multishell.getFocus(), multishell.getCurrent()
-    local shellTab = tabs.link == own and tabs.shell or nil
-    if focus ~= own and (shellTab == nil or focus == shellTab) then return end
+    local low, high = B.shellTab(tabs, own)
+    if not low then
+        error("the shell tab that read-screen reads (the one that ran mcp-computer --background) has closed: keyboard"
+            .. " events would go to whichever tab has the focus. Run mcp-computer --background again from a shell", 0)
+    end
+    if focus ~= own and focus >= low and focus <= high then return end
     local title = multishell.getTitle and multishell.getTitle(focus)
     local which = ("tab %s%s"):format(tostring(focus), type(title) == "string" and (' "' .. shorten(title, 20) .. '"') or "")
     if focus == own then which = which .. ", mcp-computer's own" end
-    error(("the focused tab is %s, not the shell tab%s that read-screen reads: CC gives keyboard events to the"
+    error(("the focused tab is %s, not the shell tab (tab %s) that read-screen reads: CC gives keyboard events to the"
         .. " focused tab only. Switch to the shell tab (click it in the tab bar), then send again"):format(
-        which, shellTab and (" (tab " .. shellTab .. ")") or ""), 0)
+        which, low == high and tostring(low) or (low .. " to " .. high)), 0)
 end
 
 function B.sendInput(_, params)

@@ -1,0 +1,69 @@
+// send-input in background mode when multishell renumbers its tabs, on a real ComputerCraft runtime
+// (CraftOS-PC: CC:Tweaked's own multishell). Tabs are numbered by position: when one closes, the
+// tabs after it shift down. Runs when the runtime is on this machine (see craftos.js).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { describeCraftos, useLinkedCraftos } from './craftos.js';
+import { callTool, textOf as text } from './mcp-helpers.js';
+
+const T = { timeout: 90000 };
+
+async function until(fn, what) {
+  let last;
+  for (let i = 0; i < 300; i++) {
+    last = await fn();
+    if (last?.done) return last.value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`never: ${what}; last: ${JSON.stringify(last?.value)}`);
+}
+
+describeCraftos('CraftOS-PC: send-input after tabs before the link\'s close', () => {
+  const ctx = useLinkedCraftos({
+    id: 14,
+    // tab 1: the shell that runs startup; tab 2: a program that ends on an event; tab 3: the link
+    pre: 'shell.openTab("wait")\n',
+    flags: ['--background'],
+    post: '',
+    files: {
+      'wait.lua': 'os.pullEvent("mcp_test_end")\n',
+      'ask.lua': 'write("Name? ") local name = read() local f = fs.open("/got.txt", "w") f.write(name) f.close() sleep(60)\n',
+    },
+    ready: ({ bridge }) => until(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers'),
+  });
+
+  const lua = async (code) => {
+    const r = await callTool(ctx.bridge, 'exec-lua', { computerId: 14, code });
+    assert.equal(r.isError, undefined, text(r));
+    return r.structuredContent.returns.map((d) => d.value);
+  };
+  const tabs = () => lua('local t = {} for i = 1, multishell.getCount() do t[i] = multishell.getTitle(i) end return multishell.getCurrent(), multishell.getFocus(), t');
+
+  test('bug: once a tab before the link\'s closed, send-input sent keys to whichever tab had the focus, and after the shell tab closed too', T, async () => {
+    assert.deepEqual((await tabs()).slice(0, 2), [3, 1], 'the link is tab 3, the shell (tab 1) has the focus');
+    // tab 2 ends (multishell keeps a tab that was never focused open until a key: focus it once)
+    await lua('multishell.setFocus(2) multishell.setFocus(1) os.queueEvent("mcp_test_end")');
+    await until(async () => ({ done: (await tabs())[0] === 2 }), 'tab 2 closed, the link is tab 2');
+    await lua('shell.openTab("ask")');
+    const [own, , titles] = await tabs();
+    assert.equal(own, 2);
+    assert.equal(titles.length, 3);
+    await lua('multishell.setFocus(3)');
+    const refused = await callTool(ctx.bridge, 'send-input', { computerId: 14, text: 'Bob\n' });
+    assert.equal(refused.isError, true, 'keys for the shell would have gone to the ask tab');
+    assert.match(text(refused), /^the focused tab is tab 3 "[^"]*", not the shell tab \(tab 1\) that read-screen reads/);
+    await lua('multishell.setFocus(2)');
+    assert.match(text(await callTool(ctx.bridge, 'send-input', { computerId: 14, text: 'x' })), /^the focused tab is tab 2 "[^"]*", mcp-computer's own, not the shell tab \(tab 1\)/);
+    // the shell tab has the focus: keys go there; its shell exits and the tab closes
+    await lua('multishell.setFocus(1)');
+    const sent = await callTool(ctx.bridge, 'send-input', { computerId: 14, text: 'exit\n' });
+    assert.equal(sent.isError, undefined, text(sent));
+    await until(async () => ({ done: (await tabs())[0] === 1 }), 'the shell tab closed, the link is tab 1');
+    await lua('multishell.setFocus(2)');
+    const gone = await callTool(ctx.bridge, 'send-input', { computerId: 14, text: 'Bob\n' });
+    assert.equal(gone.isError, true, 'keys for the shell would have gone to the ask tab');
+    assert.match(text(gone), /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed/);
+    // nothing reached the ask tab: it still waits in read()
+    assert.deepEqual(await lua('return fs.exists("/got.txt"), multishell.getCount()'), [false, 2]);
+  });
+});
