@@ -49,6 +49,18 @@ export interface UpstreamDeps {
 
 export const sourceIdOf = (serverId: string) => `upstream:${serverId}`;
 
+/**
+ * A tool schema with `"type": "object"` at its root when it names no type. The Tool schema of every
+ * MCP revision requires that type on inputSchema (and on outputSchema up to 2025-11-25), and clients
+ * that parse tools/list against it (the TypeScript SDK) refuse the whole list over one tool without
+ * it; servers that send `{}` for "no arguments" exist. It changes nothing the bridge accepts or passes
+ * on: arguments and structuredContent must be objects anyway. A schema naming another type is left
+ * out before this (tool-check.ts).
+ */
+function objectTyped<T extends Record<string, unknown>>(schema: T): T {
+  return schema.type === undefined ? { type: 'object', ...schema } : schema;
+}
+
 export class UpstreamServer {
   readonly id: string;
   readonly source: ToolSource;
@@ -235,16 +247,17 @@ export class UpstreamServer {
     };
     const annotations = isRecord(tool.annotations) ? tool.annotations : undefined;
     const title = typeof tool.title === 'string' ? tool.title : typeof annotations?.title === 'string' ? annotations.title : tool.name;
+    const inputSchema = objectTyped(tool.inputSchema as Schema);
     const adapted: Tool = {
       name,
       title,
       description: typeof tool.description === 'string' ? tool.description : '',
-      inputSchema: tool.inputSchema as Schema,
-      definition: { ...tool, name },
+      inputSchema,
+      definition: { ...tool, name, inputSchema, ...(isRecord(tool.outputSchema) ? { outputSchema: objectTyped(tool.outputSchema) } : {}) },
       upstreamName: tool.name,
       call: (args, ctx) => this.call(ends, args, ctx.signal),
     };
-    if (isRecord(tool.outputSchema)) adapted.outputSchema = tool.outputSchema as Schema;
+    if (isRecord(tool.outputSchema)) adapted.outputSchema = objectTyped(tool.outputSchema) as Schema;
     if (annotations) adapted.annotations = annotations;
     return adapted;
   }
