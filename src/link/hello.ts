@@ -193,14 +193,14 @@ export function helloHandshake(options: HelloOptions): Hellos {
     const id = frame.computerId;
     const current = registry.get(id);
     const held = current ? `; its link from ${current.remoteAddress} is kept` : '';
-    const letIn = `The bridge's operator lets it in with: cc-mcp pin-reset ${id} (or POST /pins/${id}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`;
+    const letIn = `the bridge's operator lets it in with: cc-mcp pin-reset ${id} (or POST /pins/${id}/reset); then start mcp-computer again within ${Math.round(pins!.enrollMs / 1000)} s.`;
     if (frame.key === null) {
       metrics.linksRefused.inc('not_enrolled');
       const state = pins!.has(id) ? 'the id is pinned' : pins!.isOpen(id) ? 'the id is open for enrollment' : 'the id is not enrolled';
       warn(`link from ${ws.remoteAddress} (computer ${id}) refused: no key (CC_LINK_PIN=strict; ${state})${held}`);
       refuse(
         ws,
-        `computer id ${id} cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet: ${letIn}`,
+        `computer id ${id} cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet, ${letIn}`,
         'not_enrolled',
         CLOSE_NOT_ENROLLED,
       );
@@ -213,7 +213,7 @@ export function helloHandshake(options: HelloOptions): Hellos {
     warn(`link from ${ws.remoteAddress} (computer ${id}) refused: ${state} (CC_LINK_PIN=strict)${held}`);
     refuse(
       ws,
-      `computer id ${id} does not link with this key: this bridge takes only computer ids it has pinned, each with the key (mcp.key) it is pinned to (CC_LINK_PIN=strict). If this computer is new or was reinstalled: ${letIn}`,
+      `computer id ${id} does not link with this key: this bridge takes only computer ids it has pinned, each with the key (mcp.key) it is pinned to (CC_LINK_PIN=strict). If this computer is new or was reinstalled, ${letIn}`,
       'not_enrolled',
       CLOSE_NOT_ENROLLED,
     );

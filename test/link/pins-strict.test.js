@@ -36,7 +36,7 @@ test('bug: a squatter with its own key took an id no computer had linked as yet;
   assert.equal(squatter.first.code, 'not_enrolled');
   assert.equal(
     squatter.first.error,
-    'computer id 2 does not link with this key: this bridge takes only computer ids it has pinned, each with the key (mcp.key) it is pinned to (CC_LINK_PIN=strict). If this computer is new or was reinstalled: The bridge\'s operator lets it in with: cc-mcp pin-reset 2 (or POST /pins/2/reset); then start mcp-computer again within 600 s.',
+    'computer id 2 does not link with this key: this bridge takes only computer ids it has pinned, each with the key (mcp.key) it is pinned to (CC_LINK_PIN=strict). If this computer is new or was reinstalled, the bridge\'s operator lets it in with: cc-mcp pin-reset 2 (or POST /pins/2/reset); then start mcp-computer again within 600 s.',
   );
   const closed = await squatter.c.closed;
   assert.equal(closed.code, 4403);
@@ -98,7 +98,7 @@ test('bug: a keyless hello could tell that an enrollment window was open (strict
   const neither = await keylessAnswer(2);
   assert.match(neither, /"code":"not_enrolled"/);
   assert.match(neither, /"code":4403/);
-  assert.ok(neither.includes("computer id <id> cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet: The bridge's operator lets it in with: cc-mcp pin-reset <id> (or POST /pins/<id>/reset); then start mcp-computer again within 600 s."), neither);
+  assert.ok(neither.includes("computer id <id> cannot link without a key: this bridge takes only hellos that carry the key (mcp.key) an enrolled computer id is pinned to (CC_LINK_PIN=strict), and this one carries none; run a mcp-computer that makes one. If the id is not enrolled yet, the bridge's operator lets it in with: cc-mcp pin-reset <id> (or POST /pins/<id>/reset); then start mcp-computer again within 600 s."), neither);
   // an id let in by the operator (open for enrollment): the same answer, and the opening is not taken
   assert.equal((await reset(bridge, 3)).status, 200);
   assert.equal(await keylessAnswer(3), neither, 'an open id answers as one that is not');
@@ -169,4 +169,16 @@ test('strict config: needs CC_LINK_PINS_FILE; CC_LINK_ENROLL_MS is checked', asy
   assert.equal(config.linkPinStrict, true);
   assert.equal(config.linkEnrollMs, 1000);
   assert.throws(() => loadConfig({ CC_LINK_ENROLL_MS: '999' }), /CC_LINK_ENROLL_MS="999": expected a whole number from 1000 to 86400000/);
+});
+
+test('bug: the strict refusals read "... reinstalled: The bridge\'s operator lets it in ..." (a capital letter mid-sentence); each now reads as sentences, like the bridge\'s other refusals', async (t) => {
+  const bridge = await strictBridge(t);
+  const keyed = (await attempt(bridge, 2, SQUAT)).first.error;
+  const keyless = (await attempt(bridge, 2, undefined)).first.error;
+  for (const error of [keyed, keyless]) {
+    assert.doesNotMatch(error, /[:;,] [A-Z]/, error);
+    // two sentences: what is wrong, then how the operator lets the id in
+    assert.equal(error.split(/\. (?=[A-Z])/).length, 2, error);
+    assert.match(error, /[a-z)]\. If [^.]*, the bridge's operator lets it in with: cc-mcp pin-reset 2 \(or POST \/pins\/2\/reset\); then start mcp-computer again within 600 s\.$/, error);
+  }
 });

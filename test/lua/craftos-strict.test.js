@@ -51,7 +51,7 @@ describeCraftos('CraftOS-PC: CC_LINK_PIN=strict', () => {
     const first = boot({ startup: runLine(bridge.linkUrl) + 'os.shutdown()\n' });
     await first.waitForExit(60000);
     const refused = screenText(first);
-    assert.match(refused, /The bridge refused this computer: computer id 53 does not link with this key: this bridge takes only computer ids it has pinned, each with the key \(mcp\.key\) it is pinned to \(CC_LINK_PIN=strict\)\. If this computer is new or was reinstalled: The bridge's operator lets it in with: cc-mcp pin-reset 53/, first.screen());
+    assert.match(refused, /The bridge refused this computer: computer id 53 does not link with this key: this bridge takes only computer ids it has pinned, each with the key \(mcp\.key\) it is pinned to \(CC_LINK_PIN=strict\)\. If this computer is new or was reinstalled, the bridge's operator lets it in with: cc-mcp pin-reset 53/, first.screen());
     assert.doesNotMatch(refused, /retrying in|reconnecting to/, 'one attempt: a refusal is not retried');
     assert.doesNotMatch(refused, new RegExp(READY.replace(/[.]/g, '\\.')));
     assert.equal(bridge.metrics.linksRefused.get('not_enrolled'), 1);
