@@ -566,6 +566,12 @@ function B.detachProgram(link, id, params)
         return failExec(link, id, "run-program needs params.command (a command line)")
     end
     if not (shell and shell.run) then return failExec(link, id, "no shell here to run programs with") end
+    -- A program the shell cannot find is refused now, named, as on the call that waits (B.shellRun):
+    -- no job for it, so the start does not answer as if it ran.
+    local name = B.programOf(command)
+    if name and not shell.resolveProgram(name) then
+        return failExec(link, id, "No such program: " .. shorten(name, 60))
+    end
     B.startJob(link, id, "run-program", shorten(command, 60), B.shellRun, command)
 end
 

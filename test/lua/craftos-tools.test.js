@@ -82,6 +82,15 @@ describeCraftos('CraftOS-PC: background mode in a multishell tab, the screen and
     assert.equal(text(missing), 'No such program: no-such-program');
     const alias = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'dir rom' });
     assert.equal(alias.structuredContent.success, true, 'an alias (dir = ls) resolves as the shell resolves it');
+    // detached (bug: it answered success:true with a job): the start is the same error, and no job is made
+    const before = (await callTool(ctx.bridge, 'job-status', { computerId: 12 })).structuredContent.jobs.length;
+    const missingJob = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'no-such-program x', detach: true });
+    assert.equal(missingJob.isError, true, JSON.stringify(missingJob));
+    assert.equal(text(missingJob), 'No such program: no-such-program');
+    assert.equal((await callTool(ctx.bridge, 'job-status', { computerId: 12 })).structuredContent.jobs.length, before);
+    const aliasJob = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'dir rom', detach: true });
+    assert.equal(aliasJob.structuredContent.success, true, 'an alias starts a job');
+    assert.match(aliasJob.structuredContent.job, /./);
     const check = await callTool(ctx.bridge, 'check-lua', { computerId: 12, code: 'local x = = 1' });
     assert.deepEqual(check.structuredContent.errors, [{ line: 1, message: "unexpected symbol near '='" }]);
     const job = (await callTool(ctx.bridge, 'exec-lua', { computerId: 12, code: 'for i = 1, 3 do print("s" .. i) sleep(0.1) end return 7', detach: true })).structuredContent.job;

@@ -161,7 +161,7 @@ describeLua('programs (lua-tools)', () => {
   });
 
   // shell.run prints "No such program" and returns false, as a program that ran and failed does:
-  // a missing program is told apart and named, on the call and in a detached job.
+  // a missing program is told apart and named, on the call and on a detached start (no job).
   test('run-program-missing: a program that does not exist is an error naming it, not a program that failed', T, async (t) => {
     const bridge = await bridgeFor(t);
     await computer(t, bridge, { id: 5, files: PROGRAMS });
@@ -176,11 +176,6 @@ describeLua('programs (lua-tools)', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    const missing = await job('nosuchthing');
-    assert.equal(missing.state, 'failed');
-    assert.equal(missing.ok, false);
-    assert.equal(missing.error, 'No such program: nosuchthing');
-    assert.equal(missing.output, '');
     // A program that runs and fails still ends as "done" with false: the shell's own answer.
     const failed = await job('fail');
     assert.equal(failed.state, 'done');
@@ -189,6 +184,22 @@ describeLua('programs (lua-tools)', () => {
     const ran = await job('hello');
     assert.equal(ran.state, 'done');
     assert.deepEqual(ran.returns, [{ type: 'boolean', value: true }]);
+  });
+
+  test('bug: run-program with detach:true answered success:true (a started job) for a program that does not exist; the start is now an error naming it, and no job is made', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    await computer(t, bridge, { id: 5, files: PROGRAMS });
+    const missing = await callTool(bridge, 'run-program', { computerId: 5, command: 'nosuchthing now', detach: true });
+    assert.equal(missing.isError, true, JSON.stringify(missing));
+    assert.equal(text(missing), 'No such program: nosuchthing');
+    assert.notEqual(missing.structuredContent?.success, true);
+    assert.equal(await callError(bridge, 'run-program', { computerId: 5, command: '"no such" x', detach: true }), 'No such program: no such');
+    // nothing was started: the computer lists no job, and a program that exists still starts one
+    assert.deepEqual((await callOk(bridge, 'job-status', { computerId: 5 })).structuredContent.jobs, []);
+    const started = await callOk(bridge, 'run-program', { computerId: 5, command: 'hello', detach: true });
+    assert.equal(started.structuredContent.success, true);
+    assert.match(started.structuredContent.job, /./);
+    assert.deepEqual((await callOk(bridge, 'job-status', { computerId: 5 })).structuredContent.jobs.map((j) => j.job), [started.structuredContent.job]);
   });
 
   test('run-program: a timeout stops the program on the computer; so does cancelling the call', T, async (t) => {
