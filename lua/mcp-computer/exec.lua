@@ -337,8 +337,13 @@ function identity.watch(link, ev)
     end
     if not due and now - (link.identityChecked or 0) < 1 then return end
     link.identityChecked = now
+    identity.send(link, (due and name ~= "timer") and identity.peripherals() or link.peripheralList)
+end
+
+-- Sends an info frame with the label, `list` (the peripherals) and the jobs
+-- when any of them changed since the last frame (or the hello).
+function identity.send(link, list)
     local label = labelOf()
-    local list = (due and name ~= "timer") and identity.peripherals() or link.peripheralList
     local peripherals = list == link.peripheralList and link.sentPeripherals or encode(list)
     local jobList, jobsOmitted = identity.jobsList(link)
     local jobs = encode(jobList)
@@ -494,6 +499,9 @@ local function finishChunk(link, chunk, ok, err, values)
     if link.chunks[chunk.id] == chunk then link.chunks[chunk.id] = nil end
     forgetChunk(link, chunk)
     if chunk.onFinish then return chunk.onFinish(link, chunk, ok, err, values) end -- detached job
+    -- A label the chunk set (os.setComputerLabel, `label set`) goes to the bridge before the answer,
+    -- so what the caller does next (list-computers) sees it, not up to a check's 2 s later.
+    if labelOf() ~= link.sentLabel then identity.send(link, link.peripheralList) end
     local id = chunk.id
     local co = coroutine.create(function()
         local output = chunk.capture.text()

@@ -121,4 +121,16 @@ describeCraftos('CraftOS-PC: background mode in a multishell tab, the screen and
     const status = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'mcp-computer status' });
     assert.match(status.structuredContent.output, /^background link: linked, bridge\s+ws:\/\/\S+\s+\(v[\d.]+\)\n/);
   });
+
+  test('a label set by exec-lua or run-program (label set) is the bridge\'s when the call answers, not up to 2 s later', T, async () => {
+    const listed = async () => (await callTool(ctx.bridge, 'list-computers')).structuredContent.computers.find((c) => c.computerId === 12).label;
+    await callTool(ctx.bridge, 'exec-lua', { computerId: 12, code: 'os.setComputerLabel("relabelled-12")' });
+    assert.equal(await listed(), 'relabelled-12');
+    const set = await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'label set by-label-program' });
+    assert.equal(set.structuredContent.success, true, JSON.stringify(set));
+    assert.equal(await listed(), 'by-label-program');
+    await callTool(ctx.bridge, 'list-files', { computer: 'by-label-program' }).then((r) => assert.equal(r.isError, undefined, JSON.stringify(r)));
+    await callTool(ctx.bridge, 'run-program', { computerId: 12, command: 'label clear' });
+    assert.equal(await listed(), null);
+  });
 });

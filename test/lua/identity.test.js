@@ -63,3 +63,27 @@ describeLua('identity', () => {
     await until(() => bridge.links.get(6).label === null);
   });
 });
+
+describeLua('identity: a label set by a chunk', () => {
+  test('bug: a label set by exec-lua reached the bridge only with the next identity check (up to 2 s later), so a list-computers right after the call showed the old label; it now comes before the answer', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    // the 2 s identity check never comes in this test: only the answer's own info frame can tell the bridge
+    const c = await linkedComputer(t, bridge, {
+      id: 6, label: 'old', files: { relabel: 'os.setComputerLabel(...)' }, timerMs: (seconds) => (seconds === 2 ? 3_600_000 : seconds * 10),
+    });
+    const listed = async () => (await callOk(bridge, 'list-computers')).structuredContent.computers[0].label;
+    for (const label of ['new', 'newer', 'base-1']) {
+      await callOk(bridge, 'exec-lua', { computerId: 6, code: `os.setComputerLabel("${label}")` });
+      assert.equal(await listed(), label);
+    }
+    await callOk(bridge, 'exec-lua', { computerId: 6, code: 'os.setComputerLabel(nil)' });
+    assert.equal(await listed(), null);
+    // a program run by run-program sets it too
+    assert.equal((await callOk(bridge, 'run-program', { computerId: 6, command: 'relabel miner' })).structuredContent.success, true);
+    assert.equal(await listed(), 'miner');
+    assert.equal((await callOk(bridge, 'probe-computers')).content[0].text, 'pong from 6 (Label: miner)');
+    // the new label names the computer in the call right after
+    await callOk(bridge, 'list-files', { computer: 'miner' });
+    assert.ok(c.timersStarted.some(([, s]) => s === 2), 'the identity check timer was started (and held back)');
+  });
+});
