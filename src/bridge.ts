@@ -135,6 +135,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
         },
         metrics,
         maxBytesPerSecond: config.linkMaxBytesPerSecond,
+        maxUnsentBytes: config.linkMaxUnsentBytes,
         youngGenMaxBytes: config.linkYoungGenMaxBytes,
         maxJsonDepth: config.linkMaxJsonDepth,
       });

@@ -71,6 +71,8 @@ export interface Config {
   /** Most messages in one JSON-RPC batch (MCP_MAX_BATCH). */
   maxBatch: number;
   linkMaxBytesPerSecond: number;
+  /** CC_LINK_MAX_UNSENT_BYTES */
+  linkMaxUnsentBytes: number;
   /** CC_LINK_YOUNG_GEN_MB in bytes: the young generation's bound while computers link; 0: none. */
   linkYoungGenMaxBytes: number;
   /** Default timeout of each request to an upstream MCP server (a server's timeoutMs overrides it). */
@@ -213,6 +215,7 @@ export function loadConfig(
     maxConcurrentCalls: whole(env, 'MCP_MAX_CONCURRENT_CALLS'),
     maxBatch: whole(env, 'MCP_MAX_BATCH'),
     linkMaxBytesPerSecond: whole(env, 'CC_LINK_MAX_BYTES_PER_S'),
+    linkMaxUnsentBytes: whole(env, 'CC_LINK_MAX_UNSENT_BYTES'),
     linkYoungGenMaxBytes: whole(env, 'CC_LINK_YOUNG_GEN_MB') * MiB,
     upstreamTimeoutMs: whole(env, 'CC_UPSTREAM_TIMEOUT_MS'),
     upstreamMaxMessageBytes: whole(env, 'CC_UPSTREAM_MAX_MESSAGE_BYTES'),

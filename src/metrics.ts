@@ -41,6 +41,8 @@ export class Metrics {
   readonly framesRejected = new Counter();
   /** Times a link socket's reading was paused by CC_LINK_MAX_BYTES_PER_S. */
   linksThrottled = 0;
+  /** Links dropped for not reading what was sent to them (CC_LINK_MAX_UNSENT_BYTES). */
+  linksUnread = 0;
   httpUnauthorized = 0;
   callsInFlight = 0;
   /** tool -> outcome -> count */
@@ -98,6 +100,7 @@ export class Metrics {
     metric('cc_link_frames_out_total', 'counter', 'Frames sent to computers.', [['', this.framesOut]]);
     metric('cc_link_frames_rejected_total', 'counter', 'Frames from computers dropped, by reason.', byLabel('reason', this.framesRejected));
     metric('cc_link_throttled_total', 'counter', 'Times a link was paused for sending more than CC_LINK_MAX_BYTES_PER_S.', [['', this.linksThrottled]]);
+    metric('cc_link_unread_dropped_total', 'counter', 'Links dropped for leaving more than CC_LINK_MAX_UNSENT_BYTES unread.', [['', this.linksUnread]]);
     metric('cc_http_unauthorized_total', 'counter', 'HTTP requests answered 401.', [['', this.httpUnauthorized]]);
     metric('cc_tool_calls_in_flight', 'gauge', 'Tool calls running now.', [['', this.callsInFlight]]);
     const calls: Array<[string, number]> = [];

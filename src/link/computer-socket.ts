@@ -19,6 +19,13 @@ export interface SocketHandlers {
   close(ws: ComputerSocket, code: number, reason: Buffer): void;
   /** A frame is being sent to the peer (counted). */
   sent(): void;
+  /**
+   * Most bytes a socket may hold written but not yet taken by the peer (CC_LINK_MAX_UNSENT_BYTES): a
+   * computer that stops reading its socket would otherwise have every request to it buffered here.
+   */
+  readonly maxUnsentBytes: number;
+  /** The socket already held more than maxUnsentBytes when a frame was to be sent: the frame is not sent. */
+  unread(ws: ComputerSocket, unsent: number): void;
 }
 
 /** Unwritten pongs that cut a peer (ws's default maxPendingAutoPongs). */
@@ -92,6 +99,7 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
   // `ascii` is `unknown` only so the override fits ws's send(data, options, cb) overloads: `true` or not
   override send(text: string, ascii?: unknown): void {
     const raw = this.raw;
+    if (this.unread()) return;
     if (raw && raw.writableCorked === 0) {
       if (corked.length === 0) setImmediate(uncorkAll);
       corked.push(raw);
@@ -107,8 +115,23 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
    * until the whole fan-out is built.
    */
   sendNow(text: string, ascii = false): void {
+    if (this.unread()) return;
     this.handlers.sent();
     this.frame(text, ascii);
+  }
+
+  /**
+   * True when the peer has not taken more than maxUnsentBytes already written to it: it is then handed
+   * to the listener (which drops it) and nothing more is written. A computer that stops reading (and
+   * keeps its link up with pongs of its own, which the heartbeat takes) made the bridge keep every
+   * request sent to it; measured before: 64 callers of exec-lua with 60 KB of code grew the bridge's
+   * RSS by 680 MB in 30 s.
+   */
+  private unread(): boolean {
+    const raw = this.raw;
+    if (raw === null || raw.writableLength <= this.handlers.maxUnsentBytes) return false;
+    this.handlers.unread(this, raw.writableLength);
+    return true;
   }
 
   /** `ascii`: the sender built `text` with asciiJson (every request frame), so it is not scanned again. */

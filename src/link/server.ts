@@ -43,6 +43,8 @@ export interface LinkServerOptions {
   metrics?: Metrics;
   /** Most frame bytes one socket may send a second before its reading pauses (CC_LINK_MAX_BYTES_PER_S). */
   maxBytesPerSecond?: number;
+  /** Most bytes a link socket may hold unread by its computer before it is dropped (CC_LINK_MAX_UNSENT_BYTES); unbounded when absent. */
+  maxUnsentBytes?: number;
   /** Deepest nesting a frame may have (CC_MAX_JSON_DEPTH); 64 when absent. */
   maxJsonDepth?: number;
   /** While computers link, V8's young generation grows to at most this many bytes (CC_LINK_YOUNG_GEN_MB); 0 or absent: no bound. */
@@ -133,6 +135,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     error: onError,
     close: onClose,
     sent: () => void metrics.framesOut++,
+    maxUnsentBytes: options.maxUnsentBytes ?? Infinity,
+    unread: onUnread,
   });
 
   const wss = new WebSocketServer({
@@ -237,6 +241,26 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       log.info(`unlinked ${logName(link.computerId, link.label)}: ${why}`);
       pins?.linkEnded(link.computerId, link.connectedAt);
     }
+  }
+
+  /**
+   * The computer has not taken what was already written to it (CC_LINK_MAX_UNSENT_BYTES): it stopped
+   * reading its socket, so nothing more is buffered for it. Its link ends now, with its calls in flight
+   * told why, and the socket is cut (a close frame would wait behind the bytes it does not read).
+   */
+  function onUnread(ws: ComputerSocket, unsent: number): void {
+    if (ws.readyState !== ws.OPEN) return;
+    metrics.linksUnread++;
+    const link = ws.link;
+    const who = link ? `computer ${logName(link.computerId, link.label)}` : 'a socket that has not linked';
+    const why = `the computer did not read what was sent to it: ${unsent} bytes wait unread (over CC_LINK_MAX_UNSENT_BYTES=${options.maxUnsentBytes})`;
+    warn(`link from ${ws.remoteAddress}: ${who} has not read ${unsent} bytes sent to it (over CC_LINK_MAX_UNSENT_BYTES=${options.maxUnsentBytes}); dropped`);
+    if (link && registry.unregister(link, why)) {
+      log.info(`unlinked ${logName(link.computerId, link.label)}: ${why}`);
+      pins?.linkEnded(link.computerId, link.connectedAt);
+    }
+    ws.link = null;
+    ws.terminate();
   }
 
   /** A socket's first frame is not a valid hello: logged (budget), then hello-error and close 1008. */
