@@ -103,7 +103,7 @@ export const MAX_KEY_LENGTH = 128;
 const KEY_CHARS = /^[A-Za-z0-9_-]*$/;
 
 /** Longest computer label a hello or info frame may carry. */
-const MAX_LABEL = 1024;
+export const MAX_LABEL = 1024;
 /** Longest mcp-computer version a hello may carry (as long as its _HOST and CC version texts; mcp-computer sends "0.1.0"). */
 const MAX_VERSION = 256;
 

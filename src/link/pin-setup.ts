@@ -34,7 +34,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     reread = () => {
       try {
         const again = readPinsFile(path, config.linkMaxPins);
-        pins.replace(again.pins, again.distrusted, again.unconfirmed);
+        pins.replace(again.pins, again.distrusted, again.unconfirmed, again.labels);
         // the other bridge's openings count too (strict); this bridge's own stay
         pins.loadOpenings(again.openings);
         log.info(`link port taken over: ${pins.size} pin${pins.size === 1 ? '' : 's'} read again from ${path}`);
@@ -46,6 +46,12 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     pins.load(loaded.pins);
     // not confirmed yet: the time their links were up starts again from nothing
     pins.loadUnconfirmed(loaded.unconfirmed);
+    // held while their computers are away, as before the restart
+    if (loaded.labels.size > 0) {
+      const kept = pins.loadLabels(loaded.labels);
+      const left = loaded.labels.size - kept;
+      log.info(`${plural(kept, 'label')} of pinned computers kept from ${path}${left > 0 ? ` (${left} for ids not pinned: left out)` : ''}`);
+    }
     if (loaded.distrusted.size > 0) {
       const kept = pins.loadDistrusted(loaded.distrusted);
       const left = loaded.distrusted.size - kept;
@@ -68,7 +74,7 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     if (loaded.loose) log.warn(`the pins file ${path} may be read or written by others than its owner; the bridge writes it 0600 at the next change`);
     const unconfirmed = pins.unconfirmedCount > 0 ? ` (${pins.unconfirmedCount} not confirmed yet: CC_LINK_PIN_CONFIRM_MS)` : '';
     log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}${unconfirmed}` : `no pins file at ${path} yet: it is written at the first pin`);
-    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted(), () => pins.unconfirmedIds());
+    const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted(), () => pins.unconfirmedIds(), () => pins.labelled());
     pins.onChange = () => w.changed();
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });

@@ -4,14 +4,19 @@
 // crash during a write left behind; it is loaded only when the file is configured.
 import { readFileSync, statSync } from 'node:fs';
 import { lstat, readdir, realpath, unlink } from 'node:fs/promises';
-import { HEADER, PinsFileError, parseDistrusted, parseOpenings, parsePins, parseUnconfirmed } from './pins-text.js';
+import { MAX_LABEL } from './frames.js';
+import { HEADER, PinsFileError, parseDistrusted, parseLabels, parseOpenings, parsePins, parseUnconfirmed } from './pins-text.js';
 import { dirOf } from './pins-writer.js';
 
-export { PinsFileError, formatPins, parseDistrusted, parseOpenings, parsePins, parseUnconfirmed } from './pins-text.js';
+export { PinsFileError, formatPins, parseDistrusted, parseLabels, parseOpenings, parsePins, parseUnconfirmed } from './pins-text.js';
 export { PinsWriter } from './pins-writer.js';
 
-/** The longest line the bridge writes is about 80 bytes; a file this far past `max` lines is refused unread. */
-const BYTES_PER_PIN = 256;
+/**
+ * The most a pin's lines take: about 80 bytes for the pin (and each of its comment lines), and its label
+ * line, `# label <id> ` and the label as JSON (at most 6 bytes a character, \u escapes); a file this
+ * far past `max` pins is refused unread.
+ */
+export const BYTES_PER_PIN = 256 + 32 + 6 * MAX_LABEL + 2;
 
 export interface LoadedPins {
   pins: Map<number, string>;
@@ -21,6 +26,8 @@ export interface LoadedPins {
   distrusted: Map<number, string>;
   /** Pins not confirmed yet (CC_LINK_PIN_CONFIRM_MS), oldest first. */
   unconfirmed: number[];
+  /** The labels pinned computers last said: id -> label. */
+  labels: Map<number, string>;
   /** False when the file did not exist (it is made at the first pin). */
   existed: boolean;
   /** Group or others may read or write it (the bridge writes 0600). */
@@ -46,7 +53,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
       } catch {
         throw new PinsFileError(path, '', `neither the file nor its directory ${dirOf(path)} exists`);
       }
-      return { pins: new Map(), openings: new Map(), distrusted: new Map(), unconfirmed: [], existed: false, loose: false };
+      return { pins: new Map(), openings: new Map(), distrusted: new Map(), unconfirmed: [], labels: new Map(), existed: false, loose: false };
     }
     throw new PinsFileError(path, '', `cannot read the file (${code ?? (err as Error).message})`);
   }
@@ -57,7 +64,7 @@ export function readPinsFile(path: string, max: number): LoadedPins {
   } catch (err) {
     throw new PinsFileError(path, '', `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  return { pins: parsePins(text, path, max), openings: parseOpenings(text), distrusted: parseDistrusted(text, path, max), unconfirmed: parseUnconfirmed(text), existed: true, loose: (mode & 0o077) !== 0 };
+  return { pins: parsePins(text, path, max), openings: parseOpenings(text), distrusted: parseDistrusted(text, path, max), unconfirmed: parseUnconfirmed(text), labels: parseLabels(text, path, max), existed: true, loose: (mode & 0o077) !== 0 };
 }
 
 /**

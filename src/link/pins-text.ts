@@ -1,8 +1,10 @@
 // The CC_LINK_PINS_FILE format (pure): one line per pin, `<computer id> <SHA-256 of its key, 64 hex
 // digits>` (what `printf %s "$key" | sha256sum` prints), `#` comments and blank lines ignored; never
 // a key. Comment lines carry what an older bridge may ignore: strict's openings, the keys pin resets
-// distrust, the pins not confirmed yet. Reading a line at fault throws PinsFileError naming it.
+// distrust, the pins not confirmed yet, the labels pinned computers last said. Reading a line at fault
+// throws PinsFileError naming it.
 import { parseComputerId } from './computer-id.js';
+import { MAX_LABEL } from './frames.js';
 import { DIGEST_PATTERN } from './pins.js';
 
 export class PinsFileError extends Error {
@@ -102,18 +104,68 @@ export function parseUnconfirmed(text: string): number[] {
   return ids;
 }
 
-/** The file's text for these pins (and strict's openings: id, until in ms; the keys resets distrust; the pins not confirmed yet). */
+/**
+ * The label a pinned computer last said (held while it is away, see KeyPins): `# label <id> <the label as
+ * a JSON string>`, a comment line so that an older bridge reads the file as before. JSON keeps any
+ * label on one line (quotes, spaces, control characters escaped).
+ */
+const LABEL = /^#\s*label(?:\s|$)/;
+const LABEL_LINE = /^#\s*label\s+(\d{1,16})\s+(".*")$/;
+
+/** The JSON string text of a label's line: a label (not empty, at most MAX_LABEL characters), or null. */
+function labelFrom(json: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  return typeof value === 'string' && value !== '' && value.length <= MAX_LABEL ? value : null;
+}
+
+/**
+ * The labels in `text` (`# label <id> <JSON string>` lines): id -> label. A line that starts `# label`
+ * but is not one (its label not a JSON string of 1 to MAX_LABEL characters), a repeated id or more than
+ * `max` throw PinsFileError, as for distrusted keys: a label lost to a typo would let another computer
+ * take it while its pinned computer is away.
+ */
+export function parseLabels(text: string, path: string, max: number): Map<number, string> {
+  const labels = new Map<number, string>();
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = (lines[i] as string).trim();
+    if (!LABEL.test(line)) continue;
+    const where = `line ${i + 1}`;
+    const m = LABEL_LINE.exec(line);
+    const id = m ? parseComputerId(m[1] as string) : null;
+    const label = m ? labelFrom(m[2] as string) : null;
+    if (!m || id === null || label === null) {
+      throw new PinsFileError(path, where, `expected "# label <computer id> <the label as a JSON string of 1 to ${MAX_LABEL} characters>"`);
+    }
+    if (labels.has(id)) throw new PinsFileError(path, where, `computer id ${id} is labelled twice`);
+    if (labels.size >= max) throw new PinsFileError(path, where, `more than CC_LINK_MAX_PINS (${max}) labels`);
+    labels.set(id, label);
+  }
+  return labels;
+}
+
+/**
+ * The file's text for these pins (and strict's openings: id, until in ms; the keys resets distrust; the
+ * pins not confirmed yet; the labels pinned computers last said).
+ */
 export function formatPins(
   entries: Iterable<readonly [number, string]>,
   openings: Iterable<readonly [number, number]> = [],
   distrusted: Iterable<readonly [number, string]> = [],
   unconfirmed: Iterable<number> = [],
+  labels: Iterable<readonly [number, string]> = [],
 ): string {
   let text = HEADER;
   for (const [id, digest] of entries) text += `${id} ${digest}\n`;
   for (const [id, until] of openings) text += `# open ${id} until ${new Date(until).toISOString()}\n`;
   for (const [id, digest] of distrusted) text += `# distrusted ${id} ${digest}\n`;
   for (const id of unconfirmed) text += `# unconfirmed ${id}\n`;
+  for (const [id, label] of labels) text += `# label ${id} ${JSON.stringify(label)}\n`;
   return text;
 }
 

@@ -38,6 +38,8 @@ export class PinsWriter {
     private readonly distrusted: () => Iterable<readonly [number, string]> = () => [],
     /** The pins not confirmed yet, oldest first. */
     private readonly unconfirmed: () => Iterable<number> = () => [],
+    /** The labels pinned computers last said: [id, label]. */
+    private readonly labels: () => Iterable<readonly [number, string]> = () => [],
   ) {}
 
   /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
@@ -61,7 +63,7 @@ export class PinsWriter {
       const end = this.endNext;
       this.next = this.endNext = null;
       try {
-        await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted(), this.unconfirmed()));
+        await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted(), this.unconfirmed(), this.labels()));
         this.writes++;
       } catch (err) {
         this.failures++;

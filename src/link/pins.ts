@@ -101,8 +101,8 @@ export class KeyPins {
   /**
    * Pinned id -> the label its computer last linked with or set (noteLabel), kept while it is offline,
    * and each label's ids: a label lookup (computer-target.ts) counts a pinned computer that is away as
-   * still holding its label, so another computer saying that label is not taken for it. Memory only
-   * (not in the pins file); gone with the pin.
+   * still holding its label, so another computer saying that label is not taken for it. Kept in the
+   * pins file (a restart must not free the label of a computer that is away); gone with the pin.
    */
   private readonly labels = new PinLabels();
   readonly strict: boolean;
@@ -147,8 +147,16 @@ export class KeyPins {
     return taken;
   }
 
-  /** Replaces every pin, distrusted key and unconfirmed mark with these (the pins file read again); openings stay. */
-  replace(entries: Iterable<readonly [number, string]>, distrusted: Iterable<readonly [number, string]> = [], unconfirmed: Iterable<number> = []): void {
+  /**
+   * Replaces every pin, distrusted key and unconfirmed mark with these (the pins file read again); openings
+   * stay. The file's labels replace this bridge's; a pinned id the file has no label for keeps its own.
+   */
+  replace(
+    entries: Iterable<readonly [number, string]>,
+    distrusted: Iterable<readonly [number, string]> = [],
+    unconfirmed: Iterable<number> = [],
+    labels: Iterable<readonly [number, string]> = [],
+  ): void {
     this.pins.clear();
     this.distrust.clear();
     this.unconfirmed.clear();
@@ -157,6 +165,26 @@ export class KeyPins {
     this.loadUnconfirmed(unconfirmed);
     // a label stays with its id's pin only while the id is still pinned
     for (const id of this.labels.ids()) if (!this.pins.has(id)) this.labels.forget(id);
+    this.loadLabels(labels);
+  }
+
+  /**
+   * Takes the labels of pinned computers read from the pins file (id -> label, checked by the reader);
+   * one for an id not pinned is left out. Returns how many were taken.
+   */
+  loadLabels(entries: Iterable<readonly [number, string]>): number {
+    let taken = 0;
+    for (const [id, label] of entries) {
+      if (!this.pins.has(id)) continue;
+      this.labels.set(id, label);
+      taken++;
+    }
+    return taken;
+  }
+
+  /** The labels pinned computers last said, for the pins file: [id, label], ids ascending. */
+  labelled(): Array<[number, string]> {
+    return this.labels.entries();
   }
 
   /** Takes the pins the file marks unconfirmed (oldest first); ids not pinned are left out (and so is everything under strict). */
@@ -271,9 +299,12 @@ export class KeyPins {
     return this.pins.has(computerId);
   }
 
-  /** The label a pinned id's computer says now (its hello, an info frame); null: none. Ignored for an id not pinned. */
+  /**
+   * The label a pinned id's computer says now (its hello, an info frame); null: none. Ignored for an id
+   * not pinned. A change is written to the pins file (with one), so a restart keeps it.
+   */
   noteLabel(computerId: number, label: string | null): void {
-    if (this.pins.has(computerId)) this.labels.set(computerId, label);
+    if (this.pins.has(computerId) && this.labels.set(computerId, label)) void this.save();
   }
 
   /** The pinned ids whose computer last said `label` (linked or not). */

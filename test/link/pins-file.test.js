@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FakeComputer, startTestBridge, until } from '../helpers.js';
 import { VARIABLES } from '../../dist/config.js';
-import { PinsFileError, formatPins, parsePins, readPinsFile } from '../../dist/link/pins-file.js';
+import { BYTES_PER_PIN, PinsFileError, formatPins, parsePins, readPinsFile } from '../../dist/link/pins-file.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'realKey_0123456789abcdefABCDEF-x';
@@ -238,8 +238,9 @@ test('pins file reader: a file with looser permissions is read with a warning, c
   const refused = await attempt(bridge.linkUrl, 12, KEY);
   assert.equal(refused.first.code, 'key_mismatch');
   assert.throws(() => readPinsFile(file, 1), PinsFileError);
-  writeFileSync(file, 'x'.repeat(2000));
-  assert.throws(() => readPinsFile(file, 1), /2000 bytes is more than CC_LINK_MAX_PINS \(1\) pins take/);
+  const over = BYTES_PER_PIN + formatPins([]).length + 1;
+  writeFileSync(file, 'x'.repeat(over));
+  assert.throws(() => readPinsFile(file, 1), new RegExp(`${over} bytes is more than CC_LINK_MAX_PINS \\(1\\) pins take`));
 });
 
 test('bug: a --stdio bridge that took the link port over from another sharing CC_LINK_PINS_FILE used the pins it read at its own start: the pins made since were open to an impostor and its next write dropped them; now it reads the file again on taking over', async (t) => {
@@ -318,8 +319,10 @@ test('pins file reader edges: the size limit to the byte, a file only its group 
   const { parseDistrusted, parseOpenings, parseUnconfirmed } = await import('../../dist/link/pins-file.js');
   const dir = tempDir(t);
   const file = join(dir, 'pins');
-  // CC_LINK_MAX_PINS lines of 256 bytes each after the header: a file of exactly that is read, one byte more is refused
-  const limit = 2 * 256 + formatPins([]).length;
+  // CC_LINK_MAX_PINS pins of BYTES_PER_PIN each (the pin's lines and its label's) after the header: a file of
+  // exactly that is read, one byte more is refused
+  assert.equal(BYTES_PER_PIN, 256 + 32 + 6 * 1024 + 2);
+  const limit = 2 * BYTES_PER_PIN + formatPins([]).length;
   const body = `3 ${sha(KEY)}\n`;
   writeFileSync(file, `${formatPins([])}${body}#${'x'.repeat(limit - formatPins([]).length - body.length - 2)}\n`, { mode: 0o600 });
   assert.equal(statSync(file).size, limit);
