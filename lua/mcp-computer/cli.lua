@@ -135,6 +135,18 @@ local function normaliseUrl(url)
     return url
 end
 
+-- The address the link dials: the URL with a query of its own. CC names a
+-- websocket's events (websocket_success, _message, _closed) only by the
+-- address dialled, so a chunk that opened a websocket to the bridge's URL
+-- had its events taken for the link's: its success was closed as a late
+-- connect of the link's, and that close dropped the link. The bridge takes
+-- any path and query.
+local LINK_QUERY = "mcp-computer-link"
+local function dialUrl(url)
+    local base, fragment = url:match("^([^#]*)(.*)$")
+    return base .. (base:find("?", 1, true) and "&" or "?") .. LINK_QUERY .. fragment
+end
+
 local function parseArgs(args)
     local opts = { once = false, exec = true, maxFrame = DEFAULT_MAX_FRAME, extra = {} }
     local positional = {}
@@ -495,7 +507,7 @@ local function main(...)
     local link = {
         token = opts.token or nonEmpty(settings.get("mcp.token")),
         key = computerKey(),
-        url = url, once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame, ownMaxFrame = opts.maxFrame,
+        url = url, wsUrl = dialUrl(url), once = opts.once, exec = opts.exec, maxFrame = opts.maxFrame, ownMaxFrame = opts.maxFrame,
         chunks = {}, order = {}, deferred = {}, answers = {}, hinted = {}, jobs = {}, ownTimers = {}, ownQueued = {}, ownSeq = 0, pulled = 0,
     }
     if opts.service then

@@ -198,6 +198,9 @@ end
 
 -- The program's own events: its websocket's and its own timers'. Chunks
 -- never see them. A fired timer is forgotten here (CC never reuses an id).
+-- CC names a websocket's events by the address dialled, so the link dials
+-- one of its own (link.wsUrl): a chunk's websocket to the bridge's address
+-- is the chunk's.
 local function isOwnEvent(link, ev)
     local name = ev[1]
     if name == "timer" then
@@ -205,7 +208,7 @@ local function isOwnEvent(link, ev)
         link.ownTimers[ev[2]] = nil
         return true
     end
-    return ev[2] == link.url and (name == "websocket_message" or name == "websocket_closed"
+    return ev[2] == link.wsUrl and (name == "websocket_message" or name == "websocket_closed"
         or name == "websocket_success" or name == "websocket_failure")
 end
 

@@ -154,7 +154,7 @@ local function nextEvent(link)
     end
     if (ev[1] == STOP_EVENT or link.stopAsked) and background then error(STOP, 0) end
     -- a connect given up on (CONNECT_TIMEOUT) that succeeded after all: not ours any more
-    if ev[1] == "websocket_success" and ev[2] == link.url and not link.pending and type(ev[3]) == "table" then
+    if ev[1] == "websocket_success" and ev[2] == link.wsUrl and not link.pending and type(ev[3]) == "table" then
         pcall(ev[3].close)
         return ev
     end
@@ -240,7 +240,7 @@ end
 local function connectBlocking(link)
     local co = coroutine.create(http.websocket)
     link.pending = true
-    local res = table.pack(coroutine.resume(co, link.url))
+    local res = table.pack(coroutine.resume(co, link.wsUrl))
     local timer, since = startOwnTimer(link, CONNECT_TIMEOUT), os.clock()
     while coroutine.status(co) ~= "dead" do
         local ev = nextEvent(link)
@@ -264,7 +264,7 @@ local function connect(link)
     local open = http.websocketAsync or function() return connectBlocking(link) end
     link.pending = async
     local ok, started, err
-    if async then ok, started, err = pcall(open, link.url) else ok, started, err = open() end
+    if async then ok, started, err = pcall(open, link.wsUrl) else ok, started, err = open() end
     if not ok then
         link.pending = false
         local message = tostring(started)
@@ -282,7 +282,7 @@ local function connect(link)
     local timer, since = startOwnTimer(link, CONNECT_TIMEOUT), os.clock()
     while true do
         local ev = nextEvent(link)
-        if ev[2] == link.url and (ev[1] == "websocket_success" or ev[1] == "websocket_failure") then
+        if ev[2] == link.wsUrl and (ev[1] == "websocket_success" or ev[1] == "websocket_failure") then
             cancelOwnTimer(link, timer)
             link.pending = false
             if ev[1] == "websocket_success" then return ev[3] end
@@ -383,7 +383,7 @@ local function hello(link)
         local ev = nextEvent(link)
         if (ev[1] == "timer" and ev[2] == timer) or timeUp(link, timer, since, HELLO_TIMEOUT) then
             return false, "no hello-ok from the bridge within " .. HELLO_TIMEOUT .. " s"
-        elseif ev[1] == "websocket_closed" and ev[2] == link.url then
+        elseif ev[1] == "websocket_closed" and ev[2] == link.wsUrl then
             if tonumber(ev[4]) == 4401 then tokenRefused() end
             -- 4409: the bridge holds this id for another key (CC_LINK_PIN); retrying cannot help
             if tonumber(ev[4]) == 4409 then
@@ -399,7 +399,7 @@ local function hello(link)
                 return false, "the bridge refused this computer during the hello: " .. closeReason(ev[3], code), true
             end
             return false, "link closed during hello: " .. closeReason(ev[3], ev[4])
-        elseif ev[1] == "websocket_message" and ev[2] == link.url then
+        elseif ev[1] == "websocket_message" and ev[2] == link.wsUrl then
             local msg, err = decodeFrame(ev[3])
             if not msg then
                 warn("ignored a malformed frame (" .. shorten(err, 60) .. ")")
@@ -439,13 +439,13 @@ local function serve(link)
     while true do
         local ev = nextEvent(link)
         identity.watch(link, ev)
-        if ev[2] == link.url and ev[1] == "websocket_message" then
+        if ev[2] == link.wsUrl and ev[1] == "websocket_message" then
             local ok, err = pcall(handleFrame, link, ev[3])
             if not ok then
                 if err == STOP then error(STOP, 0) end
                 printError("internal error: " .. shorten(err, 200))
             end
-        elseif ev[2] == link.url and ev[1] == "websocket_closed" then
+        elseif ev[2] == link.wsUrl and ev[1] == "websocket_closed" then
             local code = tonumber(ev[4])
             if code == 4410 then
                 return pinReset(ev[3]), false
@@ -534,7 +534,7 @@ local function settlePendingConnect(link)
     while true do
         local ev = table.pack(os.pullEventRaw())
         if ev[1] == "terminate" or (ev[1] == "timer" and ev[2] == timer) then return end
-        if ev[2] == link.url then
+        if ev[2] == link.wsUrl then
             if ev[1] == "websocket_success" then
                 pcall(ev[3].close)
                 return

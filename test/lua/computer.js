@@ -19,6 +19,8 @@ export const REPO = path.resolve(here, '../..');
 export const PROGRAM = path.join(REPO, 'dist', 'mcp-computer.lua'); // what the bridge serves (npm run build)
 export const EMULATOR = path.join(here, 'cc-emu.lua');
 export const COLOURS = { white: 1, orange: 2, yellow: 16, red: 16384 };
+/** The address mcp-computer dials for `url` (its own query), which names its link's events in CC. */
+export const linkAddress = (url) => `${url}${url.includes('?') ? '&' : '?'}mcp-computer-link`;
 
 /** Hex of a string's UTF-8 bytes, or of a Buffer's raw bytes. */
 const hex = (value) => (Buffer.isBuffer(value) ? value : Buffer.from(String(value), 'utf8')).toString('hex');

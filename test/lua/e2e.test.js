@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import WebSocket from 'ws';
 import { startBridge } from '../../dist/bridge.js';
 import { loadConfig } from '../../dist/config.js';
-import { COLOURS, useComputer } from './computer.js';
+import { COLOURS, linkAddress, useComputer } from './computer.js';
 import { describeLua } from './lua-env.js';
 
 const T = { timeout: 60000 };
@@ -91,7 +91,7 @@ describeLua('end to end with the real bridge', () => {
     const bridge = await bridgeFor(t);
     const c = await computer(t, bridge, { id: 3 });
     // A garbage frame arriving on the computer's link (injected as the CC event).
-    c.queueEvent('websocket_message', bridge.linkUrl, '{"type": "request", "id": ', false);
+    c.queueEvent('websocket_message', linkAddress(bridge.linkUrl), '{"type": "request", "id": ', false);
     await c.waitForOutput('warning: ignored a malformed frame');
     // A garbage client talking to the bridge.
     const junk = new WebSocket(bridge.linkUrl);

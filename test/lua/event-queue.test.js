@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { useComputer } from './computer.js';
+import { linkAddress, useComputer } from './computer.js';
 import { startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 
@@ -151,11 +151,11 @@ describeLua('send-input and CC\'s 256-event queue', () => {
       answers.push(frame);
       if (sent < TOTAL) {
         sent += 1;
-        c.queueEvent('websocket_message', bridge.url, request(), false);
+        c.queueEvent('websocket_message', linkAddress(bridge.url), request(), false);
       }
     };
     c.holdEvents();
-    for (; sent < 128; sent += 1) c.queueEvent('websocket_message', bridge.url, request(), false);
+    for (; sent < 128; sent += 1) c.queueEvent('websocket_message', linkAddress(bridge.url), request(), false);
     c.releaseEvents();
     // until every request is answered, or CC dropped something (then some never will be)
     for (let i = 0; i < 4000 && answers.length < TOTAL && c.dropped.length === 0; i++) await new Promise((r) => setTimeout(r, 10));

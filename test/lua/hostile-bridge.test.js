@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { useComputer, linkedOnFakeBridge as linked, okResult as ok } from './computer.js';
+import { linkAddress, useComputer, linkedOnFakeBridge as linked, okResult as ok } from './computer.js';
 import { closedPort, startFakeBridge } from './fake-bridge.js';
 import { describeLua } from './lua-env.js';
 import { bridgeFor, callOk, linkedComputer, textOf } from './mcp-helpers.js';
@@ -221,7 +221,7 @@ describeLua('the program\'s own events', () => {
     assert.equal(job.ok, true);
     // an answer slow to build (keys whose __tostring runs 0.1 s each, so it is paced over several
     // resumes); the first of them queues the link's close, as the bridge going away would
-    const code = `local url = ${JSON.stringify(bridge.url)}
+    const code = `local url = ${JSON.stringify(linkAddress(bridge.url))}
       local t = {}
       for i = 1, 8 do
         t[setmetatable({}, { __tostring = function()

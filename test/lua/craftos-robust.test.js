@@ -1,0 +1,74 @@
+// Hostile and odd exec-lua chunks on a real ComputerCraft runtime (CraftOS-PC: CC:Tweaked's ROM,
+// real websockets): the program answers each and the link stays up. Runs when the runtime is on
+// this machine (see craftos.js).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { describeCraftos, useLinkedCraftos } from './craftos.js';
+import { callTool, textOf as text } from './mcp-helpers.js';
+
+const T = { timeout: 90000 };
+
+describeCraftos('CraftOS-PC: odd chunks get answers and the link stays up', () => {
+  const ctx = useLinkedCraftos({ id: 16, post: '' });
+  const exec = (code, extra = {}) => callTool(ctx.bridge, 'exec-lua', { computerId: 16, code, timeoutMs: 20000, ...extra });
+  const stillLinked = async () => {
+    const r = await exec('return "up"');
+    assert.equal(r.isError, undefined, text(r));
+    assert.deepEqual(r.structuredContent.returns, [{ type: 'string', value: 'up' }]);
+  };
+
+  test('bug: a chunk\'s own websocket to the bridge\'s URL was taken for the link\'s: the program closed it as a late connect and the link dropped', T, async () => {
+    const url = JSON.stringify(ctx.bridge.linkUrl);
+    const r = await exec(`local ws, err = http.websocket(${url}) if not ws then return "no websocket", err end ws.close() sleep(0.5) return "closed my own"`);
+    assert.equal(r.isError, undefined, text(r));
+    assert.deepEqual(r.structuredContent.returns, [{ type: 'string', value: 'closed my own' }]);
+    await stillLinked();
+    // its messages are the chunk's too: the bridge's answer to a frame that is not a hello
+    const m = await exec(`local ws = assert(http.websocket(${url})) ws.send("{}") local msg = ws.receive(5) ws.close() return msg ~= nil`);
+    assert.equal(m.isError, undefined, text(m));
+    await stillLinked();
+  });
+
+  test('error objects that are not strings: a table, nil, a __tostring that fails or yields', T, async () => {
+    const cases = [
+      ['error({code = 1})', /^error: table: [0-9a-fx]+$/],
+      ['error(nil)', /^error: error \(no message\)$/],
+      ['error()', /^error: error \(no message\)$/],
+      ['error(setmetatable({}, {__tostring = function() error("boom") end}))', /^error: error object of type table$/],
+      ['error(setmetatable({}, {__tostring = function() sleep(0) return "x" end}))', /^error: error object of type table$/],
+      ['error(setmetatable({}, {__tostring = function() return "mine" end}))', /^error: mine$/],
+    ];
+    for (const [code, want] of cases) {
+      const r = await exec(code);
+      assert.equal(r.isError, true, code);
+      assert.match(text(r), want, code);
+    }
+    await stillLinked();
+  });
+
+  test('values JSON cannot say (nan, inf, -0, functions, threads, cycles, odd keys, a __pairs that fails) are described', T, async () => {
+    const n = await exec('return 0/0, 1/0, -1/0, -0, 2^53');
+    assert.deepEqual(n.structuredContent.returns, [
+      { type: 'number', repr: 'nan' }, { type: 'number', repr: 'inf' }, { type: 'number', repr: '-inf' },
+      { type: 'number', value: 0 }, { type: 'number', value: 9007199254740992 },
+    ]);
+    const f = await exec('return print, coroutine.create(print)');
+    assert.deepEqual(f.structuredContent.returns.map((d) => [d.type, /^(function|thread): /.test(d.repr)]), [['function', true], ['thread', true]]);
+    const c = await exec('local t = {} t.self = t t[1] = t return t');
+    assert.deepEqual(c.structuredContent.returns, [{ type: 'table', value: { 1: '<cycle>', self: '<cycle>' } }]);
+    const mixed = await exec('return {1, 2, 3, x = 1}, {[true] = 2, [1.5] = 4}');
+    assert.deepEqual(mixed.structuredContent.returns, [{ type: 'table', value: { 1: 1, 2: 2, 3: 3, x: 1 } }, { type: 'table', value: { true: 2, '1.5': 4 } }]);
+    const meta = await exec('return setmetatable({1}, {__pairs = function() error("p") end, __index = function() error("i") end, __len = function() error("l") end})');
+    assert.deepEqual(meta.structuredContent.returns, [{ type: 'table', value: [1] }]);
+    await stillLinked();
+  });
+
+  test('a chunk that waits for websocket_message never gets the link\'s frames, and other calls are answered meanwhile', T, async () => {
+    const waiting = exec('local ev = {os.pullEvent("websocket_message")} return ev[2], ev[3]', { timeoutMs: 4000 });
+    await stillLinked();
+    const r = await waiting;
+    assert.equal(r.isError, true);
+    assert.match(text(r), /timed out after 4000 ms/);
+    await stillLinked();
+  });
+});
