@@ -453,11 +453,16 @@ end
 local TLWY = "Too long without yielding"
 local resumeStart, abortThrown, inProgram = 0, false, false
 
+-- displayFailure: the message and the reason in red, then a line in white
+-- (ComputerExecutor, CC:Tweaked 1.113).
 local function hardAbort()
     emit("fg 16384")
     emit("w " .. hex("Error running computer"))
     emit("nl")
     emit("w " .. hex(TLWY))
+    emit("nl")
+    emit("fg 1")
+    emit("w " .. hex("ComputerCraft may be installed incorrectly"))
     emit("nl")
     exit(3)
 end

@@ -345,7 +345,7 @@ describeLua('cc-emu: the rest of the computer', () => {
     });
     const { code, output } = await c.waitForExit();
     assert.equal(code, 3);
-    assert.equal(output, 'false\t/p.lua:1: Too long without yielding\nError running computer\nToo long without yielding\n');
+    assert.equal(output, 'false\t/p.lua:1: Too long without yielding\nError running computer\nToo long without yielding\nComputerCraft may be installed incorrectly\n');
   });
 
   // rom/apis/http/http.lua (CC 1.101+) wraps the native websocket function and queues
