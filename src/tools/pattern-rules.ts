@@ -1,14 +1,15 @@
 // The rules of pattern-safety.ts, one construct at a time: a repeated group (repeatedGroupProblem)
 // and a sequence's runs of repetitions (runProblem). Each says why a construct can backtrack badly,
 // which part is at fault and how to write it instead, or null. The counting they rest on is in
-// pattern-ways.ts, what a structure can match in pattern-terms.ts. Pure.
+// pattern-ways.ts and pattern-chains.ts, what a structure can match in pattern-terms.ts. Pure.
 
 import { cutText as cut } from '../jsonrpc/quote.js';
 import { plural } from '../plural.js';
 import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
 import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
-import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, scanChains, stretchCost, stretchSplits, ways } from './pattern-ways.js';
+import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, stretchCost, stretchSplits, ways } from './pattern-ways.js';
+import { joinsPrecisely, scanChains } from './pattern-chains.js';
 
 const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
 
@@ -58,10 +59,12 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
  * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
  * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
  */
-export function runProblem(seq: Seq, base: number, last: boolean, where: Where): string | null {
+export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false }): string | null {
   const anchored = base === 0;
-  const longest = scanChains(inlined(seq), last).longest;
+  const longest = scanChains(inlined(seq), last, unbounded, reading.precise).longest;
+  reading.degree = Math.max(reading.degree, (longest?.value ?? 0) + base);
   if (longest !== null && longest.value + base >= 3) {
+    reading.runs = true;
     const degree = longest.value + base;
     const which = longest.members.map((r) => `"${cut(r.src)}"`).join(' and ');
     if (longest.members.length === 1 && unbounded(longest.members[0] as Term)) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
@@ -82,7 +85,8 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where):
     const joins = prevAny !== undefined && overlaps(charsAtom(prevAny.atom), firstAtom(t.atom));
     if (unbounded(t)) {
       if (last && i === terms.length - 1) break;
-      run = prev && overlaps(charsAtom(prev.atom), charsAtom(t.atom)) ? [...run, t] : [t];
+      // read precisely, a group goes on from a run that can take what it starts with (as in scanChains)
+      run = prev && (reading.precise ? joinsPrecisely(prev, t) : overlaps(charsAtom(prev.atom), charsAtom(t.atom))) ? [...run, t] : [t];
       if (joins) chained++;
       else {
         bounded = [];
@@ -91,7 +95,9 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where):
       }
       prevAny = t;
       const degree = run.length + base;
+      reading.degree = Math.max(reading.degree, degree);
       if (degree >= 3) {
+        reading.runs = true;
         const which = run.map((r) => `"${cut(r.src)}"`).join(' and ');
         if (run.length === 1) return `${which} is repeated without bound${WHERE[where](base)}, so a failing match tries about length^${degree} steps; ${where === 'look' ? 'move the lookaround where it is tried at one position only (after ^, before any repetition), or ' : ''}bound the repetition (at most ${MAX_FINITE})`;
         return `${which} repeat the same characters with nothing between them that the one before cannot also take${WHERE[where](base)}, so a failing match tries about length^${degree} splits; ${where === 'top' && !anchored ? 'anchor it with ^, or put' : 'put'} a character the one before cannot match between them`;
@@ -143,6 +149,17 @@ function waysMessage(bounded: Term[], split: number, chained: number, base: numb
   const which = bounded.map((r) => `"${cut(r.src)}"`).join(' and ');
   const more = chained > 0 ? ` with ${plural(chained, 'unbounded repetition')} beside ${bounded.length === 1 ? 'it' : 'them'}` : '';
   return `${which}${more} can split the same text in ${split >= CAP ? 'more than 10^18' : `about ${split.toPrecision(2)}`} ways${power > 0 ? ` times length^${power}` : ''}${where === 'top' ? (base === 0 ? '' : ' (an unanchored pattern tries every start position)') : WHERE[where](base)}, and a failing match tries every one; write fewer nested or adjacent repetitions of the same characters, or put a character the one before cannot match between them`;
+}
+
+/**
+ * How runProblem reads the runs of a pattern, and what it found: `precise` (see scanChains) or not;
+ * the highest degree of a run it counted (`degree`: its chain and the start positions), and whether it
+ * refused one (`runs`).
+ */
+export interface Reading {
+  precise: boolean;
+  degree: number;
+  runs: boolean;
 }
 
 /**

@@ -15,7 +15,9 @@
 // - no more than two unbounded repetitions of overlapping characters may follow each other (only
 //   optional items between, or ones the repetition before can take too: `.*a.*a.*b`), counting an
 //   unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not) and not counting one that
-//   ends the pattern (nothing after it can fail: `.*foo.*`);
+//   ends the pattern (nothing after it can fail: `.*foo.*`); a pattern refused for its runs is read
+//   again precisely (pattern-chains.ts: groups matched at most once walked through, so a separator in
+//   them ends a run) and taken when no two runs are left chained (`^-?\d+(\.\d+)?([eE][+-]?\d+)?$`);
 // - bounded repetitions in such a stretch multiply the ways it splits its text (at most MAX_WAYS); a
 //   second walk reads stretches through optional items of other characters and into groups matched at
 //   most once (`^.{1,10}x{3,10}([^a]*?\w+?)?x{3,10}$`, `\w{2,}(?:-)*\w{3,10}$`);
@@ -25,14 +27,15 @@
 // - no backreferences (`\1`, `\k<name>`).
 // Character sets are exact code point ranges, except `\p{...}` / `\P{...}`, taken as any character.
 // A pattern this parser cannot read (it reads every valid `u`-flag RegExp) is refused as well.
-// Parts: pattern-terms.ts (what a structure can match), pattern-ways.ts (how many ways a text can
-// split), pattern-rules.ts (the rules above, one construct at a time); this file walks the pattern.
+// Parts: pattern-terms.ts (what a structure can match), pattern-ways.ts and pattern-chains.ts (how
+// many ways a text can split), pattern-rules.ts (the rules above, one construct at a time); this file walks the pattern.
 
 import { cutText as cut } from '../jsonrpc/quote.js';
 import { MAX_GROUP_DEPTH, Parser, type Alt, type Term } from './regex-structure.js';
 import { MAX_FINITE, repeats, unbounded } from './pattern-terms.js';
-import { MAX_WAYS, scanChains } from './pattern-ways.js';
-import { repeatedGroupProblem, runProblem, stretchProblem, type Where } from './pattern-rules.js';
+import { MAX_WAYS } from './pattern-ways.js';
+import { scanChains } from './pattern-chains.js';
+import { repeatedGroupProblem, runProblem, stretchProblem, type Reading, type Where } from './pattern-rules.js';
 import { writtenOut } from './pattern-written-out.js';
 
 export { MAX_FINITE, MAX_GROUP_DEPTH, MAX_WAYS };
@@ -59,11 +62,11 @@ export const MAX_WRITTEN_OUT_TERMS = MAX_PATTERN_LENGTH;
  * is: whether nothing after `alt` can fail (the pattern's or a lookahead's alternatives), and whether
  * `alt` is a group matched at most once, which the sequence around it reads through (not read alone).
  */
-function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: number, backward = false, pass: StretchPass | null = null): string | null {
+function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: number, reading: Reading, backward = false, pass: StretchPass | null = null): string | null {
   for (const seq of alt) {
     // in the second walk, an alternative of the pattern that starts with ^ is tried at one position
     const at = pass !== null && top && seq[0]?.atom.kind === 'assert' && seq[0].atom.start ? 0 : base;
-    const run = pass === null ? runProblem(seq, base, top, where) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where);
+    const run = pass === null ? runProblem(seq, base, top, where, reading) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where);
     if (run) return run;
     // a lookbehind is matched from its end: what comes after a term in it is matched first
     const order = backward ? [...seq].reverse() : seq;
@@ -78,15 +81,30 @@ function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: nu
       // how many length-fold ways there are to reach this term: around it, and split before it
       const reached = moved + (prefix[i] as number);
       if (t.atom.kind === 'group') {
-        const problem = problemIn(t.atom.body, at, false, where, reached + (unbounded(t) ? 1 : 0), backward, pass && { ends: false, inline: t.max <= 1 });
+        const problem = problemIn(t.atom.body, at, false, where, reached + (unbounded(t) ? 1 : 0), reading, backward, pass && { ends: false, inline: t.max <= 1 });
         if (problem) return problem;
       } else if (t.atom.kind === 'look') {
-        const problem = problemIn(t.atom.body, at + reached, false, 'look', 0, t.atom.behind, pass && { ends: !t.atom.behind, inline: false });
+        const problem = problemIn(t.atom.body, at + reached, false, 'look', 0, reading, t.atom.behind, pass && { ends: !t.atom.behind, inline: false });
         if (problem) return problem;
       }
     }
   }
   return null;
+}
+
+/** Every rule over a parsed pattern (`written`: it written out, null when that changes nothing), in `reading`. */
+function read(alt: Alt, written: { alt: Alt; terms: number } | null, base: number, reading: Reading): string | null {
+  let problem = problemIn(alt, base, true, 'top', 0, reading);
+  if (problem === null && written !== null) {
+    problem =
+      written.terms > MAX_WRITTEN_OUT_TERMS
+        ? `written out, its groups repeated a bounded number of times make more than ${MAX_WRITTEN_OUT_TERMS} items, more than the bridge checks`
+        : problemIn(written.alt, base, true, 'top', 0, reading);
+  }
+  // then the ways of stretches read through optional items and groups matched at most once, both readings
+  const pass = { ends: true, inline: false };
+  if (problem === null) problem = problemIn(alt, base, true, 'top', 0, reading, false, pass) ?? (written === null ? null : problemIn(written.alt, base, true, 'top', 0, reading, false, pass));
+  return problem;
 }
 
 /** Where stretchProblem is, in problemIn's second walk. */
@@ -109,18 +127,15 @@ export function patternProblem(pattern: string): string | null {
     const alt = new Parser(pattern).parse();
     const anchored = alt.every((seq) => seq[0]?.atom.kind === 'assert' && seq[0].atom.start);
     const base = anchored ? 0 : 1;
-    problem = problemIn(alt, base, true, 'top', 0);
     // read again with its bounded repeated groups written out: the rules then count the runs inside them
-    const written = problem === null ? writtenOut(alt) : null;
-    if (written !== null) {
-      problem =
-        written.terms > MAX_WRITTEN_OUT_TERMS
-          ? `written out, its groups repeated a bounded number of times make more than ${MAX_WRITTEN_OUT_TERMS} items, more than the bridge checks`
-          : problemIn(written.alt, base, true, 'top', 0);
+    const written = writtenOut(alt);
+    const coarse: Reading = { precise: false, degree: 0, runs: false };
+    problem = read(alt, written, base, coarse);
+    // refused for its runs: taken when the precise reading finds none chained (at most length^1 anywhere)
+    if (problem !== null && coarse.runs) {
+      const precise: Reading = { precise: true, degree: 0, runs: false };
+      if (read(alt, written, base, precise) === null && precise.degree <= 1) problem = null;
     }
-    // then the ways of stretches read through optional items and groups matched at most once, both readings
-    const pass = { ends: true, inline: false };
-    if (problem === null) problem = problemIn(alt, base, true, 'top', 0, false, pass) ?? (written === null ? null : problemIn(written.alt, base, true, 'top', 0, false, pass));
   } catch (err) {
     // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)
     problem = `the bridge could not read it to check that it cannot backtrack exponentially (${(err as Error).message})`;

@@ -1,8 +1,8 @@
 // How many ways a text can split among a pattern's repetitions, for the rules of pattern-safety.ts:
 // the ways bounded repetitions (nested: multiplied; alternatives that can start alike: summed) can
-// match a stretch, and the longest chain of unbounded repetitions of overlapping characters, each a
-// factor of the text's length; and stretches of both read through optional items and groups matched
-// at most once (stretchSplits). Pure; results are cached per parsed term.
+// match a stretch, and stretches of them with unbounded ones (each a factor of the text's length) read
+// through optional items and groups matched at most once (stretchSplits). Chains of unbounded
+// repetitions alone are pattern-chains.ts's. Pure; results are cached per parsed term.
 
 import { ANY, covers, intersect, overlaps, type Alt, type Ranges, type Seq, type Term } from './regex-structure.js';
 import { charsAtom, firstAtom, inlined, nullableTerm, unbounded } from './pattern-terms.js';
@@ -43,69 +43,6 @@ export function ways(t: Term): number {
 function bodyWays(alt: Alt): number {
   const each = alt.map((seq) => seq.reduce((acc, t) => Math.min(acc * ways(t), CAP), 1));
   return firstAlike(alt) !== null ? Math.min(each.reduce((a, b) => a + b, 0), CAP) : Math.max(...each);
-}
-
-/** A chain of unbounded repetitions (see scanChains): its last member, its degree, its members. */
-export interface Chain {
-  last: Term;
-  value: number;
-  members: Term[];
-}
-
-/**
- * How much of a chain a term is: 1 for an unbounded repetition; for a group matched at most once, the
- * longest chain in any of its alternatives (`(?:\w*b*)?` between two `\w` runs carries one on; an
- * alternative's runs count as the group's: `(?:x|\w*a*)`); else 0.
- */
-function weight(t: Term, counts: (t: Term) => boolean = unbounded): number {
-  if (counts(t)) return 1;
-  if (t.max > 1 || t.atom.kind !== 'group') return 0;
-  const cache = counts === unbounded ? weightCache : variesCache;
-  let w = cache.get(t);
-  if (w === undefined) {
-    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false, counts).longest?.value ?? 0), 0);
-    cache.set(t, w);
-  }
-  return w;
-}
-const weightCache = new WeakMap<Term, number>();
-const variesCache = new WeakMap<Term, number>();
-
-/**
- * Walks `terms` keeping, for each unbounded repetition (or group holding some, by its weight), the
- * longest chain of them ending with it: each able to take characters of the one before, with only
- * optional items or ones the chain's last can take between them (`.*a.*a.*b`). An optional repetition
- * of other characters does not end a chain (`^\w*?b*[^b]+(?:a|b)+$`: the \w, [^b] and (a|b) runs share
- * the a's across the b*), a required item the chain's last cannot take does. A failing match tries about
- * length^value splits of the longest. `prefix[i]`: the longest value before term i, how many
- * length-fold ways the text before it can be split (a lookaround there is matched again for each);
- * `skipLast`: the last term ends the whole pattern (nothing after it can fail) and is not counted.
- */
-export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded): { prefix: number[]; longest: Chain | null } {
-  /** The chains still open (no required item their last cannot take since), in the order they began. */
-  const chains: Chain[] = [];
-  const prefix: number[] = [];
-  let longest: Chain | null = null;
-  for (let i = 0; i < terms.length; i++) {
-    const t = terms[i] as Term;
-    prefix.push(longest?.value ?? 0);
-    const w = skipLast && i === terms.length - 1 ? 0 : weight(t, counts);
-    const chars = charsAtom(t.atom);
-    let before: Chain | null = null;
-    if (w > 0) for (const c of chains) if ((before === null || c.value > before.value) && overlaps(charsAtom(c.last.atom), chars)) before = c;
-    if (!nullableTerm(t)) {
-      // a closed chain is dropped: a long pattern of runs between separators costs its length, not its square
-      let open = 0;
-      for (const c of chains) if (overlaps(charsAtom(c.last.atom), chars)) chains[open++] = c;
-      chains.length = open;
-    }
-    if (w > 0) {
-      const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: [...(before?.members ?? []), t] };
-      chains.push(chain);
-      if (longest === null || chain.value > longest.value) longest = chain;
-    }
-  }
-  return { prefix, longest };
 }
 
 /**
@@ -153,7 +90,7 @@ function canFail(t: Term): boolean {
  * that cannot start with one of its common characters (on a text of that one the item fails), an
  * assertion or lookaround, or the end of a sequence that does not end the pattern. Unlike runProblem's single stretch it is read through:
  * - an optional item of other characters (`\w{2,}-*\w{3,10}$`: with the -* empty the two \w runs
- *   meet; each of the open stretches goes on, as scanChains's chains do);
+ *   meet; each of the open stretches goes on, as scanChains's chains do, pattern-chains.ts);
  * - a group matched at most once, read as each of its alternatives and (when optional) as nothing: its
  *   repetitions are members of the stretch around it (`x{3,10}(?:[^a]*?\w+?)?x{3,10}$`: the two runs
  *   inside the group split what the x{3,10} leave them), where runProblem counts the group as one item.

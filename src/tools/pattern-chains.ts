@@ -1,0 +1,141 @@
+// Chains of unbounded repetitions, for the run rules of pattern-safety.ts (pattern-rules.ts): the
+// longest run of repetitions of overlapping characters with nothing between them that the one before
+// cannot take, each a factor of the text's length a failing match tries, read two ways: coarsely, a
+// group matched at most once counted as its longest inner chain, and precisely, walked through
+// (scanChains). Pure; weights are cached per parsed term.
+
+import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
+import { charsAtom, firstAtom, inlined, lastAlt, nullableTerm, unbounded } from './pattern-terms.js';
+
+/**
+ * A chain of unbounded repetitions (see scanChains): its last member (`last`, whose characters decide
+ * what it goes on with), its degree, and its members as the sequence names them (a group matched at
+ * most once that the chain went into, once, for the repetitions inside it).
+ */
+export interface Chain {
+  last: Term;
+  value: number;
+  members: Term[];
+}
+
+/**
+ * How much of a chain a term is: 1 for a term counted; for a group matched at most once, the longest
+ * chain in any of its alternatives (`(?:\w*b*)?` between two `\w` runs carries one on; an alternative's
+ * runs count as the group's: `(?:x|\w*a*)`); else 0.
+ */
+function weight(t: Term, counts: (t: Term) => boolean): number {
+  if (counts(t)) return 1;
+  if (t.max > 1 || t.atom.kind !== 'group') return 0;
+  const cache = counts === unbounded ? weightCache : variesCache;
+  let w = cache.get(t);
+  if (w === undefined) {
+    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false, counts).longest?.value ?? 0), 0);
+    cache.set(t, w);
+  }
+  return w;
+}
+const weightCache = new WeakMap<Term, number>();
+const variesCache = new WeakMap<Term, number>();
+
+/**
+ * Walks `terms` keeping, for each unbounded repetition (or group holding some, by its weight), the
+ * longest chain of them ending with it: each able to take characters of the one before, with only
+ * optional items or ones the chain's last can take between them (`.*a.*a.*b`). An optional repetition
+ * of other characters does not end a chain (`^\w*?b*[^b]+(?:a|b)+$`: the \w, [^b] and (a|b) runs share
+ * the a's across the b*), a required item the chain's last cannot take does. A failing match tries about
+ * length^value splits of the longest. `prefix[i]`: the longest value before term i, how many
+ * length-fold ways the text before it can be split (a lookaround there is matched again for each).
+ *
+ * `skipLast`: the last term ends the whole pattern, and what cannot fail after a run is not counted: a
+ * repetition of a character set there, or an optional group (nothing after it can fail: `.*foo.*`); a
+ * required group there can fail inside, so it is walked into as its alternatives, their last terms not
+ * counted alike (a group repeated without bound as its first copy: `\w*(?:(?:\d+b[ab])?\w\s)+` is
+ * length^3 on digits, unanchored).
+ *
+ * `precise`: every group matched at most once is walked into, as each of its alternatives (and as
+ * nothing when optional), instead of counted as its longest inner chain joined on any of its
+ * characters: a chain goes on through its repetitions, and a required item in it the chain's last
+ * cannot take ends it, a separator at the group's start or end (`^-?\d+(\.\d+)?([eE][+-]?\d+)?$`:
+ * the `.` and the e end the runs); a group repeated without bound goes on from a chain only when its
+ * first characters can be the chain's last's (`^[a-z]+(_[a-z]+)*$`: the `_` starts each copy). The
+ * chains it finds are never longer than the other reading's; its members are named as the sequence
+ * names them (a group walked into, once). `counts` other than `unbounded` (`varies`: repetitions and
+ * optional items) is always read the other way.
+ */
+export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded, precise = false): { prefix: number[]; longest: Chain | null } {
+  const prefix: number[] = [];
+  let longest = null as Chain | null;
+  /** `t` met by the chains still open (no required item their last cannot take since): the chains open after it. */
+  const meet = (chains: Chain[], t: Term, shown: Term, last: boolean): Chain[] => {
+    if (t.atom.kind === 'group' && counts === unbounded && (last ? t.min > 0 && (t.max <= 1 || unbounded(t)) : precise && t.max <= 1)) {
+      if (t.max === 0) return chains;
+      // at the end, a group repeated without bound can fail only in the copies it must match: walked as
+      // its first (its last term not counted when it is the only one); one repeated 2 to 10 times is
+      // read written out (pattern-written-out.ts)
+      return through(chains, t.atom.body, t.min === 0, shown, last && t.min === 1);
+    }
+    const w = last ? 0 : weight(t, counts);
+    const chars = charsAtom(t.atom);
+    let before: Chain | null = null;
+    if (w > 0) for (const c of chains) if ((before === null || c.value > before.value) && (precise ? joinsPrecisely(c.last, t) : overlaps(charsAtom(c.last.atom), chars))) before = c;
+    if (!nullableTerm(t)) {
+      // a closed chain is dropped: a long pattern of runs between separators costs its length, not its square
+      let open = 0;
+      for (const c of chains) if (overlaps(charsAtom(c.last.atom), chars)) chains[open++] = c;
+      chains.length = open;
+    }
+    if (w > 0) {
+      const named = before?.members ?? [];
+      const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: shown !== t && named[named.length - 1] === shown ? named : [...named, shown] };
+      chains.push(chain);
+      if (longest === null || chain.value > longest.value) longest = chain;
+    }
+    return chains;
+  };
+  /** A group's body met once: each alternative walked (`last`: its last term ends the pattern), and nothing when `optional`. */
+  const through = (chains: Chain[], body: Alt, optional: boolean, shown: Term, last: boolean): Chain[] => {
+    const paths: Chain[][] = optional ? [chains] : [];
+    for (const raw of body) {
+      const seq = inlined(raw);
+      let open = chains.slice();
+      for (let k = 0; k < seq.length; k++) open = meet(open, seq[k] as Term, shown, last && k === seq.length - 1);
+      paths.push(open);
+    }
+    return mergeChains(paths);
+  };
+  let chains: Chain[] = [];
+  for (let i = 0; i < terms.length; i++) {
+    const t = terms[i] as Term;
+    prefix.push(longest?.value ?? 0);
+    chains = meet(chains, t, t, skipLast && i === terms.length - 1);
+  }
+  return { prefix, longest };
+}
+
+/**
+ * Whether repetition `t` goes on from repetition `last` (scanChains's precise reading): a text they split
+ * two ways has a character `last` can end with that `t` can start with. A set's characters are both;
+ * a group repeated without bound starts and ends a copy with its first and last characters
+ * (`([\w-]+\.)+[\w-]+`: the `[\w-]+` cannot take the `.` each copy ends with, so it reaches into one
+ * copy at most, wherever the group stops).
+ */
+export function joinsPrecisely(last: Term, t: Term): boolean {
+  return overlaps(last.atom.kind === 'group' ? lastAlt(last.atom.body) : charsAtom(last.atom), firstAtom(t.atom));
+}
+
+/** The chains open after any of several paths through a group: for each last member, the one of the most value (the first met of equal ones). */
+function mergeChains(paths: Chain[][]): Chain[] {
+  if (paths.length === 1) return paths[0] as Chain[];
+  const out: Chain[] = [];
+  const at = new Map<Term, number>();
+  for (const path of paths) {
+    for (const c of path) {
+      const i = at.get(c.last);
+      if (i === undefined) {
+        at.set(c.last, out.length);
+        out.push(c);
+      } else if (c.value > (out[i] as Chain).value) out[i] = c;
+    }
+  }
+  return out;
+}
