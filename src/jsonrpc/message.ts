@@ -70,6 +70,22 @@ export function classify(value: unknown): Message {
   return { kind: 'invalid', id, reason: 'not a request, notification or response' };
 }
 
+/** Whether a message has the shape of a response: `result` or `error` and no `method`, well formed or not. */
+export function isResponseShaped(value: unknown): boolean {
+  return isRecord(value) && !('method' in value) && ('result' in value || 'error' in value);
+}
+
+/**
+ * A message a server received, classified as classify() does, except that a malformed response keeps
+ * no id: its id names a request of the server's, so an error under it would be taken by the client as
+ * the answer to its own request with that id (MCP 2025-11-25 and 2026-07-28: an error for a response
+ * the server cannot accept has no id).
+ */
+export function classifyReceived(value: unknown): Message {
+  const message = classify(value);
+  return message.kind === 'invalid' && message.id !== null && isResponseShaped(value) ? { ...message, id: null } : message;
+}
+
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): ErrorResponse {
   const error: ErrorResponse['error'] = { code, message };
   if (data !== undefined) error.data = data;

@@ -12,7 +12,7 @@ import {
   INVALID_REQUEST,
   METHOD_NOT_FOUND,
   RpcError,
-  classify,
+  classifyReceived,
   errorResponse,
   isRecord,
   resultResponse,
@@ -119,7 +119,7 @@ export class Dispatcher {
     const problem = boundsProblem(body, { maxDepth });
     if (!problem) return null;
     // classify looks at the top level only, so it is safe on any depth
-    const message = Array.isArray(body) ? null : classify(body);
+    const message = Array.isArray(body) ? null : classifyReceived(body);
     const id = message && (message.kind === 'request' || message.kind === 'invalid') ? message.id : null;
     return { status: 400, body: errorResponse(id, INVALID_REQUEST, `Invalid Request: the body ${problem} (MCP_MAX_JSON_DEPTH)`) };
   }
@@ -132,7 +132,7 @@ export class Dispatcher {
     const tooDeep = this.tooDeep(body, textLength);
     if (tooDeep) return tooDeep;
     if (!Array.isArray(body)) {
-      const message = classify(body);
+      const message = classifyReceived(body);
       if (message.kind === 'invalid') {
         return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
       }
@@ -154,7 +154,7 @@ export class Dispatcher {
       const message = `Invalid Request: the batch holds ${body.length} messages; ${atMostAllowed(this.options.config.maxBatch)} (MCP_MAX_BATCH)`;
       return { status: 400, body: errorResponse(null, INVALID_REQUEST, message) };
     }
-    const responses = (await Promise.all(body.map((item) => this.answerBatched(classify(item), caller)))).filter(
+    const responses = (await Promise.all(body.map((item) => this.answerBatched(classifyReceived(item), caller)))).filter(
       (r): r is Response => r !== null,
     );
     return responses.length ? { status: 200, body: responses } : { status: 202, body: null };
@@ -162,7 +162,7 @@ export class Dispatcher {
 
   /** One message; null when it needs no answer (notifications, client responses). */
   handleMessage(value: unknown, caller: Caller = LOCAL): Promise<Response | null> {
-    return this.answer(classify(value), caller);
+    return this.answer(classifyReceived(value), caller);
   }
 
   /** One message of a batch: as alone, except that initialize is refused (BATCHED_INITIALIZE). */

@@ -1,6 +1,6 @@
 // Streamable HTTP: which revision a POST speaks, and the 2026-07-28 request headers (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name) checked against the body. Pure: header values and the parsed body in.
-import { isExactId, isRecord, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
+import { isExactId, isRecord, isResponseShaped, type ErrorResponse, type JsonRpcId } from '../jsonrpc/message.js';
 import type { Reply } from './exchange.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { declaredVersion, headerMismatch, unsupportedVersion } from './modern.js';
@@ -32,7 +32,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The id of a single JSON-RPC request body, so errors can echo it; null otherwise. */
 export function bodyId(body: unknown): JsonRpcId | null {
-  if (!isRecord(body)) return null;
+  // a response's id names a request of the server's, not one of the client's (classifyReceived)
+  if (!isRecord(body) || isResponseShaped(body)) return null;
   const { id } = body;
   return isExactId(id) ? id : null;
 }

@@ -1,7 +1,7 @@
 // One message of protocol 2026-07-28, on any transport: no handshake, the version and client
 // capabilities in every request's `_meta`, results marked complete. Tool work goes to the same
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
-import { INVALID_REQUEST, METHOD_NOT_FOUND, classify, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
+import { INVALID_REQUEST, METHOD_NOT_FOUND, classifyReceived, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
 import type { Dispatcher } from './dispatch.js';
 import { SERVER_BUSY, cancelledByClient, type Caller, type Reply } from './exchange.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
@@ -30,7 +30,7 @@ export async function handleModern(
   if (Array.isArray(body)) {
     return { status: 400, body: errorResponse(null, INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28') };
   }
-  const message = classify(body);
+  const message = classifyReceived(body);
   if (message.kind === 'invalid') {
     return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
   }

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import type { Dispatcher } from '../mcp/dispatch.js';
 import type { Caller } from '../mcp/exchange.js';
-import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isExactId, isRecord, type Response } from '../jsonrpc/message.js';
+import { INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, errorResponse, isExactId, isRecord, isResponseShaped, type Response } from '../jsonrpc/message.js';
 import { allowsBatches } from '../mcp/protocol.js';
 import { selectHttpEra, type McpHeaders } from '../mcp/http-era.js';
 import type { handleModern } from '../mcp/modern-dispatch.js';
@@ -77,7 +77,8 @@ function staleSession(header: string | string[] | undefined, scope: string): boo
 
 /** The id of a single request body, for its error answer; null otherwise. */
 function requestId(body: unknown): string | number | null {
-  const id = isRecord(body) ? body.id : undefined;
+  // a response's id names a request of the server's, not one of the client's (classifyReceived)
+  const id = isRecord(body) && !isResponseShaped(body) ? body.id : undefined;
   return isExactId(id) ? id : null;
 }
 

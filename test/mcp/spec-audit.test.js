@@ -54,3 +54,47 @@ test('bug: spec 2025-03-26..2026-07-28 schema Tool (inputSchema.type "object" re
     check(tools, 'stdio');
   });
 });
+
+test('bug: spec 2025-11-25 basic/transports and 2026-07-28 streamable-http (Sending Messages: an error for a response the server cannot accept has no id): a malformed JSON-RPC response POSTed (or on stdio), or a response refused for its MCP-Protocol-Version or a stale Mcp-Session-Id, was answered with an error under the response\'s own id, which names a request of the server\'s, so the client would take it as the answer to its own request with that id; now the id is left out (null in 2025-03-26 and 2025-06-18)', { timeout: 60_000 }, async () => {
+  const broken = { jsonrpc: '2.0', id: 3, error: 5 };
+  const both = { jsonrpc: '2.0', id: 'r', result: {}, error: { code: 1, message: 'x' } };
+  await withBridge({}, async (bridge) => {
+    const post = (body, headers) => rpc(bridge.mcpUrl, body, headers);
+    for (const [version, idWritten] of [['2025-11-25', false], [MODERN, false], ['2025-06-18', true]]) {
+      for (const body of [broken, both]) {
+        const res = await post(body, { 'mcp-protocol-version': version });
+        assert.equal(res.status, 400, `${version} ${res.text}`);
+        assert.equal(res.json.error.code, -32600, `${version} ${res.text}`);
+        if (idWritten) assert.equal(res.json.id, null, `${version} ${res.text}`);
+        else assert.equal('id' in res.json, false, `${version} ${res.text}`);
+      }
+    }
+    // 2025-03-26 (no header): a batch item too
+    const batch = await post([broken, { jsonrpc: '2.0', id: 3, method: 'ping' }]);
+    assert.deepEqual(batch.json.map((r) => [r.id, r.error?.code ?? 'result']), [[null, -32600], [3, 'result']]);
+    // refused before it is read as a message: an unserved revision, a session this bridge did not issue
+    const unserved = await post({ jsonrpc: '2.0', id: 3, result: {} }, { 'mcp-protocol-version': '1999-01-01' });
+    assert.equal(unserved.status, 400);
+    assert.equal(unserved.json.error.code, -32022);
+    assert.equal(unserved.json.id, null, unserved.text);
+    const stale = await post({ jsonrpc: '2.0', id: 3, result: {} }, { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': 'not-issued-here' });
+    assert.equal(stale.status, 404);
+    assert.equal('id' in stale.json, false, stale.text);
+    // a request still gets its id back in each of those errors
+    assert.equal((await post({ jsonrpc: '1.0', id: 4, method: 'ping' }, { 'mcp-protocol-version': '2025-11-25' })).json.id, 4);
+    assert.equal((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, { 'mcp-protocol-version': '1999-01-01' })).json.id, 5);
+    assert.equal((await post({ jsonrpc: '2.0', id: 6, method: 'ping' }, { 'mcp-protocol-version': '2025-11-25', 'mcp-session-id': 'not-issued-here' })).json.id, 6);
+  });
+  await run({}, async (child) => {
+    child.send({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+    await child.answer('i');
+    child.send(broken);
+    child.send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+    await child.answer('p');
+    await child.next((m) => 'error' in m);
+    const errors = child.messages.filter((m) => m.error);
+    assert.equal(errors.length, 1, JSON.stringify(child.messages));
+    assert.equal(errors[0].error.code, -32600);
+    assert.equal('id' in errors[0], false, JSON.stringify(errors[0]));
+  });
+});
