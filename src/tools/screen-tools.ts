@@ -65,6 +65,8 @@ export const sendInput = safeTool({
   },
   outputSchema: answerSchema({ queued: { type: 'integer' } }),
   readOnly: false,
+  // a typed line ending in "\n" runs as any shell command would (delete, rm ...), like run-program
+  destructive: true,
   async run(link, args, ctx) {
     const keys = (args.keys as string[] | undefined) ?? [];
     if ((args.text === undefined || args.text === '') && keys.length === 0) {

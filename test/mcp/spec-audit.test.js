@@ -98,3 +98,15 @@ test('bug: spec 2025-11-25 basic/transports and 2026-07-28 streamable-http (Send
     assert.equal('id' in errors[0], false, JSON.stringify(errors[0]));
   });
 });
+
+test('bug: spec 2025-03-26..2026-07-28 schema ToolAnnotations (destructiveHint false: the tool performs only additive updates): send-input was listed with destructiveHint false, yet a typed line ending in "\\n" runs as any shell command would ("delete startup\\n"), as run-program does, which is marked true; clients that decide how to ask the user from the hints were told it only adds. Now true, over HTTP in both eras', { timeout: 60_000 }, () =>
+  withBridge({}, async (bridge) => {
+    const legacy = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-protocol-version': '2025-11-25' })).json.result.tools;
+    const modern = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: META } }, modernHeaders('tools/list'))).json.result.tools;
+    for (const tools of [legacy, modern]) {
+      const byName = Object.fromEntries(tools.map((x) => [x.name, x.annotations]));
+      assert.deepEqual(byName['send-input'], { title: 'Type into the shell', readOnlyHint: false, destructiveHint: true, openWorldHint: true });
+      // what runs arbitrary commands or code is marked alike
+      for (const name of ['exec-lua', 'run-program', 'send-input']) assert.equal(byName[name].destructiveHint, true, name);
+    }
+  }));
