@@ -108,6 +108,12 @@ export class McpClient {
           this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${quoteValue(tool.name)} with a malformed definition (${problem}); skipped`);
           continue;
         }
+        // 2025-11-25 tasks: such a tool answers only task-augmented calls (-32601 to any other), which the
+        // bridge neither makes nor offers its clients (it declares no tasks capability): every call would fail
+        if (isRecord(tool.execution) && tool.execution.taskSupport === 'required') {
+          this.options.log?.warn(`${this.options.name ?? 'upstream'} listed tool ${quoteValue(tool.name)} that takes only task-augmented calls (execution.taskSupport "required"), which the bridge does not make; skipped`);
+          continue;
+        }
         tools.push(tool as UpstreamTool);
         for (const unrun of unrunPatterns(tool.inputSchema as Record<string, unknown>, 8, budget)) this.warnUnrun(tool.name, unrun);
       }

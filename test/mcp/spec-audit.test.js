@@ -110,3 +110,33 @@ test('bug: spec 2025-03-26..2026-07-28 schema ToolAnnotations (destructiveHint f
       for (const name of ['exec-lua', 'run-program', 'send-input']) assert.equal(byName[name].destructiveHint, true, name);
     }
   }));
+
+test('bug: spec 2025-11-25 basic/utilities/tasks (tool-level negotiation): an upstream tool with execution.taskSupport "required" answers -32601 to every call that is not task-augmented, and the bridge makes no such calls and declares no tasks capability to its clients (who then must not make them either), yet it was listed and every call failed; it is now left out with a warning, and "optional" or "forbidden" tools are listed and called as before', { timeout: 60_000 }, async (t) => {
+  const input = { type: 'object' };
+  const tools = [
+    { name: 'needs-task', inputSchema: input, execution: { taskSupport: 'required' } },
+    { name: 'may-task', inputSchema: input, execution: { taskSupport: 'optional' } },
+    { name: 'plain', inputSchema: input, execution: { taskSupport: 'forbidden' } },
+  ];
+  const url = await jsonUpstream(t, (msg) =>
+    msg.method === 'initialize'
+      ? { result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {}, tasks: { requests: { tools: { call: {} } } } }, serverInfo: { name: 'u', version: '1' } } }
+      : msg.method === 'tools/list'
+        ? { result: { tools } }
+        : msg.method === 'tools/call' && msg.params.name === 'needs-task' && msg.params.task === undefined
+          ? { error: { code: -32601, message: 'needs-task must be called as a task' } }
+          : msg.method === 'tools/call'
+            ? { result: { content: [{ type: 'text', text: `ran ${msg.params.name}` }] } }
+            : { error: { code: -32601, message: 'no such method' } },
+  );
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'u', url }] }) }, async (bridge) => {
+    await until(async () => (await health(bridge)).servers[0].state === 'up');
+    const listed = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools.map((x) => x.name).filter((n) => n.startsWith('u__'));
+    assert.deepEqual(listed, ['u__may-task', 'u__plain']);
+    assert.equal(bridge.logs.filter((l) => l.includes('listed tool "needs-task" that takes only task-augmented calls (execution.taskSupport "required"), which the bridge does not make; skipped')).length, 1, bridge.logs.join('\n'));
+    for (const name of ['u__may-task', 'u__plain']) {
+      const call = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: {} } });
+      assert.deepEqual(call.json.result.content, [{ type: 'text', text: `ran ${name.slice(3)}` }]);
+    }
+  });
+});
