@@ -171,7 +171,8 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
       return;
     }
     if (reply.body === null) {
-      res.writeHead(202).end();
+      // no body at all: without a length node would frame the empty answer as a chunked one
+      res.writeHead(202, { 'content-length': '0' }).end();
       return;
     }
     if (reply.cancelled && acceptsEventStream(req.headers.accept)) {

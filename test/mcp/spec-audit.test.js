@@ -3,6 +3,7 @@
 // names the revision, the spec page or schema type, and the requirement.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { writeConfig } from '../config/write.js';
 import { jsonUpstream } from '../upstream/fixture.js';
 import { rpc, until, withBridge } from '../helpers.js';
@@ -140,3 +141,31 @@ test('bug: spec 2025-11-25 basic/utilities/tasks (tool-level negotiation): an up
     }
   });
 });
+
+test('bug: spec 2025-03-26..2025-11-25 basic/transports and 2026-07-28 streamable-http (a notification or response the server accepts: 202 Accepted with no body): the 202 was framed as Transfer-Encoding: chunked with an empty chunk; it is now Content-Length: 0 and nothing else, for a notification, a response and a 2025-03-26 batch of them, in both eras', { timeout: 60_000 }, () =>
+  withBridge({}, async (bridge) => {
+    const { port } = new URL(bridge.mcpUrl);
+    const raw = (body, headers = '') =>
+      new Promise((resolve, reject) => {
+        const text = JSON.stringify(body);
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${headers}Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+        });
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (c) => (answer += c)).on('end', () => resolve(answer)).on('error', reject);
+      });
+    const cases = [
+      [{ jsonrpc: '2.0', method: 'notifications/initialized' }, 'MCP-Protocol-Version: 2025-11-25\r\n'],
+      [{ jsonrpc: '2.0', id: 7, result: {} }, 'MCP-Protocol-Version: 2025-06-18\r\n'],
+      [[{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', id: 8, result: {} }], ''],
+      [{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, `MCP-Protocol-Version: ${MODERN}\r\nMcp-Method: notifications/cancelled\r\n`],
+    ];
+    for (const [body, headers] of cases) {
+      const answer = await raw(body, headers);
+      const [head, rest] = answer.split('\r\n\r\n');
+      assert.match(head, /^HTTP\/1\.1 202 Accepted\r\n/, answer);
+      assert.match(head, /\r\ncontent-length: 0(\r\n|$)/i, answer);
+      assert.doesNotMatch(head, /transfer-encoding/i, answer);
+      assert.equal(rest, '', JSON.stringify(answer));
+    }
+  }));
