@@ -133,7 +133,35 @@ function cpuDetail(b) {
     // not readable here
   }
   const count = (re, text) => Number(re.exec(text)?.[1] ?? 0);
-  return { user: Number(all[11]) * tick, sys: Number(all[12]) * tick, main: (Number(main[11]) + Number(main[12])) * tick, sleeps: count(/^voluntary_ctxt_switches:\s+(\d+)/m, status), reads: count(/^syscr:\s+(\d+)/m, io), writes: count(/^syscw:\s+(\d+)/m, io) };
+  return { user: Number(all[11]) * tick, sys: Number(all[12]) * tick, main: (Number(main[11]) + Number(main[12])) * tick, sleeps: count(/^voluntary_ctxt_switches:\s+(\d+)/m, status), reads: count(/^syscr:\s+(\d+)/m, io), writes: count(/^syscw:\s+(\d+)/m, io), load: loadMicros(b) };
+}
+
+/**
+ * CPU (us, all threads) of what runs on the load core for a cell: this process (the HTTP clients and
+ * the fake computers, or only the peer's control socket) and the bridge's child processes (its
+ * upstream stdio server: the peer that runs the clients, or the fixture). A bridge's CPU per call
+ * depends on how fast calls arrive (fewer calls per wake-up when they come slower), and that rate is
+ * set by the load core: this shows whether two cells load it alike. 0 where /proc cannot be read.
+ */
+function loadMicros(b) {
+  const own = process.cpuUsage();
+  let micros = own.user + own.system;
+  let children = '';
+  try {
+    children = readFileSync(`/proc/${b.child.pid}/task/${b.child.pid}/children`, 'utf8');
+  } catch {
+    // no children file here
+  }
+  for (const pid of children.split(' ').filter(Boolean)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      micros += ((Number(f[11]) + Number(f[12])) * 1e6) / 100;
+    } catch {
+      // gone
+    }
+  }
+  return micros;
 }
 
 let gcSeq = 0;
@@ -426,7 +454,7 @@ export async function runCompare(argv) {
   await control.listening;
 
   const acc = {};
-  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, detail: { user: 0, sys: 0, main: 0, sleeps: 0, reads: 0, writes: 0 }, elapsed: 0, allocated: 0, errors: 0, firstError: null, samples: [], rounds: [] });
+  const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, detail: { user: 0, sys: 0, main: 0, sleeps: 0, reads: 0, writes: 0, load: 0 }, elapsed: 0, allocated: 0, errors: 0, firstError: null, samples: [], rounds: [] });
   try {
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 ? [...bridges].reverse() : bridges;
@@ -524,7 +552,7 @@ export async function runCompare(argv) {
   const stats = (a) => {
     if (!a) return null;
     const sorted = a.lat.sort((x, y) => x - y);
-    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, userPerCall: a.detail.user / a.calls, sysPerCall: a.detail.sys / a.calls, mainBusy: a.detail.main / (a.elapsed * 1e6), sleepsPerCall: a.detail.sleeps / a.calls, readsPerCall: a.detail.reads / a.calls, writesPerCall: a.detail.writes / a.calls, allocKBPerCall: a.allocated / a.calls / 1024, errors: a.errors, firstError: a.firstError };
+    return { reqPerSec: a.calls / a.elapsed, p50: pct(sorted, 0.5), p99: pct(sorted, 0.99), cpuPerCall: a.cpu / a.calls, cpuPerCallByRound: a.rounds, userPerCall: a.detail.user / a.calls, sysPerCall: a.detail.sys / a.calls, mainBusy: a.detail.main / (a.elapsed * 1e6), sleepsPerCall: a.detail.sleeps / a.calls, readsPerCall: a.detail.reads / a.calls, writesPerCall: a.detail.writes / a.calls, loadPerCall: a.detail.load / a.calls, loadBusy: a.detail.load / (a.elapsed * 1e6), allocKBPerCall: a.allocated / a.calls / 1024, errors: a.errors, firstError: a.firstError };
   };
   const o2 = other.name;
   const result = { meta: { node: process.version, cpus: os.cpus().length, pinned: hasTaskset, rounds, seconds, warmup, idleLinks: idle, against: baseline ?? 'minimal' }, cells: {}, goals: [] };
@@ -615,8 +643,8 @@ export async function runCompare(argv) {
     const details = cells.flatMap((c) => ['ours', o2].map((k) => [c, k, result.cells[c.key]?.[k]])).filter(([, , x]) => x);
     if (details.length) {
       out.push('');
-      out.push('Bridge CPU detail (diagnostic): user / system us per call, main thread busy share of the window, main thread sleeps (voluntary context switches) per call, read / write syscalls per call');
-      for (const [c, k, x] of details) out.push(`  ${c.key} ${k}: ${r1(x.userPerCall)} / ${r1(x.sysPerCall)} us, busy ${Math.round(x.mainBusy * 100)}%, ${x.sleepsPerCall.toFixed(2)} sleeps, ${x.readsPerCall.toFixed(2)} / ${x.writesPerCall.toFixed(2)} syscalls per call`);
+      out.push('Bridge CPU detail (diagnostic): user / system us per call, main thread busy share of the window, main thread sleeps (voluntary context switches) per call, read / write syscalls per call; load side: CPU per call of the load core\'s processes (this one and the bridge\'s upstream server) and their share of one core');
+      for (const [c, k, x] of details) out.push(`  ${c.key} ${k}: ${r1(x.userPerCall)} / ${r1(x.sysPerCall)} us, busy ${Math.round(x.mainBusy * 100)}%, ${x.sleepsPerCall.toFixed(2)} sleeps, ${x.readsPerCall.toFixed(2)} / ${x.writesPerCall.toFixed(2)} syscalls per call; load side ${r1(x.loadPerCall)} us per call, ${Math.round(x.loadBusy * 100)}%`);
     }
     if (goals.length) {
       out.push('');
