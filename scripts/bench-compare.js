@@ -7,7 +7,8 @@
 // minimal bridge measured in the same run. It also measures calls only our bridge can make
 // (exec-lua, REST probe, an upstream echo) and prints their CPU per call as a ratio to our own probe
 // at N=1 C=100 in the same run. The upstream goal's server answers from the load generator's event
-// loop as the probe's fake computer does (scripts/bench-upstream-peer.js runs the clients too);
+// loop as the probe's fake computer does (scripts/bench-upstream-peer.js runs the clients too, their
+// code warmed first as this process's is);
 // `upstream-own`, the test fixture in its own process, is printed beside it as a diagnostic. `--baseline PATH` runs another build of ours (its dist/index.js, with
 // package.json beside dist/) in place of the minimal bridge, with every cell, to measure a
 // change against the commit before it. Reported, never asserted. Loopback only, bounded.
@@ -28,6 +29,14 @@ const MINIMAL = fileURLToPath(new URL('./minimal-bridge.js', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('../test/fixtures/mcp-stdio-server.js', import.meta.url));
 const PEER = fileURLToPath(new URL('./bench-upstream-peer.js', import.meta.url));
 const PROBE_TIMEOUT_MS = 20_000;
+/**
+ * Seconds the upstream peer drives its HTTP clients against a server of its own before it reports
+ * (scripts/bench-upstream-peer.js): the probe cell's clients run in this process, whose code is warm
+ * from the cells before, while each upstream cell's peer is a fresh process. Cold, its clients cost
+ * the load core ~10-15 us more per call, calls reached the bridge slower, and the bridge paid for
+ * that (README, Benchmark, the upstream cell's load side). 1 s was as good as 2 and 4 s.
+ */
+const PEER_WARM_S = 2;
 const PRELOAD = `if (process.send) { process.on('message', (m) => { if (!m || !m.gcNow) return; globalThis.gc && (globalThis.gc(), globalThis.gc()); process.send({ gcDone: m.gcNow }); }); process.channel && process.channel.unref(); }`;
 
 const hasTaskset = process.platform === 'linux' && spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
@@ -359,7 +368,7 @@ function upstreamConfig(dir, kind, control) {
   const script = kind === 'peer' ? PEER : FIXTURE;
   const command = hasTaskset ? 'taskset' : process.execPath;
   const args = hasTaskset ? ['-c', '1', process.execPath, script] : [script];
-  const env = kind === 'peer' ? { BENCH_PEER_CONTROL: control } : {};
+  const env = kind === 'peer' ? { BENCH_PEER_CONTROL: control, BENCH_PEER_WARM_S: String(PEER_WARM_S) } : {};
   writeFileSync(file, JSON.stringify({ servers: [{ id: 'fx', command, args, env }] }));
   return file;
 }
