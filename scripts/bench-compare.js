@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
-import { ECHO, INIT, drive, echoProblem, post, resultOf, sleep } from './bench-load.js';
+import { ECHO, INIT, drive, echoProblem, post, resultOf, sleep, warmClients } from './bench-load.js';
 
 const OURS = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 const MINIMAL = fileURLToPath(new URL('./minimal-bridge.js', import.meta.url));
@@ -30,13 +30,14 @@ const FIXTURE = fileURLToPath(new URL('../test/fixtures/mcp-stdio-server.js', im
 const PEER = fileURLToPath(new URL('./bench-upstream-peer.js', import.meta.url));
 const PROBE_TIMEOUT_MS = 20_000;
 /**
- * Seconds the upstream peer drives its HTTP clients against a server of its own before it reports
- * (scripts/bench-upstream-peer.js): the probe cell's clients run in this process, whose code is warm
- * from the cells before, while each upstream cell's peer is a fresh process. Cold, its clients cost
- * the load core ~10-15 us more per call, calls reached the bridge slower, and the bridge paid for
- * that (README, Benchmark, the upstream cell's load side). 1 s was as good as 2 and 4 s.
+ * Seconds of warming the HTTP clients against a server of their own (warmClients, bench-load.js):
+ * the upstream peer's before it reports (scripts/bench-upstream-peer.js; a fresh process per cell)
+ * and this process's before the first round (else the first cell's load generator is colder than
+ * every later one's). Cold, the peer's clients cost the load core ~10 us more per call than this
+ * process's warm ones, calls reached the bridge slower, and the bridge paid for that (README,
+ * Benchmark, the upstream cell's load side). 1 s was as good as 2 and 4 s.
  */
-const PEER_WARM_S = 2;
+const WARM_CLIENTS_S = 2;
 const PRELOAD = `if (process.send) { process.on('message', (m) => { if (!m || !m.gcNow) return; globalThis.gc && (globalThis.gc(), globalThis.gc()); process.send({ gcDone: m.gcNow }); }); process.channel && process.channel.unref(); }`;
 
 const hasTaskset = process.platform === 'linux' && spawnSync('taskset', ['-V']).status === 0 && os.cpus().length >= 2;
@@ -245,6 +246,8 @@ function probeProblem(result, n) {
 }
 
 const PROBE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'probe-computers', arguments: {} } });
+/** A bridge's answer to PROBE with one computer linked (for warmClients). */
+const PROBE_ANSWER = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'pong from 1 (Label: bench-1)' }], structuredContent: { computers: [{ computerId: 1, label: 'bench-1', ms: 1, status: 'pong', result: 'pong from 1 (Label: bench-1)' }] } } });
 const EXEC = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code: 'return' } } });
 
 // The cells. `both`: measured on our bridge and the other one (the minimal bridge does only
@@ -368,7 +371,7 @@ function upstreamConfig(dir, kind, control) {
   const script = kind === 'peer' ? PEER : FIXTURE;
   const command = hasTaskset ? 'taskset' : process.execPath;
   const args = hasTaskset ? ['-c', '1', process.execPath, script] : [script];
-  const env = kind === 'peer' ? { BENCH_PEER_CONTROL: control, BENCH_PEER_WARM_S: String(PEER_WARM_S) } : {};
+  const env = kind === 'peer' ? { BENCH_PEER_CONTROL: control, BENCH_PEER_WARM_S: String(WARM_CLIENTS_S) } : {};
   writeFileSync(file, JSON.stringify({ servers: [{ id: 'fx', command, args, env }] }));
   return file;
 }
@@ -461,6 +464,9 @@ export async function runCompare(argv) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bench-compare-'));
   const control = peerControl(dir);
   await control.listening;
+  // this process's clients warmed as the upstream peer's are: else the first round's first cell
+  // measures its bridge against a colder load generator than every later cell does
+  if (cells.length) await warmClients(WARM_CLIENTS_S, PROBE, PROBE_ANSWER, (res) => probeProblem(resultOf(res), 1));
 
   const acc = {};
   const cell = (key, name) => ((acc[key] ??= {})[name] ??= { lat: [], calls: 0, cpu: 0, detail: { user: 0, sys: 0, main: 0, sleeps: 0, reads: 0, writes: 0, load: 0 }, elapsed: 0, allocated: 0, errors: 0, firstError: null, samples: [], rounds: [] });

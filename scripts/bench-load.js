@@ -30,6 +30,9 @@ export function post(agent, port, body, urlPath = '/mcp', headers = MCP_HEADERS)
   });
 }
 
+/** The bridge's answer to ECHO (node:http adds the same headers to it as to the bridge's). */
+export const ECHO_ANSWER = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { args: { n: 1 } } } });
+
 /** The tool result of an MCP (or, `rest`, a REST) answer, or a string saying what is wrong. */
 export function resultOf(res, rest = false) {
   if (res.error || res.status !== 200) return res.error ?? `HTTP ${res.status}: ${res.text.slice(0, 200)}`;
@@ -91,4 +94,27 @@ export async function drive({ port, c, init = true, call, check, seconds, warmup
   await Promise.all(running);
   for (const a of agents) a.destroy();
   return { lat, elapsed, errors, firstError };
+}
+
+/**
+ * Runs the clients (drive, post and `check`, as in a cell's window) for `seconds` against a loopback
+ * HTTP server in this process that answers every request with `answer`, never against a bridge: their
+ * code is then optimized before a cell's window. The upstream peer is a fresh process per cell and the
+ * bench process's first cell would be its first load; cold clients cost the load core more per call,
+ * so calls reach the bridge slower and it finds fewer per wake-up (README, Benchmark).
+ */
+export async function warmClients(seconds, body, answer, check) {
+  if (!(seconds > 0)) return;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }).end(answer));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  try {
+    const m = await drive({ port, c: 100, call: (agent) => post(agent, port, body), check, seconds, warmup: 0, atStart: () => {}, atEnd: () => {} });
+    if (m.errors) throw new Error(`warming the clients: ${m.firstError}`);
+  } finally {
+    server.close();
+  }
 }

@@ -10,10 +10,9 @@
 // answers the echo call, never against the bridge): the probe cell's clients run in the bench process,
 // warm from the cells before, and cold ones made this cell's load core slower per call. Not a product;
 // loopback only.
-import http from 'node:http';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
-import { ECHO, drive, echoProblem, post } from './bench-load.js';
+import { ECHO, ECHO_ANSWER, drive, echoProblem, post, warmClients } from './bench-load.js';
 
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
@@ -73,31 +72,9 @@ if (control) {
   });
   socket.on('error', (err) => process.stderr.write(`bench peer: control: ${err.message}\n`));
   socket.on('connect', () => {
-    warmClients(Number(process.env.BENCH_PEER_WARM_S ?? 0)).then(
+    warmClients(Number(process.env.BENCH_PEER_WARM_S ?? 0), ECHO, ECHO_ANSWER, echoProblem).then(
       () => say({ hello: process.pid }),
       (err) => process.stderr.write(`bench peer: warm-up: ${err.message}\n`),
     );
   });
-}
-
-/** The echo call's answer as the bridge writes it (same body; node:http adds the same headers). */
-const ECHO_ANSWER = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { args: { n: 1 } } } });
-
-/**
- * Runs the window's clients (the same drive, post and check) for `seconds` against a loopback server
- * in this process, so their code is optimized before the bench's window as the bench process's is.
- */
-async function warmClients(seconds) {
-  if (!(seconds > 0)) return;
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(ECHO_ANSWER) }).end(ECHO_ANSWER));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  try {
-    await drive({ port, c: 100, call: (agent) => post(agent, port, ECHO), check: echoProblem, seconds, warmup: 0, atStart: () => {}, atEnd: () => {} });
-  } finally {
-    server.close();
-  }
 }
