@@ -30,3 +30,9 @@ test('past 64 characters the name is cut and ends in a hash of the full name, so
   assert.equal(bridgeToolName('s', 'y'.repeat(61)).length, 64, 'exactly 64 is kept whole');
   assert.equal(bridgeToolName('s', 'y'.repeat(61)), `s__${'y'.repeat(61)}`);
 });
+
+test('the last code point, U+10FFFF, is escaped and decodes back; one past it is left as it is (found by mutation testing)', () => {
+  assert.equal(encodeToolName('a\u{10ffff}b'), 'a-10ffff-b');
+  assert.equal(decodeToolName('a-10ffff-b'), 'a\u{10ffff}b');
+  assert.equal(decodeToolName('a-110000-b'), 'a-110000-b');
+});
