@@ -63,3 +63,24 @@ test('an answer of exactly CC_UPSTREAM_MAX_MESSAGE_BYTES is taken and one byte m
     await assert.rejects(rpc.request(`${how}:4097`), (e) => e.code === 'ERR_RPC_MALFORMED' && /the answer is over 4096 bytes/.test(e.message), how);
   }
 });
+
+test('an answer cut short says the connection closed before the whole answer arrived, with the socket\'s reason, JSON or event stream (found by mutation testing)', async (t) => {
+  const srv = await server(t, (req, body, res) => {
+    if (body.method === 'json') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
+      res.write('{"jsonrpc":"2.0",');
+    } else {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': working\n\n');
+    }
+    setTimeout(() => res.socket.destroy(), 20);
+  });
+  const { rpc } = await client(t, srv.url);
+  for (const method of ['json', 'sse']) {
+    await assert.rejects(rpc.request(method), (e) => {
+      assert.equal(e.code, 'ERR_RPC_SEND', method);
+      assert.match(e.message, /the connection closed before the whole answer arrived \([^)]+\)$/, method);
+      return true;
+    });
+  }
+});
