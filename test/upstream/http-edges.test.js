@@ -84,3 +84,57 @@ test('an answer cut short says the connection closed before the whole answer arr
     });
   }
 });
+
+test('redirects within the origin: 20 are followed and the 21st refused; 301 and 302 turn a POST into a body-less GET, dropping body headers in any case (found by mutation testing)', async (t) => {
+  const srv = await server(t, (req, body, res) => {
+    const hops = /^\/r\/(\d+)$/.exec(req.url);
+    if (hops && Number(hops[1]) > 0) return res.writeHead(307, { location: `/r/${Number(hops[1]) - 1}` }).end();
+    if (req.url === '/moved') return res.writeHead(301, { location: '/mcp' }).end();
+    if (req.url === '/found') return res.writeHead(302, { location: '/mcp' }).end();
+    if (req.method === 'GET') {
+      res.writeHead(405, { 'content-type': 'application/json' });
+      return res.end('{"error":"got a GET"}');
+    }
+    const text = JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { here: req.url } });
+    res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+  });
+  const far = await client(t, `${srv.base}/r/20`);
+  assert.deepEqual(await far.rpc.request('tools/list'), { here: '/r/0' });
+  assert.equal(srv.requests.length, 21);
+  const tooFar = await client(t, `${srv.base}/r/21`);
+  await assert.rejects(tooFar.rpc.request('tools/list'), (e) => e.code === 'ERR_RPC_CLOSED' && /redirected more than 20 times in a row/.test(e.message));
+  assert.equal(srv.requests.length, 21 + 21, 'the 21st redirect is not followed');
+  for (const path of ['/moved', '/found']) {
+    const c = await client(t, `${srv.base}${path}`, { headers: { 'Content-Language': 'en', 'X-Kept': 'yes' } });
+    await assert.rejects(c.rpc.request('tools/list'), /HTTP 405: \{"error":"got a GET"\}/, path);
+    const followed = srv.requests.at(-1);
+    assert.equal(followed.method, 'GET', path);
+    assert.equal(followed.body, null, path);
+    assert.equal(followed.headers['content-type'], undefined, path);
+    assert.equal(followed.headers['content-language'], undefined, path);
+    assert.equal(followed.headers['x-kept'], 'yes', path);
+  }
+});
+
+test('a redirect to another origin is refused naming origins only: never the configured path or query, which may hold a key (found by mutation testing)', async (t) => {
+  const other = await server(t, (req, body, res) => res.writeHead(500).end());
+  const srv = await server(t, (req, body, res) => res.writeHead(307, { location: `${other.base}/there?token=elsewhere-secret` }).end());
+  const { rpc } = await client(t, `${srv.base}/away?key=up-secret`);
+  await assert.rejects(rpc.request('tools/list'), (e) => {
+    assert.equal(e.code, 'ERR_RPC_CLOSED');
+    assert.match(e.message, /redirected to another origin/);
+    assert.ok(e.message.includes(`the server at ${srv.base} redirected to another origin, ${other.base};`), e.message);
+    assert.doesNotMatch(e.message, /secret|\/away|\/there/);
+    return true;
+  });
+  assert.equal(other.requests.length, 0);
+});
+
+test('an error status whose body only looks like an answer (no "jsonrpc": "2.0") fails the call with the status, not as a malformed answer (found by mutation testing)', async (t) => {
+  const srv = await server(t, (req, body, res) => {
+    const text = JSON.stringify({ id: body.id, error: { code: -32000, message: 'nope' } });
+    res.writeHead(500, { 'content-type': 'application/json' }).end(text);
+  });
+  const { rpc } = await client(t, srv.url);
+  await assert.rejects(rpc.request('tools/list'), (e) => e.code === 'ERR_RPC_SEND' && /HTTP 500: \{"id":\d+,"error"/.test(e.message));
+});
