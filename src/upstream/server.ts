@@ -163,7 +163,11 @@ export class UpstreamServer {
         if (this.stopped()) break;
         const upAt = Date.now();
         client.onToolsChanged(() => {
-          this.relist(client).catch((err: Error) => log.warn(`${this.name}: re-listing tools failed: ${err.message}; keeping the previous list`));
+          // a listing under way takes the notice in (listAgain) and has its one failure handler: one
+          // handler per notice on its promise grew without bound while a server sent notices
+          // faster than it answered the listing (300 MB in 5 s), each logging the same failure
+          if (this.listing) this.listAgain = true;
+          else this.relist(client).catch((err: Error) => log.warn(`${this.name}: re-listing tools failed: ${err.message}; keeping the previous list`));
         });
         await this.relist(client);
         log.info(`${this.name} is up: ${this.offered.length} tool(s), MCP ${client.protocolVersion}`);
