@@ -59,6 +59,13 @@ export interface Transport {
 /** How long an abandoned request stays open while its notifications/cancelled is being delivered. */
 export const CANCEL_SEND_MS = 2000;
 
+/**
+ * Most answers to the other side's own requests (ping; anything else is answered -32601) being sent at
+ * once: written but not yet taken by a stdio child, or POSTed and not yet answered over HTTP. A
+ * request past it is not answered.
+ */
+export const MAX_REPLIES_IN_FLIGHT = 64;
+
 export interface ClientOptions {
   /** Default timeout of every request, in ms. */
   timeoutMs: number;
@@ -99,6 +106,10 @@ export class JsonRpcClient {
    * a `.catch` (a promise, a closure and a job) per request.
    */
   private sending: SendGroup | null = null;
+  /** Answers to the other side's requests being sent now (MAX_REPLIES_IN_FLIGHT), and the requests left unanswered. */
+  private replying = 0;
+  private repliesRefused = 0;
+  private readonly replied = (): void => void this.replying--;
 
   /** What a request in flight needs of its client. */
   private readonly owner: RequestOwner;
@@ -119,7 +130,18 @@ export class JsonRpcClient {
       label,
       maxDepth: options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH,
       reply: (message) => {
-        transport.send(message).catch((err: Error) => log?.debug(`${label}: answer not sent: ${err.message}`));
+        // a peer that sends requests faster than it takes the answers (a stdio server that does not
+        // read its stdin, an HTTP server that does not answer their POSTs) would have every answer
+        // kept here: past MAX_REPLIES_IN_FLIGHT its requests go unanswered
+        if (this.replying >= MAX_REPLIES_IN_FLIGHT) {
+          if (this.repliesRefused++ === 0) log?.warn(`${label} sends requests of its own faster than it takes the answers: ${MAX_REPLIES_IN_FLIGHT} answers are still being sent to it; its requests past that are not answered (said once per connection)`);
+          return;
+        }
+        this.replying++;
+        transport.send(message).then(this.replied, (err: Error) => {
+          this.replied();
+          log?.debug(`${label}: answer not sent: ${err.message}`);
+        });
       },
     };
   }

@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { writeConfig } from '../config/write.js';
 import { callTool, until, withBridge } from '../helpers.js';
 
@@ -26,3 +28,52 @@ test('bug: tools/list_changed notices that came while a re-listing was under way
     const result = await callTool(bridge, 'fl__echo', { a: 1 });
     assert.equal(result.content[0].text, '{"a":1}');
   }));
+
+test('bug: a stdio upstream that stopped reading its stdin and sent requests of its own had every answer to them kept in the bridge, without bound', { timeout: 60_000 }, () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('rq', 'requests', '100000')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+    await up(bridge, 'rq');
+    // the child has written all 100,000 requests (and the bridge has read them: its stderr comes after)
+    await until(() => bridge.logs.some((l) => l.includes('upstream rq stderr: sent 100000 requests')));
+    await until(() => bridge.logs.some((l) => l.includes('upstream rq sends requests of its own faster than it takes the answers')));
+    const said = bridge.logs.filter((l) => l.includes('faster than it takes the answers'));
+    assert.equal(said.length, 1);
+    assert.match(said[0], /warn upstream rq sends requests of its own faster than it takes the answers: 64 answers are still being sent to it; its requests past that are not answered \(said once per connection\)/);
+    assert.equal((await health(bridge)).servers.find((s) => s.id === 'rq').state, 'up');
+  }));
+
+test('bug: an HTTP upstream that sent requests of its own on an event stream and never answered the POSTs carrying the answers had one POST open per request, without bound', { timeout: 60_000 }, async (t) => {
+  const held = [];
+  const upstream = createServer(async (req, res) => {
+    if (req.method !== 'POST') return res.writeHead(405).end();
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const msg = JSON.parse(text);
+    const json = (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...body }));
+    // an answer to one of its own requests: never answered
+    if (msg.method === undefined) return void held.push(res);
+    if (msg.id === undefined) return res.writeHead(202).end();
+    if (msg.method === 'initialize') return json({ result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'asks', version: '1' } } });
+    if (msg.method === 'tools/list') return json({ result: { tools: [{ name: 'ask', inputSchema: { type: 'object' } }] } });
+    // tools/call: 300 requests of its own on the call's event stream, then the call's answer
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (let i = 0; i < 300; i++) res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id: `s${i}`, method: 'elicitation/create', params: { message: 'hi', requestedSchema: { type: 'object' } } })}\n\n`);
+    res.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'asked' }] } })}\n\n`);
+  });
+  upstream.listen(0, '127.0.0.1');
+  await once(upstream, 'listening');
+  t.after(() => new Promise((resolve) => {
+    upstream.closeAllConnections();
+    upstream.close(resolve);
+  }));
+  const config = writeConfig({ servers: [{ id: 'asks', url: `http://127.0.0.1:${upstream.address().port}/mcp` }] });
+  await withBridge({ CC_CONFIG: config, LOG_LEVEL: 'info' }, async (bridge) => {
+    await up(bridge, 'asks');
+    const result = await callTool(bridge, 'asks__ask', {});
+    assert.equal(result.content[0].text, 'asked');
+    // the answers' POSTs reach the server (each is read whole before it is held)
+    await until(() => held.length >= 64);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(held.length, 64, `${held.length} POSTs of answers open at once`);
+    await until(() => bridge.logs.some((l) => l.includes('upstream asks sends requests of its own faster than it takes the answers')));
+  });
+});
