@@ -7,6 +7,7 @@ import { isRecord } from '../jsonrpc/message.js';
 import { ToolCallParams } from '../jsonrpc/ndjson.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import type { Logger } from '../log.js';
+import { budgetedLogger } from '../log-budget.js';
 import type { CancelSignal } from '../cancel.js';
 import type { ToolSource } from '../tools/registry.js';
 import type { Schema } from '../tools/schema.js';
@@ -47,6 +48,9 @@ export interface UpstreamDeps {
   backoffMs?: number;
 }
 
+/** Lines a second, per level, that an upstream server can make the bridge log (its stderr, broken lines). */
+export const PEER_LOG_LINES_PER_S = 50;
+
 export const sourceIdOf = (serverId: string) => `upstream:${serverId}`;
 
 /**
@@ -79,6 +83,12 @@ export class UpstreamServer {
   private drained: (() => void) | null = null;
   private readonly name: string;
   private readonly timeoutMs: number;
+  /**
+   * The log of what the server provokes at will (its stderr lines, lines that are not JSON, malformed
+   * messages): at most PEER_LOG_LINES_PER_S lines a second per level, the rest counted. Before, a
+   * server writing stderr without pause slowed every call 40-100 times and grew the log 5-13 MB a second.
+   */
+  private readonly peerLog: Logger;
 
   constructor(
     readonly config: ServerConfig,
@@ -87,6 +97,7 @@ export class UpstreamServer {
     this.id = config.id;
     this.name = `upstream ${config.id}`;
     this.timeoutMs = config.timeoutMs ?? deps.timeoutMs;
+    this.peerLog = budgetedLogger(deps.log, PEER_LOG_LINES_PER_S);
     const prefix = `${config.id}${SEPARATOR}`;
     this.source = {
       id: sourceIdOf(config.id),
@@ -148,9 +159,9 @@ export class UpstreamServer {
     const { log } = this.deps;
     while (!this.stopped()) {
       this.setState('starting');
-      const client = new McpClient(transportFor(this.config, this.deps, this.name), {
+      const client = new McpClient(transportFor(this.config, { maxMessageBytes: this.deps.maxMessageBytes, log: this.peerLog }, this.name), {
         timeoutMs: this.timeoutMs,
-        log,
+        log: this.peerLog,
         name: this.name,
         clientInfo: { name: 'cc-mcp-bridge', version: this.deps.version },
         ...(this.deps.maxJsonDepth !== undefined ? { maxDepth: this.deps.maxJsonDepth } : {}),

@@ -29,6 +29,9 @@ export interface StdioTransportOptions {
  */
 export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TMPDIR', 'LANG', 'LC_ALL', 'SYSTEMROOT', 'APPDATA', 'USERPROFILE'];
 
+/** Characters of one stderr line the log shows; the rest is counted. */
+export const STDERR_SHOWN = 2048;
+
 const GROUPS = process.platform !== 'win32';
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -93,7 +96,7 @@ export class StdioTransport implements Transport {
     });
     const err = new LineReader({
       maxLineBytes: options.maxLineBytes,
-      onLine: (line) => options.log.info(`${options.name} stderr: ${line}`),
+      onLine: (line) => options.log.info(`${options.name} stderr: ${line.length > STDERR_SHOWN ? `${line.slice(0, STDERR_SHOWN)}... (${line.length} characters)` : line}`),
       onOversize: (bytes) => options.log.info(`${options.name} stderr: (a line of ${bytes} bytes, not shown)`),
     });
     child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));

@@ -17,7 +17,8 @@ const up = (bridge, id) => until(async () => (await health(bridge)).servers.find
 test('bug: tools/list_changed notices that came while a re-listing was under way each added a handler to its promise, without bound, each logging the same failure', { timeout: 60_000 }, () =>
   withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('fl', 'relist-flood', '5000')] }), LOG_LEVEL: 'info' }, async (bridge) => {
     await up(bridge, 'fl');
-    // the re-listing fails after the server has sent 5,000 more notices
+    // the call makes the server say its tools changed; the re-listing fails after 5,000 more notices
+    assert.equal((await callTool(bridge, 'fl__echo', { a: 0 })).content[0].text, '{"a":0}');
     await until(() => bridge.logs.some((l) => l.includes('fl: re-listing tools failed')));
     // the failure is handled once: before, once per notice (5,000 lines, and 5,000 handlers held)
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -75,5 +76,29 @@ test('bug: an HTTP upstream that sent requests of its own on an event stream and
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(held.length, 64, `${held.length} POSTs of answers open at once`);
     await until(() => bridge.logs.some((l) => l.includes('upstream asks sends requests of its own faster than it takes the answers')));
+  });
+});
+
+test('bug: every stderr line and every stdout line that is not JSON of an upstream went to the log, whole and without bound', { timeout: 90_000 }, async () => {
+  // one bridge each: reading the lines that are not JSON keeps the bridge busy, which would bring
+  // the stderr server's late lines in the same read (and the same second of the budget) as its flood
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('se', 'stderr', '20000')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+    await up(bridge, 'se');
+    await until(() => bridge.logs.some((l) => l.includes('upstream se stderr: done')));
+    // at most 50 lines a second per server and level: 20,000 lines come in a few seconds at most
+    const spam = bridge.logs.filter((l) => l.includes('upstream se stderr: spam'));
+    assert.ok(spam.length > 0 && spam.length <= 500, `${spam.length} stderr lines logged of 20,000`);
+    // the next line that is logged says how many were left out; a long stderr line is shown cut, with its length
+    const long = bridge.logs.find((l) => l.includes('upstream se stderr: y'));
+    assert.match(long, /stderr: y{2048}\.\.\. \(100000 characters\) \(\d+ similar lines? suppressed\)$/);
+    assert.ok(long.length < 2400, `a stderr line of ${long.length} characters in the log`);
+    assert.equal((await callTool(bridge, 'se__echo', { n: 1 })).content[0].text, '{"n":1}');
+  });
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('ga', 'garbage', '20000')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+    // the lines come before the answer to the first tools/list, on the same pipe: all read once it is up
+    await up(bridge, 'ga');
+    const garbage = bridge.logs.filter((l) => l.includes('upstream ga wrote a line that is not JSON'));
+    assert.ok(garbage.length > 0 && garbage.length <= 500, `${garbage.length} lines that are not JSON logged of 20,000`);
+    assert.equal((await callTool(bridge, 'ga__echo', { n: 2 })).content[0].text, '{"n":2}');
   });
 });
