@@ -281,6 +281,7 @@ end
 function B.readScreen(link)
     local screen = background and background.screen
     if not screen then B.noShellToRead() end
+    B.checkShellOpen()
     local w, h = screen.getSize()
     local lines, fgs, bgs = {}, {}, {}
     for i = 1, h do
@@ -393,15 +394,25 @@ function B.shellTab(tabs, own)
     return math.max(1, tabs.shell - d), tabs.shell
 end
 
+function B.shellTabClosed()
+    error("the shell tab that read-screen reads (the one that ran mcp-computer --background) has closed: read-screen"
+        .. " would show its last screen, and send-input's keys would go to whichever tab has the focus. Run"
+        .. " mcp-computer --background again from a shell", 0)
+end
+
+-- read-screen: the shell tab is known to have closed (see B.shellTab)
+function B.checkShellOpen()
+    local tabs = background.tabs
+    if not (tabs and tabs.link and tabs.shell and multishell and multishell.getCurrent) then return end
+    if not B.shellTab(tabs, multishell.getCurrent()) then B.shellTabClosed() end
+end
+
 function B.checkFocus()
     local tabs = background.tabs
     if not (tabs and tabs.link and tabs.shell and multishell and multishell.getFocus and multishell.getCurrent) then return end
     local focus, own = multishell.getFocus(), multishell.getCurrent()
     local low, high = B.shellTab(tabs, own)
-    if not low then
-        error("the shell tab that read-screen reads (the one that ran mcp-computer --background) has closed: keyboard"
-            .. " events would go to whichever tab has the focus. Run mcp-computer --background again from a shell", 0)
-    end
+    if not low then B.shellTabClosed() end
     if focus ~= own and focus >= low and focus <= high then return end
     local title = multishell.getTitle and multishell.getTitle(focus)
     local which = ("tab %s%s"):format(tostring(focus), type(title) == "string" and (' "' .. shorten(title, 20) .. '"') or "")

@@ -39,7 +39,7 @@ describeCraftos('CraftOS-PC: send-input after tabs before the link\'s close', ()
   };
   const tabs = () => lua('local t = {} for i = 1, multishell.getCount() do t[i] = multishell.getTitle(i) end return multishell.getCurrent(), multishell.getFocus(), t');
 
-  test('bug: once a tab before the link\'s closed, send-input sent keys to whichever tab had the focus, and after the shell tab closed too', T, async () => {
+  test('bug: once a tab before the link\'s closed, send-input sent keys to whichever tab had the focus, and after the shell tab closed too (and read-screen showed the closed tab\'s last screen)', T, async () => {
     assert.deepEqual((await tabs()).slice(0, 2), [3, 1], 'the link is tab 3, the shell (tab 1) has the focus');
     // tab 2 ends (multishell keeps a tab that was never focused open until a key: focus it once)
     await lua('multishell.setFocus(2) multishell.setFocus(1) os.queueEvent("mcp_test_end")');
@@ -62,7 +62,10 @@ describeCraftos('CraftOS-PC: send-input after tabs before the link\'s close', ()
     await lua('multishell.setFocus(2)');
     const gone = await callTool(ctx.bridge, 'send-input', { computerId: 14, text: 'Bob\n' });
     assert.equal(gone.isError, true, 'keys for the shell would have gone to the ask tab');
-    assert.match(text(gone), /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed/);
+    assert.match(text(gone), /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed: read-screen would show its last screen, and send-input's keys would go to whichever tab has the focus/);
+    const stale = await callTool(ctx.bridge, 'read-screen', { computerId: 14 });
+    assert.equal(stale.isError, true, 'the closed tab\'s last screen is not shown as the shell\'s');
+    assert.match(text(stale), /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed/);
     // nothing reached the ask tab: it still waits in read()
     assert.deepEqual(await lua('return fs.exists("/got.txt"), multishell.getCount()'), [false, 2]);
   });
