@@ -77,8 +77,9 @@ export async function startFakeBridge({ hello = 'ok' } = {}) {
   await new Promise((resolve) => wss.once('listening', resolve));
   const links = [];
   const linkWaiters = [];
-  wss.on('connection', (ws) => {
+  wss.on('connection', (ws, req) => {
     const link = new Link(ws);
+    link.path = req.url; // the path and query the computer dialled
     links.push(link);
     link.hello = link.waitFrame((f) => f.type === 'hello', 60000).catch(() => null);
     link.hello.then((frame) => {

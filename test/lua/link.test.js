@@ -62,6 +62,17 @@ for (const mode of MODES) {
       assert.deepEqual(pong, { type: 'response', id: pong.id, ok: true, result: 'pong from 12 (Label: base-turtle)' });
     });
 
+    test('the link dials the URL with its own query, after one already there (CC names websocket events by the address)', T, async (t) => {
+      const bridge = await fakeBridge(t);
+      const plain = useComputer(t, { ...mode.opts, id: 21, url: bridge.url });
+      await plain.waitForOutput('waiting for requests');
+      assert.equal((await bridge.link(0)).path, '/?mcp-computer-link');
+      const queried = useComputer(t, { ...mode.opts, id: 22, url: `${bridge.url}/x?y=1` });
+      await queried.waitForOutput('waiting for requests');
+      assert.equal((await bridge.link(1)).path, '/x?y=1&mcp-computer-link');
+      assert.match(queried.output, /connecting to ws:\/\/127\.0\.0\.1:\d+\/x\?y=1\n/, 'the URL shown is the one given');
+    });
+
     test('no label or an empty one: computerLabel left out, pong says null', T, async (t) => {
       const bridge = await fakeBridge(t);
       for (const [i, label] of [[0, undefined], [1, '']]) {
