@@ -447,6 +447,15 @@ local function launchBackground(opts, link)
         _G[SHELL_SCREEN] = mirror
         -- (the new tab starts running inside openTab: it takes this table, filled in after)
         local tabs = { shell = multishell.getCurrent() }
+        -- The shell's exit (what the exit program calls) ends its tab, unless
+        -- it is a shell run inside another; see B.shellTab.
+        local exit = shell.exit
+        if type(exit) == "function" then
+            shell.exit = function(...)
+                tabs.exited = true
+                return exit(...)
+            end
+        end
         _G[SHELL_TABS] = tabs
         local words = { program, link.url, "--service" }
         for _, a in ipairs(opts.extra) do words[#words + 1] = a end

@@ -384,13 +384,15 @@ end
 -- launch, so the link's own number says how many tabs before it closed since
 -- (d): none, and the shell tab is where it was; more than the tabs other
 -- than the shell that were before the link, and the shell tab has closed;
--- else it is one of the d numbers at or below its old one, or has closed
--- (nothing in multishell tells which: CC runs each program, the launcher
--- too, in a coroutine of its own that ends with it, not the tab's).
+-- else it is one of the d numbers at or below its old one, or has closed.
+-- Multishell does not tell which (and CC runs each program, the launcher
+-- too, in a coroutine of its own that ends with it, not the tab's): the
+-- launcher notes when its shell's exit was called (tabs.exited), which ends
+-- the tab unless that shell ran inside another in the same tab.
 function B.shellTab(tabs, own)
     local d = tabs.link - own
     if d == 0 then return tabs.shell, tabs.shell end
-    if d > tabs.link - 2 then return nil end
+    if d > tabs.link - 2 or tabs.exited then return nil end
     return math.max(1, tabs.shell - d), tabs.shell
 end
 

@@ -70,3 +70,32 @@ describeCraftos('CraftOS-PC: send-input after tabs before the link\'s close', ()
     assert.deepEqual(await lua('return fs.exists("/got.txt"), multishell.getCount()'), [false, 2]);
   });
 });
+
+describeCraftos('CraftOS-PC: send-input after the shell tab exits while a tab before the link\'s stays', () => {
+  const ctx = useLinkedCraftos({
+    id: 13,
+    // tab 1: the shell that runs startup; tab 2: a program that waits; tab 3: the link
+    pre: 'shell.openTab("wait")\n',
+    flags: ['--background'],
+    post: '',
+    files: { 'wait.lua': 'os.pullEvent("mcp_test_end")\n' },
+    ready: ({ bridge }) => until(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers'),
+  });
+  const lua = async (code) => {
+    const r = await callTool(ctx.bridge, 'exec-lua', { computerId: 13, code });
+    assert.equal(r.isError, undefined, text(r));
+    return r.structuredContent.returns.map((d) => d.value);
+  };
+
+  test('bug: once the shell tab had exited, with the tab before it left, send-input gave its keys to that tab (now tab 1, where the shell was)', T, async () => {
+    assert.deepEqual(await lua('return multishell.getCurrent(), multishell.getFocus()'), [3, 1]);
+    const sent = await callTool(ctx.bridge, 'send-input', { computerId: 13, text: 'exit\n' });
+    assert.equal(sent.isError, undefined, text(sent));
+    await until(async () => ({ done: (await lua('return multishell.getCurrent()'))[0] === 2 }), 'the shell tab closed, the link is tab 2');
+    assert.deepEqual(await lua('return multishell.getFocus(), multishell.getTitle(1)'), [1, 'wait']);
+    const refused = await callTool(ctx.bridge, 'send-input', { computerId: 13, text: 'x' });
+    assert.equal(refused.isError, true, 'the keys would have gone to the wait tab');
+    assert.match(text(refused), /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed/);
+    assert.match(text(await callTool(ctx.bridge, 'read-screen', { computerId: 13 })), /^the shell tab that read-screen reads .* has closed/);
+  });
+});
