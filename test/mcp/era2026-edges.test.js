@@ -34,3 +34,13 @@ test('a tab inside Mcp-Name is a valid header character: the value is compared w
     assert.equal(res.json.error.code, -32602, JSON.stringify(res.json));
     assert.match(res.json.error.message, /^Unknown tool: /);
   }));
+
+test('an unsupported MCP-Protocol-Version is echoed in -32022 data.requested only so far (60 characters), however long the header', () =>
+  withBridge({}, async (bridge) => {
+    const version = `2099-${'9'.repeat(2000)}`;
+    const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: META } }, { 'mcp-protocol-version': version, 'mcp-method': 'tools/list' });
+    assert.equal(res.status, 400);
+    assert.equal(res.json.error.code, -32022);
+    assert.equal(res.json.error.data.requested, version.slice(0, 60));
+    assert.ok(res.text.length < 1000, `the answer is ${res.text.length} bytes`);
+  }));
