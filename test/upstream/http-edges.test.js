@@ -138,3 +138,13 @@ test('an error status whose body only looks like an answer (no "jsonrpc": "2.0")
   const { rpc } = await client(t, srv.url);
   await assert.rejects(rpc.request('tools/list'), (e) => e.code === 'ERR_RPC_SEND' && /HTTP 500: \{"id":\d+,"error"/.test(e.message));
 });
+
+test('a redirect without a Location is the answer as it is: the call fails with its status and nothing is followed (found by mutation testing)', async (t) => {
+  const srv = await server(t, (req, body, res) => {
+    if (req.url === '/mcp') return res.writeHead(307).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body?.id ?? null, result: 'followed' }));
+  });
+  const { rpc } = await client(t, srv.url);
+  await assert.rejects(rpc.request('tools/list'), (e) => e.code === 'ERR_RPC_SEND' && /HTTP 307/.test(e.message));
+  assert.deepEqual(srv.requests.map((r) => r.url), ['/mcp']);
+});
