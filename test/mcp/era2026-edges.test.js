@@ -44,3 +44,14 @@ test('an unsupported MCP-Protocol-Version is echoed in -32022 data.requested onl
     assert.equal(res.json.error.data.requested, version.slice(0, 60));
     assert.ok(res.text.length < 1000, `the answer is ${res.text.length} bytes`);
   }));
+
+test('ping in 2026-07-28 is 404 Method not found saying the revision removed it; initialize says the revision has no handshake', () =>
+  withBridge({}, async (bridge) => {
+    for (const [method, hint] of [['ping', / \(ping was removed in 2026-07-28\)$/], ['initialize', / \(initialize belongs to the 2025 revisions; 2026-07-28 has no handshake\)$/]]) {
+      const res = await post(bridge, 5, method, {}, {});
+      assert.equal(res.status, 404, method);
+      assert.equal(res.json.error.code, -32601, method);
+      assert.match(res.json.error.message, new RegExp(`^Method not found: ${method}`), method);
+      assert.match(res.json.error.message, hint, method);
+    }
+  }));
