@@ -62,12 +62,13 @@ const variesCache = new WeakMap<Term, number>();
  * names them (a group walked into, once). `counts` other than `unbounded` (`varies`: repetitions and
  * optional items) is always read the other way.
  */
-export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded, precise = false): { prefix: number[]; longest: Chain | null } {
+export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded, precise: Steps | null = null): { prefix: number[]; longest: Chain | null } {
   const prefix: number[] = [];
   let longest = null as Chain | null;
   /** `t` met by the chains still open (no required item their last cannot take since): the chains open after it. */
   const meet = (chains: Chain[], t: Term, shown: Term, last: boolean): Chain[] => {
-    if (t.atom.kind === 'group' && counts === unbounded && (last ? t.min > 0 && (t.max <= 1 || unbounded(t)) : precise && t.max <= 1)) {
+    if (precise !== null) spend(precise, chains.length + 1);
+    if (t.atom.kind === 'group' && counts === unbounded && (last ? t.min > 0 && (t.max <= 1 || unbounded(t)) : precise !== null && t.max <= 1)) {
       if (t.max === 0) return chains;
       // at the end, a group repeated without bound can fail only in the copies it must match: walked as
       // its first (its last term not counted when it is the only one); one repeated 2 to 10 times is
@@ -77,7 +78,7 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
     const w = last ? 0 : weight(t, counts);
     const chars = charsAtom(t.atom);
     let before: Chain | null = null;
-    if (w > 0) for (const c of chains) if ((before === null || c.value > before.value) && (precise ? joinsPrecisely(c.last, t) : overlaps(charsAtom(c.last.atom), chars))) before = c;
+    if (w > 0) for (const c of chains) if ((before === null || c.value > before.value) && (precise !== null ? joinsPrecisely(c.last, t) : overlaps(charsAtom(c.last.atom), chars))) before = c;
     if (!nullableTerm(t)) {
       // a closed chain is dropped: a long pattern of runs between separators costs its length, not its square
       let open = 0;
@@ -95,6 +96,7 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
   /** A group's body met once: each alternative walked (`last`: its last term ends the pattern), and nothing when `optional`. */
   const through = (chains: Chain[], body: Alt, optional: boolean, shown: Term, last: boolean): Chain[] => {
     const paths: Chain[][] = optional ? [chains] : [];
+    if (precise !== null) spend(precise, chains.length * (body.length + 1));
     for (const raw of body) {
       const seq = inlined(raw);
       let open = chains.slice();
@@ -121,6 +123,25 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
  */
 export function joinsPrecisely(last: Term, t: Term): boolean {
   return overlaps(last.atom.kind === 'group' ? lastAlt(last.atom.body) : charsAtom(last.atom), firstAtom(t.atom));
+}
+
+/**
+ * Most steps (a chain met by an item, copied into a way through a group or merged after it) the
+ * precise reading of one pattern may take. It walks a group once for every sequence around it that
+ * the rules read, so deeply nested groups full of runs cost about depth^2 x runs: past the bound it
+ * gives up and the pattern keeps the first reading's answer (the check's own cost stays a few
+ * milliseconds). Real patterns take a few hundred steps.
+ */
+export const MAX_PRECISE_STEPS = 50_000;
+/** The steps a precise reading has taken (see MAX_PRECISE_STEPS). */
+export interface Steps {
+  steps: number;
+}
+/** Thrown by a precise reading past MAX_PRECISE_STEPS. */
+export class PreciseGaveUp extends Error {}
+function spend(precise: Steps, n: number): void {
+  precise.steps += n;
+  if (precise.steps > MAX_PRECISE_STEPS) throw new PreciseGaveUp(`more than ${MAX_PRECISE_STEPS} steps`);
 }
 
 /** The chains open after any of several paths through a group: for each last member, the one of the most value (the first met of equal ones). */

@@ -9,7 +9,7 @@ import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
 import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
 import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, stretchCost, stretchSplits, ways } from './pattern-ways.js';
-import { joinsPrecisely, scanChains } from './pattern-chains.js';
+import { joinsPrecisely, scanChains, type Steps } from './pattern-chains.js';
 
 const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
 
@@ -59,9 +59,9 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
  * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
  * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
  */
-export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false }): string | null {
+export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false, steps: 0 }): string | null {
   const anchored = base === 0;
-  const longest = scanChains(inlined(seq), last, unbounded, reading.precise).longest;
+  const longest = scanChains(inlined(seq), last, unbounded, reading.precise ? reading : null).longest;
   reading.degree = Math.max(reading.degree, (longest?.value ?? 0) + base);
   if (longest !== null && longest.value + base >= 3) {
     reading.runs = true;
@@ -154,9 +154,9 @@ function waysMessage(bounded: Term[], split: number, chained: number, base: numb
 /**
  * How runProblem reads the runs of a pattern, and what it found: `precise` (see scanChains) or not;
  * the highest degree of a run it counted (`degree`: its chain and the start positions), and whether it
- * refused one (`runs`).
+ * refused one (`runs`); the steps its precise reading has taken (pattern-chains.ts's MAX_PRECISE_STEPS).
  */
-export interface Reading {
+export interface Reading extends Steps {
   precise: boolean;
   degree: number;
   runs: boolean;

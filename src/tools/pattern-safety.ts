@@ -34,7 +34,7 @@ import { cutText as cut } from '../jsonrpc/quote.js';
 import { MAX_GROUP_DEPTH, Parser, type Alt, type Term } from './regex-structure.js';
 import { MAX_FINITE, repeats, unbounded } from './pattern-terms.js';
 import { MAX_WAYS } from './pattern-ways.js';
-import { scanChains } from './pattern-chains.js';
+import { PreciseGaveUp, scanChains } from './pattern-chains.js';
 import { repeatedGroupProblem, runProblem, stretchProblem, type Reading, type Where } from './pattern-rules.js';
 import { writtenOut } from './pattern-written-out.js';
 
@@ -107,6 +107,16 @@ function read(alt: Alt, written: { alt: Alt; terms: number } | null, base: numbe
   return problem;
 }
 
+/** Whether `read` takes the pattern precisely; false too when that reading gives up (MAX_PRECISE_STEPS). */
+function readPrecisely(alt: Alt, written: { alt: Alt; terms: number } | null, base: number, reading: Reading): boolean {
+  try {
+    return read(alt, written, base, reading) === null;
+  } catch (err) {
+    if (err instanceof PreciseGaveUp) return false;
+    throw err;
+  }
+}
+
 /** Where stretchProblem is, in problemIn's second walk. */
 interface StretchPass {
   ends: boolean;
@@ -129,12 +139,12 @@ export function patternProblem(pattern: string): string | null {
     const base = anchored ? 0 : 1;
     // read again with its bounded repeated groups written out: the rules then count the runs inside them
     const written = writtenOut(alt);
-    const coarse: Reading = { precise: false, degree: 0, runs: false };
+    const coarse: Reading = { precise: false, degree: 0, runs: false, steps: 0 };
     problem = read(alt, written, base, coarse);
     // refused for its runs: taken when the precise reading finds none chained (at most length^1 anywhere)
     if (problem !== null && coarse.runs) {
-      const precise: Reading = { precise: true, degree: 0, runs: false };
-      if (read(alt, written, base, precise) === null && precise.degree <= 1) problem = null;
+      const precise: Reading = { precise: true, degree: 0, runs: false, steps: 0 };
+      if (readPrecisely(alt, written, base, precise) && precise.degree <= 1) problem = null;
     }
   } catch (err) {
     // Unreadable, or anything else (never thrown out of here: a listing or a call would fail with it)

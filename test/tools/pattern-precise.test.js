@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { patternProblem } from '../../dist/tools/pattern-safety.js';
+import { MAX_PRECISE_STEPS } from '../../dist/tools/pattern-chains.js';
 import { runnablePattern } from '../../dist/tools/schema-pattern.js';
 import { validate } from '../../dist/tools/schema.js';
 
@@ -62,4 +63,14 @@ test('the precise reading takes a pattern only when it leaves no two runs chaine
     new RegExp(p, 'u');
     assert.equal(typeof patternProblem(p), 'string', p);
   }
+});
+
+test('the precise reading gives up past MAX_PRECISE_STEPS (its cost grows with groups x the runs open across them), and the pattern keeps the first reading\'s answer', () => {
+  assert.equal(MAX_PRECISE_STEPS, 50_000);
+  const cjk = (i) => String.fromCodePoint(0x4e00 + i);
+  // each optional group begins with its own character, so each \d* run is alone: linear, taken when read precisely
+  const groups = (n) => `^\\d*${Array.from({ length: n }, (_, i) => `(?:${cjk(i)}\\d*)?`).join('')}$`;
+  assert.equal(patternProblem(groups(100)), null);
+  // 200 groups take about 80,000 steps (each group's run stays open past the groups after it, which can be skipped)
+  assert.match(patternProblem(groups(200)), /^"\\d\*" and "\(\?:一\\d\*\)\?" and "\(\?:丁\\d\*\)\?" .* repeat the same characters/);
 });
