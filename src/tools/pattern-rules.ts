@@ -59,7 +59,7 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
  * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
  * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
  */
-export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false, steps: 0 }): string | null {
+export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false, steps: 0, chars: MAX_CHARS_COUNTED }): string | null {
   const anchored = base === 0;
   const longest = scanChains(inlined(seq), last, unbounded, reading.precise ? reading : null).longest;
   reading.degree = Math.max(reading.degree, (longest?.value ?? 0) + base);
@@ -122,7 +122,7 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where, 
         prevAny = undefined;
       }
     }
-    if (bounded.length > 0 && split * MAX_CHARS_COUNTED ** (chained + base) > MAX_WAYS) return waysMessage(bounded, split, chained, base, where);
+    if (bounded.length > 0 && split * reading.chars ** (chained + base) > MAX_WAYS) return waysMessage(bounded, split, chained, base, where);
   }
   return null;
 }
@@ -133,8 +133,8 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where, 
  * 8 x length^2 ways, as `\w{2,}\w{3,10}$`) and `^.{1,10}x{3,10}([^a]*?\w+?)?x{3,10}$` (640 x length^2:
  * 2 s on 1,000 x's and a '!'). Checked after every other rule, so a pattern refused by one keeps its message.
  */
-export function stretchProblem(seq: Seq, base: number, ends: boolean, where: Where): string | null {
-  const stretch = stretchSplits(seq, base, ends, (s) => s.split > 1 && stretchCost(s) > MAX_WAYS);
+export function stretchProblem(seq: Seq, base: number, ends: boolean, where: Where, chars = MAX_CHARS_COUNTED): string | null {
+  const stretch = stretchSplits(seq, base, ends, (s) => s.split > 1 && (chars === MAX_CHARS_COUNTED ? stretchCost(s) : s.split * chars ** s.degree) > MAX_WAYS);
   if (stretch === null) return null;
   // the start positions tried (a member of the stretch when it begins where the sequence does) are said apart
   const all = members(stretch);
@@ -154,10 +154,13 @@ function waysMessage(bounded: Term[], split: number, chained: number, base: numb
 /**
  * How runProblem reads the runs of a pattern, and what it found: `precise` (see scanChains) or not;
  * the highest degree of a run it counted (`degree`: its chain and the start positions), and whether it
- * refused one (`runs`); the steps its precise reading has taken (pattern-chains.ts's MAX_PRECISE_STEPS).
+ * refused one (`runs`); the steps its precise reading has taken (pattern-chains.ts's MAX_PRECISE_STEPS);
+ * the string length the ways of bounded repetitions beside unbounded ones are counted for (`chars`:
+ * MAX_CHARS_COUNTED, or PRECISE_CHARS_COUNTED for a pattern the precise reading is to take).
  */
 export interface Reading extends Steps {
   precise: boolean;
+  chars: number;
   degree: number;
   runs: boolean;
 }

@@ -33,7 +33,7 @@
 import { cutText as cut } from '../jsonrpc/quote.js';
 import { MAX_GROUP_DEPTH, Parser, type Alt, type Term } from './regex-structure.js';
 import { MAX_FINITE, repeats, unbounded } from './pattern-terms.js';
-import { MAX_WAYS } from './pattern-ways.js';
+import { MAX_CHARS_COUNTED, MAX_WAYS } from './pattern-ways.js';
 import { PreciseGaveUp, scanChains } from './pattern-chains.js';
 import { repeatedGroupProblem, runProblem, stretchProblem, type Reading, type Where } from './pattern-rules.js';
 import { writtenOut } from './pattern-written-out.js';
@@ -47,6 +47,13 @@ export { MAX_FINITE, MAX_GROUP_DEPTH, MAX_WAYS };
  * once: answers are cached). Real schema patterns are far smaller.
  */
 export const MAX_PATTERN_LENGTH = 4096;
+/**
+ * The string length the precise reading counts the ways of bounded repetitions beside a run for
+ * (MAX_CHARS_COUNTED in the first reading): a pattern it takes splits a string of 100,000 characters
+ * in at most MAX_WAYS ways, so `^(?:\W{1,10}\w*|.{0,3}){2}-+$` (about 200 x length: 115 ms on
+ * 100,000 '-'s and a ',') keeps its refusal, as `^(?:\W{1,10}|.{0,3}){2}-+$` is taken.
+ */
+export const PRECISE_CHARS_COUNTED = 100_000;
 /** Most items (terms, each copy counted) of a pattern with its bounded repeated groups written out (pattern-written-out.ts). */
 export const MAX_WRITTEN_OUT_TERMS = MAX_PATTERN_LENGTH;
 
@@ -66,7 +73,7 @@ function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: nu
   for (const seq of alt) {
     // in the second walk, an alternative of the pattern that starts with ^ is tried at one position
     const at = pass !== null && top && seq[0]?.atom.kind === 'assert' && seq[0].atom.start ? 0 : base;
-    const run = pass === null ? runProblem(seq, base, top, where, reading) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where);
+    const run = pass === null ? runProblem(seq, base, top, where, reading) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where, reading.chars);
     if (run) return run;
     // a lookbehind is matched from its end: what comes after a term in it is matched first
     const order = backward ? [...seq].reverse() : seq;
@@ -139,11 +146,12 @@ export function patternProblem(pattern: string): string | null {
     const base = anchored ? 0 : 1;
     // read again with its bounded repeated groups written out: the rules then count the runs inside them
     const written = writtenOut(alt);
-    const coarse: Reading = { precise: false, degree: 0, runs: false, steps: 0 };
+    const coarse: Reading = { precise: false, degree: 0, runs: false, steps: 0, chars: MAX_CHARS_COUNTED };
     problem = read(alt, written, base, coarse);
     // refused for its runs: taken when the precise reading finds none chained (at most length^1 anywhere)
+    // and the ways beside them stay few on strings of PRECISE_CHARS_COUNTED characters
     if (problem !== null && coarse.runs) {
-      const precise: Reading = { precise: true, degree: 0, runs: false, steps: 0 };
+      const precise: Reading = { precise: true, degree: 0, runs: false, steps: 0, chars: PRECISE_CHARS_COUNTED };
       if (readPrecisely(alt, written, base, precise) && precise.degree <= 1) problem = null;
     }
   } catch (err) {
