@@ -88,6 +88,13 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
     if (w > 0) {
       const named = before?.members ?? [];
       const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: shown !== t && named[named.length - 1] === shown ? named : [...named, shown] };
+      if (precise !== null) {
+        // read precisely, a chain outdoes one of less value over the same characters (they go on alike)
+        const key = preciseKeyOf(chain);
+        let open = 0;
+        for (const c of chains) if (preciseKeyOf(c) !== key || c.value > chain.value) chains[open++] = c;
+        chains.length = open;
+      }
       chains.push(chain);
       if (longest === null || chain.value > longest.value) longest = chain;
     }
@@ -103,7 +110,7 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
       for (let k = 0; k < seq.length; k++) open = meet(open, seq[k] as Term, shown, last && k === seq.length - 1);
       paths.push(open);
     }
-    return mergeChains(paths);
+    return mergeChains(paths, precise !== null);
   };
   let chains: Chain[] = [];
   for (let i = 0; i < terms.length; i++) {
@@ -144,16 +151,34 @@ function spend(precise: Steps, n: number): void {
   if (precise.steps > MAX_PRECISE_STEPS) throw new PreciseGaveUp(`more than ${MAX_PRECISE_STEPS} steps`);
 }
 
-/** The chains open after any of several paths through a group: for each last member, the one of the most value (the first met of equal ones). */
-function mergeChains(paths: Chain[][]): Chain[] {
+/**
+ * What a chain goes on like: its last member (keyOf), or read precisely, a set's characters
+ * (preciseKeyOf: two runs of `\d` join and end alike, whichever came last).
+ */
+const keyOf = (c: Chain): object => c.last;
+const preciseKeyOf = (c: Chain): object => (c.last.atom.kind === 'set' ? c.last.atom.set : c.last);
+
+/**
+ * The chains open after any of several paths through a group: for each last member (`precise`: each
+ * key, see keyOf), the one of the most value (the first met of equal ones).
+ */
+function mergeChains(paths: Chain[][], precise: boolean): Chain[] {
   if (paths.length === 1) return paths[0] as Chain[];
+  const key = precise ? preciseKeyOf : keyOf;
   const out: Chain[] = [];
-  const at = new Map<Term, number>();
+  let at: Map<object, number> | null = null;
   for (const path of paths) {
     for (const c of path) {
-      const i = at.get(c.last);
-      if (i === undefined) {
-        at.set(c.last, out.length);
+      const k = key(c);
+      let i = -1;
+      if (at === null && out.length > 16) {
+        at = new Map();
+        for (let j = out.length - 1; j >= 0; j--) at.set(key(out[j] as Chain), j);
+      }
+      if (at !== null) i = at.get(k) ?? -1;
+      else for (let j = 0; j < out.length && i === -1; j++) if (key(out[j] as Chain) === k) i = j;
+      if (i === -1) {
+        at?.set(k, out.length);
         out.push(c);
       } else if (c.value > (out[i] as Chain).value) out[i] = c;
     }
