@@ -1,5 +1,8 @@
-// GET /mcp for a session whose tool list may be stale (found by mutation testing): a session issued
-// before the tool set changed learns of it as its stream opens, over real HTTP.
+// GET /mcp for a session whose tool list may be stale, over real HTTP: a session issued before the
+// tool set changed learns of it as its stream opens, and one issued after it does not. (Its commit
+// said no test caught the two mutants it was written for; that was wrong: the mutation run had left
+// out session-resume.test.js, whose 'bug: a tool change made while a 2025 session had no GET /mcp
+// stream' fails with both. What this file adds is the session issued after the change.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
