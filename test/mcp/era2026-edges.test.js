@@ -35,6 +35,9 @@ test('a tab inside Mcp-Name is a valid header character: the value is compared w
     assert.match(res.json.error.message, /^Unknown tool: /);
   }));
 
+// (Its commit, 21aee07, said echoing data.requested whole passed every test; that was wrong: the
+// mutation run had left out test/fuzz/regressions.test.js, whose 'client strings echoed whole in
+// errors and log lines' fails with that mutant too. This test keeps the exact 60-character bound.)
 test('an unsupported MCP-Protocol-Version is echoed in -32022 data.requested only so far (60 characters), however long the header', () =>
   withBridge({}, async (bridge) => {
     const version = `2099-${'9'.repeat(2000)}`;
