@@ -67,3 +67,23 @@ test('a session issued before the tool set changed gets list_changed as soon as 
     stale.close();
   });
 });
+
+test('MCP_MAX_GET_STREAMS full: the refusal is logged once while the limit holds, and once again after a stream opened in between (found by mutation testing: never re-arming the warning passed every test)', async () => {
+  await withBridge({ MCP_MAX_GET_STREAMS: '1' }, async (bridge) => {
+    const warnings = () => bridge.logs.filter((l) => /GET \/mcp refused: 1 event streams are open/.test(l)).length;
+    const streams = async () => Number(/^cc_mcp_get_streams (\d+)$/m.exec(await (await fetch(new URL('/metrics', bridge.mcpUrl))).text())[1]);
+    const [a, b, c] = [await initialize(bridge.mcpUrl), await initialize(bridge.mcpUrl), await initialize(bridge.mcpUrl)];
+    const first = await openStream(bridge.mcpUrl, a);
+    assert.equal(first.status, 200);
+    for (let i = 0; i < 2; i++) assert.equal((await openStream(bridge.mcpUrl, b)).status, 503);
+    assert.equal(warnings(), 1);
+    first.close();
+    await until(async () => (await streams()) === 0);
+    const second = await openStream(bridge.mcpUrl, b);
+    assert.equal(second.status, 200);
+    assert.equal((await openStream(bridge.mcpUrl, c)).status, 503);
+    assert.equal(warnings(), 2);
+    second.close();
+    await until(async () => (await streams()) === 0);
+  });
+});
