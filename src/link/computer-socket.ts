@@ -13,6 +13,8 @@ import type { ThrottleState } from './throttle.js';
 /** What one listener does with its sockets' events. One object per listener, shared by its sockets. */
 export interface SocketHandlers {
   frame(ws: ComputerSocket, data: RawData, isBinary: boolean): void;
+  /** A text frame taken by the socket's own reader (readOneFrame): its text and its payload's bytes. */
+  text(ws: ComputerSocket, text: string, size: number): void;
   /** The peer answered a heartbeat ping (`alive` is already set again). */
   pong(ws: ComputerSocket): void;
   error(ws: ComputerSocket, err: Error & { code?: string }): void;
@@ -134,6 +136,30 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
     return true;
   }
 
+  /**
+   * The raw socket under it, once ws has set it up ('connection'). Its 'data' listener, ws's, is
+   * replaced by readChunk, which reads a chunk that is one whole small ASCII text frame itself and
+   * hands every other chunk to ws's listener.
+   */
+  attach(raw: Socket): void {
+    this.raw = raw;
+    const listeners = raw.rawListeners('data');
+    const wsListener = listeners[0] as DataListener | undefined;
+    if (listeners.length !== 1 || wsListener === undefined || wsListener.name !== 'socketOnData') return;
+    if (wsOnData === null) {
+      const symbol = Object.getOwnPropertySymbols(raw).find((s) => (raw as unknown as Record<symbol, unknown>)[s] === this);
+      if (symbol === undefined) return;
+      wsOnData = wsListener;
+      socketKey = symbol;
+      // ws removes its listener by `removeListener('data', socketOnData)` (a close frame, a protocol
+      // error, the socket's close): EventEmitter also removes a listener whose `listener` is that
+      // function, so ws still takes readChunk off exactly when it would take its own
+      (readChunk as DataListener & { listener?: DataListener }).listener = wsListener;
+    } else if (wsListener !== wsOnData) return;
+    raw.removeListener('data', wsListener);
+    raw.on('data', readChunk);
+  }
+
   /** `ascii`: the sender built `text` with asciiJson (every request frame), so it is not scanned again. */
   private frame(text: string, ascii: boolean): void {
     const raw = this.raw;
@@ -149,6 +175,87 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
 }
 
 const NOT_ASCII = /[^\x00-\x7f]/;
+
+type DataListener = (this: Socket, chunk: Buffer) => void;
+/** ws's 'data' listener of a socket (its socketOnData) and the key under which the socket names its WebSocket; found at the first attach. */
+let wsOnData: DataListener | null = null;
+let socketKey: symbol | null = null;
+
+/**
+ * The parts of ws's Receiver that tell it is between frames, with nothing of a frame or message
+ * read (ws 8's field names: a version that renamed one reads undefined here, so never idle).
+ */
+interface ReceiverState {
+  _state: unknown;
+  _bufferedBytes: unknown;
+  _fragmented: unknown;
+  _errored: unknown;
+  _allowSynchronousEvents: unknown;
+  _maxPayload: number;
+  _writableState: { length: number } | undefined;
+}
+
+/**
+ * A link socket's 'data' listener in place of ws's. Computers answer a request with one small text
+ * frame, which mostly arrives as one chunk: such a chunk is read here (readOneFrame) instead of going
+ * through ws's Receiver (a Writable: its write, a nextTick per chunk, three Buffer views and an array
+ * per frame). Any other chunk goes to ws's listener as before.
+ */
+function readChunk(this: Socket, chunk: Buffer): void {
+  const ws = (this as unknown as Record<symbol, ComputerSocket | undefined>)[socketKey as symbol];
+  if (ws === undefined || !readOneFrame(ws, chunk)) (wsOnData as DataListener).call(this, chunk);
+}
+
+/**
+ * Reads `chunk` when it is exactly one frame that ws's Receiver would take and hand on as a text
+ * message at once: FIN, no RSV bit, opcode text, masked (RFC 6455 5.3: a client's frames are), a
+ * 7- or 16-bit payload length of 1..maxPayload bytes that are all ASCII once unmasked (so valid
+ * UTF-8, and latin1 decoding is the same text), on an open socket whose Receiver is between frames
+ * with nothing buffered. Anything else (control frames, fragments, several frames or part of one in a
+ * chunk, a socket closing, other bytes) returns false with `chunk` as it came, for ws.
+ */
+function readOneFrame(ws: ComputerSocket, chunk: Buffer): boolean {
+  const end = chunk.length;
+  if (end < 7 || chunk[0] !== 0x81) return false;
+  const second = chunk[1] as number;
+  if (second < 0x80) return false;
+  let size = second & 0x7f;
+  let at = 6;
+  if (size === 126) {
+    size = ((chunk[2] as number) << 8) | (chunk[3] as number);
+    at = 8;
+  } else if (size === 127 || size === 0) return false;
+  if (end !== at + size) return false;
+  const receiver = (ws as unknown as { _receiver: ReceiverState | undefined })._receiver;
+  if (
+    ws.readyState !== WebSocket.OPEN ||
+    receiver === undefined ||
+    receiver._state !== 0 ||
+    receiver._bufferedBytes !== 0 ||
+    receiver._fragmented !== 0 ||
+    receiver._errored !== false ||
+    receiver._allowSynchronousEvents !== true ||
+    receiver._writableState?.length !== 0 ||
+    (receiver._maxPayload > 0 && size > receiver._maxPayload)
+  ) {
+    return false;
+  }
+  // unmask in place (as ws does), noting any byte over 0x7f
+  const mask = at - 4;
+  let high = 0;
+  for (let i = 0; i < size; i++) {
+    const byte = (chunk[at + i] as number) ^ (chunk[mask + (i & 3)] as number);
+    chunk[at + i] = byte;
+    high |= byte;
+  }
+  if (high > 0x7f) {
+    // not ASCII: masked again as it came, for ws (which checks its UTF-8)
+    for (let i = 0; i < size; i++) chunk[at + i] = (chunk[at + i] as number) ^ (chunk[mask + (i & 3)] as number);
+    return false;
+  }
+  ws.handlers.text(ws, chunk.toString('latin1', at, end), size);
+  return true;
+}
 
 /** RFC 6455 5.2: FIN + text opcode, then the unmasked payload length (7 bits, or 126 and 16 bits). */
 export function textFrameHead(length: number): string {

@@ -129,6 +129,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
 
   const ListenerSocket = socketClass({
     frame: onFrame,
+    text: onText,
     pong: (ws) => {
       if (ws.link) registry.touch(ws.link);
     },
@@ -179,7 +180,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   // The upgrade request is not kept: what the link needs from it is copied here.
   wss.on('connection', (ws: ComputerSocket, req: IncomingMessage) => {
     const raw = req.socket;
-    ws.raw = raw;
+    ws.attach(raw);
     // one flat string (a template literal would keep a cons string and its left half: 64 B, not 32)
     ws.remoteAddress = [raw.remoteAddress ?? '?', raw.remotePort ?? '?'].join(':');
     // verifyClient always ran for this socket; without a ticket it stays 'closed' (never counted)
@@ -217,10 +218,23 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     try {
       onMessage(ws, data, isBinary);
     } catch (err) {
-      metrics.framesRejected.inc('internal');
-      const line = budget.take(`link from ${ws.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
-      if (line !== null) log.error(line);
+      frameFailed(ws, err);
     }
+  }
+
+  /** A text frame the socket read itself (computer-socket.ts readOneFrame): as onFrame's. */
+  function onText(ws: ComputerSocket, text: string, size: number): void {
+    try {
+      if (frameIn(ws, size)) onTextFrame(ws, text);
+    } catch (err) {
+      frameFailed(ws, err);
+    }
+  }
+
+  function frameFailed(ws: ComputerSocket, err: unknown): void {
+    metrics.framesRejected.inc('internal');
+    const line = budget.take(`link from ${ws.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
+    if (line !== null) log.error(line);
   }
 
   function onError(ws: ComputerSocket, err: Error & { code?: string }): void {
@@ -271,16 +285,22 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     hellos.reject(ws, error);
   }
 
-  function onMessage(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
+  /** Counts a frame of `size` bytes (metrics, throttle, the link's last sign of life); false when it is not to be read. */
+  function frameIn(ws: ComputerSocket, size: number): boolean {
     metrics.framesIn++;
-    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
     if (chargeFrame(ws, size, maxBytesPerSecond, Date.now())) {
       metrics.linksThrottled++;
       warn(`link from ${ws.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
     }
     if (ws.link) registry.touch(ws.link);
     // refused before hello and closing: what it sent behind the refused frame is not even parsed
-    else if (ws.stage !== 'pending') return;
+    else if (ws.stage !== 'pending') return false;
+    return true;
+  }
+
+  function onMessage(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
+    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+    if (!frameIn(ws, size)) return;
     if (isBinary) {
       metrics.framesRejected.inc('binary');
       if (!ws.link) {
@@ -290,7 +310,11 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       warn(`link from ${ws.remoteAddress}: binary frame dropped`);
       return;
     }
-    const parsed = parseComputerFrame(data.toString(), options.maxJsonDepth);
+    onTextFrame(ws, data.toString());
+  }
+
+  function onTextFrame(ws: ComputerSocket, text: string): void {
+    const parsed = parseComputerFrame(text, options.maxJsonDepth);
     if (!parsed.ok) {
       metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
       // before hello, any bad frame ends the socket now (hello-error, close 1008), not at the hello timeout
