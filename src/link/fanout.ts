@@ -84,7 +84,7 @@ export function requestEach(host: FanoutHost, links: readonly Link[], method: st
 }
 
 function start(host: FanoutHost, links: readonly Link[], method: string, params: unknown, options: FanoutOptions, observer: FanoutObserver | null): Fanout {
-  const fanout = new Fanout(links.length, host.now, options, observer);
+  const fanout = new Fanout(links, host.now, options, observer);
   if (options.signal?.aborted) {
     for (let i = 0; i < links.length; i++) fanout.done(i, { status: 'cancelled', ms: 0 });
     return fanout;
@@ -109,7 +109,6 @@ function sendAll(host: FanoutHost, fanout: Fanout, links: readonly Link[], tail:
     } else {
       const id = nextId();
       const slot = new FanoutSlot(fanout, i, link, id);
-      fanout.add(slot);
       track(link, slot);
       try {
         const socket = link.socket;
@@ -129,35 +128,30 @@ function sendAll(host: FanoutHost, fanout: Fanout, links: readonly Link[], tail:
 class Fanout {
   /** undefined when an observer takes the outcomes. */
   readonly outcomes: Outcome[] | undefined;
-  /**
-   * Its requests, in order, as a list through the slots (an array pushed to in the send loop made V8
-   * throw the loop's compiled code away every other big probe: "not a Smi" at the push).
-   */
-  private firstSlot: FanoutSlot | null = null;
-  private lastSlot: FanoutSlot | null = null;
   readonly promise: Promise<Outcome[] | undefined>;
   readonly startedAt: number;
   private left: number;
   private timer: NodeJS.Timeout | null = null;
   private resolve!: (outcomes: Outcome[] | undefined) => void;
 
+  /**
+   * `links`: the fan-out's links, in order. Its requests in flight are found through them (each link
+   * holds its own), not kept in a list of the fan-out's: a request's slot is garbage as soon as its
+   * answer came, instead of living, with its id, until the last one (over 10,000 computers they
+   * outlived young-generation collections and were promoted).
+   */
   constructor(
-    count: number,
+    private readonly links: readonly Link[],
     private readonly now: () => number,
     private readonly options: FanoutOptions,
     private readonly observer: FanoutObserver | null,
   ) {
+    const count = links.length;
     this.startedAt = now();
     this.outcomes = observer === null ? new Array<Outcome>(count) : undefined;
     this.left = count;
     this.promise = new Promise((resolve) => (this.resolve = resolve));
     if (count === 0) this.resolve(this.outcomes);
-  }
-
-  add(slot: FanoutSlot): void {
-    if (this.lastSlot === null) this.firstSlot = slot;
-    else this.lastSlot.nextSlot = slot;
-    this.lastSlot = slot;
   }
 
   elapsed(): number {
@@ -203,18 +197,30 @@ class Fanout {
   /** The timer fired or the caller aborted: every request still in flight ends so. */
   private endPending(status: 'timeout' | 'cancelled', cancel: boolean): void {
     const ms = this.elapsed();
-    for (let slot = this.firstSlot; slot !== null; slot = slot.nextSlot) {
-      if (slot.link.pendingRequest(slot.id) !== slot) continue;
-      if (cancel) sendCancel(slot.link, slot.id);
+    const links = this.links;
+    for (let i = 0; i < links.length; i++) {
+      const link = links[i] as Link;
+      const slot = this.slotOn(link, i);
+      if (slot === null) continue;
+      if (cancel) sendCancel(link, slot.id);
       slot.settle({ status, ms });
     }
+  }
+
+  /** This fan-out's request in flight on `link` (its `index`th), or null when it has ended. */
+  private slotOn(link: Link, index: number): FanoutSlot | null {
+    const held = link.inFlight;
+    if (held instanceof FanoutSlot) return held.fanout === this && held.index === index ? held : null;
+    if (!(held instanceof Map)) return null;
+    for (const pending of held.values()) {
+      if (pending instanceof FanoutSlot && pending.fanout === this && pending.index === index) return pending;
+    }
+    return null;
   }
 }
 
 /** One link's request of a fan-out: what the link holds while it is in flight (no closure, no timer). */
 class FanoutSlot implements Pending {
-  nextSlot: FanoutSlot | null = null;
-
   constructor(
     readonly fanout: Fanout,
     readonly index: number,

@@ -97,3 +97,45 @@ test('fan-out ids stay distinct and well-formed across refills of the random poo
     for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{22}$/);
     for (const c of computers) await c.close();
   }));
+
+// The fan-out finds its requests still in flight through its links at a timeout or abort (it keeps no
+// list of them, so an answered request's slot is garbage at once): it must end exactly its own,
+// also on a link that holds several requests (another fan-out's, a single request).
+test("a fan-out's timeout and abort end only its own requests in flight, in order, with cancel frames for its own ids only", () =>
+  withBridge({}, async (bridge) => {
+    const computers = [];
+    for (let computerId = 1; computerId <= 3; computerId++) computers.push(await linkComputer(bridge, { computerId, onRequest: () => null }));
+    const links = bridge.links.list();
+    const requestIds = (c) => c.received.filter((f) => f.type === 'request').map((f) => f.id);
+    const cancelIds = (c) => c.received.filter((f) => f.type === 'cancel').map((f) => f.id);
+    const single = new AbortController();
+    const one = bridge.links.request(links[0], 'ping', undefined, { timeoutMs: 60_000, signal: single.signal });
+    await until(() => requestIds(computers[0]).length === 1);
+    const abortA = new AbortController();
+    const a = bridge.links.requestAll(links, 'ping', undefined, { timeoutMs: 60_000, signal: abortA.signal });
+    await until(() => computers.every((c) => requestIds(c).length === (c === computers[0] ? 2 : 1)));
+    const idsA = computers.map((c) => requestIds(c).at(-1));
+    const b = bridge.links.requestAll(links, 'ping', undefined, { timeoutMs: 200, cancelOnTimeout: true });
+    await until(() => computers.every((c) => requestIds(c).length === (c === computers[0] ? 3 : 2)));
+    const idsB = computers.map((c) => requestIds(c).at(-1));
+    assert.deepEqual(links.map((l) => l.pendingCount), [3, 2, 2]);
+
+    // B times out: its own three end, each computer told to cancel B's id only
+    assert.deepEqual((await b).map((o) => o.status), ['timeout', 'timeout', 'timeout']);
+    assert.deepEqual(links.map((l) => l.pendingCount), [2, 1, 1]);
+    await until(() => computers.every((c) => cancelIds(c).length === 1));
+    assert.deepEqual(computers.map((c) => cancelIds(c)), idsB.map((id) => [id]));
+
+    // A is aborted: its own three end cancelled, with cancel frames for A's ids; the single request stays
+    abortA.abort();
+    assert.deepEqual((await a).map((o) => o.status), ['cancelled', 'cancelled', 'cancelled']);
+    assert.deepEqual(links.map((l) => l.pendingCount), [1, 0, 0]);
+    await until(() => computers.every((c) => cancelIds(c).length === 2));
+    assert.deepEqual(computers.map((c) => cancelIds(c)[1]), idsA);
+    assert.ok(links[0].pendingRequest(requestIds(computers[0])[0]));
+
+    single.abort();
+    assert.equal((await one).status, 'cancelled');
+    assert.equal(links[0].pendingCount, 0);
+    for (const c of computers) await c.close();
+  }));
