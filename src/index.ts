@@ -63,8 +63,9 @@ async function main(argv: string[]): Promise<number | null> {
     }
     throw err;
   }
-  // in stdio mode the HTTP listener (MCP, REST, /health) runs only when MCP_PORT asks for it
-  const http = !stdio || process.env.MCP_PORT !== undefined;
+  // in stdio mode the HTTP listener (MCP, REST, /health) runs only when MCP_PORT asks for it; an
+  // empty MCP_PORT is unset, as loadConfig reads every variable
+  const http = !stdio || (process.env.MCP_PORT ?? '') !== '';
   const exposure = checkExposure(config, { http });
   if (exposure.fatal) {
     process.stderr.write(`cc-mcp-bridge: ${exposure.fatal}\n`);

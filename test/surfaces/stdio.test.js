@@ -246,3 +246,9 @@ test('bug: --stdio decoded a line that is not valid UTF-8 with U+FFFD in place o
     assert.deepEqual(computer.received.filter((f) => f.type === 'request'), [], 'the mangled code never reached the computer');
     await computer.close();
   }));
+
+test('bug: --stdio with an empty MCP_PORT started HTTP on port 3000 (empty is unset for every other variable, and --help says HTTP is off unless MCP_PORT is set)', { timeout: 60_000 }, () =>
+  run({ MCP_PORT: '' }, async (bridge) => {
+    await until(() => /MCP over stdio/.test(bridge.out.stderr));
+    assert.doesNotMatch(bridge.out.stderr, /also over HTTP/);
+  }));
