@@ -57,6 +57,8 @@ export interface Config {
   linkMaxPins: number;
   /** How long a new pin's links must stay up in all before it is confirmed, no longer evictable (CC_LINK_PIN_CONFIRM_MS). */
   linkPinConfirmMs: number;
+  /** Most writes of the pins file for label changes alone: one per this many ms (CC_LINK_PIN_LABEL_WRITE_MS). */
+  linkPinLabelWriteMs: number;
   /** Let MCP listen on a non-loopback address without a token. */
   allowUnauthenticated: boolean;
   /** CC_CONFIG: the JSON file with config-defined tools and upstream servers; null without one. */
@@ -204,6 +206,7 @@ export function loadConfig(
     linkEnrollMs: whole(env, 'CC_LINK_ENROLL_MS'),
     linkMaxPins: whole(env, 'CC_LINK_MAX_PINS'),
     linkPinConfirmMs: whole(env, 'CC_LINK_PIN_CONFIRM_MS'),
+    linkPinLabelWriteMs: whole(env, 'CC_LINK_PIN_LABEL_WRITE_MS'),
     allowUnauthenticated: choice(env, 'MCP_ALLOW_UNAUTHENTICATED') === 'on',
     configFile: read(env, 'CC_CONFIG', optionalPath),
     maxLinks: whole(env, 'CC_MAX_LINKS'),

@@ -56,6 +56,7 @@ test('every variable has its documented default', () => {
     linkEnrollMs: 600000,
     linkMaxPins: 10000,
     linkPinConfirmMs: 600000,
+    linkPinLabelWriteMs: 1000,
     allowUnauthenticated: false,
     configFile: null,
     maxLinks: 1000,
@@ -303,6 +304,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_LINK_MAX_PINS: '10000',
     CC_MAX_IDENTITY_BYTES: '32768',
     CC_LINK_PIN_CONFIRM_MS: '600000',
+    CC_LINK_PIN_LABEL_WRITE_MS: '1000',
     MCP_LIST_COMPUTERS_MAX_CHARS: '134217728',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
@@ -401,6 +403,7 @@ test('every whole-number variable takes exactly its range: its least and greates
     MCP_STDIO_SHUTDOWN_IDLE_MS: [100, 3_600_000], MCP_STDIO_SHUTDOWN_MAX_MS: [1000, 86_400_000],
     CC_EXEC_MAX_CODE_BYTES: [1024, MiB], CC_EXEC_MAX_RESULT_VALUES: [1000, 10_000_000],
     CC_LINK_ENROLL_MS: [1000, 86_400_000], CC_LINK_MAX_PINS: [1, 1_000_000], CC_LINK_PIN_CONFIRM_MS: [1000, 86_400_000],
+    CC_LINK_PIN_LABEL_WRITE_MS: [100, 3_600_000],
     CC_MAX_LINKS: [1, 1_000_000], CC_MAX_LINKS_PER_ADDRESS: [1, 1_000_000], CC_MAX_PENDING_HELLOS: [1, 1_000_000],
     CC_MAX_PENDING_HELLOS_PER_ADDRESS: [1, 1_000_000], CC_HELLO_RATE: [1, 1_000_000], CC_MAX_REQUESTS_PER_COMPUTER: [1, 1_000_000],
     MCP_MAX_CONCURRENT_CALLS: [1, 1_000_000], MCP_MAX_BATCH: [1, 1_000_000], CC_LINK_MAX_BYTES_PER_S: [1024, GiB],

@@ -75,7 +75,9 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     const unconfirmed = pins.unconfirmedCount > 0 ? ` (${pins.unconfirmedCount} not confirmed yet: CC_LINK_PIN_CONFIRM_MS)` : '';
     log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}${unconfirmed}` : `no pins file at ${path} yet: it is written at the first pin`);
     const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted(), () => pins.unconfirmedIds(), () => pins.labelled());
+    w.labelWriteMs = config.linkPinLabelWriteMs;
     pins.onChange = () => w.changed();
+    pins.onLabelChange = () => w.labelChanged();
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });
     metrics.addGauge({ name: 'cc_link_pins_file_errors_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE that failed (the pins stay in memory; the next change tries again).', read: () => w.failures });

@@ -1,7 +1,9 @@
 // Writing CC_LINK_PINS_FILE after each change: the whole file, to a temporary file beside it (mode
 // 0600), synced, then renamed over it and the directory synced, so a crash leaves the old file or
 // the new one. Changes that come while a write is under way are written together once it is done; a
-// new pin's hello-ok waits for the write that holds it (hello.ts).
+// new pin's hello-ok waits for the write that holds it (hello.ts). A change of a pinned computer's
+// label alone is written at most once per CC_LINK_PIN_LABEL_WRITE_MS (labelChanged): any pinned
+// computer can change its label in back-to-back info frames, and each would rewrite the whole file.
 import { randomBytes } from 'node:crypto';
 import { open, realpath, rename, unlink } from 'node:fs/promises';
 import { formatPins } from './pins-text.js';
@@ -27,6 +29,12 @@ export class PinsWriter {
   failures = 0;
   /** Writes done. */
   writes = 0;
+  /** The label-only write set for later (labelChanged), or null. */
+  private labelTimer: NodeJS.Timeout | null = null;
+  /** When the last label-only write was asked for (ms). */
+  private lastLabelWrite = -Infinity;
+  /** Most label-only writes: one per this many ms (CC_LINK_PIN_LABEL_WRITE_MS); 0: each change is written. */
+  labelWriteMs = 0;
 
   constructor(
     readonly path: string,
@@ -51,8 +59,36 @@ export class PinsWriter {
     return written;
   }
 
-  /** Resolves when every change so far is written (or its write failed). */
+  /**
+   * Only a pinned computer's label changed: written now when no label-only write was in the last
+   * `labelWriteMs`, else once that much time has passed since it (the labels as they are then, so the
+   * latest is written; changes in between are merged into that one write). A write for another change
+   * holds the labels too and takes the place of one set for later. flush() writes a pending one at once.
+   */
+  labelChanged(): void {
+    if (this.labelTimer !== null) return;
+    const wait = this.lastLabelWrite + this.labelWriteMs - Date.now();
+    if (wait <= 0) {
+      this.lastLabelWrite = Date.now();
+      void this.changed();
+      return;
+    }
+    this.labelTimer = setTimeout(() => {
+      this.labelTimer = null;
+      this.lastLabelWrite = Date.now();
+      void this.changed();
+    }, wait);
+    // close() flushes it; a process ending otherwise is not held up by it
+    this.labelTimer.unref();
+  }
+
+  /** Resolves when every change so far is written (or its write failed), a label-only one set for later too. */
   async flush(): Promise<void> {
+    if (this.labelTimer !== null) {
+      clearTimeout(this.labelTimer);
+      this.labelTimer = null;
+      void this.changed();
+    }
     while (this.writing !== null) await this.writing;
   }
 
@@ -62,6 +98,11 @@ export class PinsWriter {
       // this write holds every change so far; later ones wait for the next
       const end = this.endNext;
       this.next = this.endNext = null;
+      // the labels as they are now are in this write: a label-only write set for later has nothing left to do
+      if (this.labelTimer !== null) {
+        clearTimeout(this.labelTimer);
+        this.labelTimer = null;
+      }
       try {
         await this.write(formatPins(this.snapshot(), this.openings(), this.distrusted(), this.unconfirmed(), this.labels()));
         this.writes++;

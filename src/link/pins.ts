@@ -96,6 +96,11 @@ export class KeyPins {
    * (with a pins file) resolves once the write that holds the change has ended.
    */
   onChange: (() => Promise<void> | void) | null = null;
+  /**
+   * Called after only a pinned computer's label changed (noteLabel): the pins file is saved at most once
+   * per CC_LINK_PIN_LABEL_WRITE_MS then (PinsWriter.labelChanged). Without it, onChange is called.
+   */
+  onLabelChange: (() => void) | null = null;
   /** Ids pinned whose pin is not on disk yet: the write that holds it (with a pins file). */
   private readonly unsaved = new Map<number, Promise<void>>();
   /**
@@ -301,10 +306,13 @@ export class KeyPins {
 
   /**
    * The label a pinned id's computer says now (its hello, an info frame); null: none. Ignored for an id
-   * not pinned. A change is written to the pins file (with one), so a restart keeps it.
+   * not pinned. Held here at once; a change is written to the pins file (with one), at most once per
+   * CC_LINK_PIN_LABEL_WRITE_MS for all labels, so a restart keeps it.
    */
   noteLabel(computerId: number, label: string | null): void {
-    if (this.pins.has(computerId) && this.labels.set(computerId, label)) void this.save();
+    if (!this.pins.has(computerId) || !this.labels.set(computerId, label)) return;
+    if (this.onLabelChange !== null) this.onLabelChange();
+    else void this.save();
   }
 
   /** The pinned ids whose computer last said `label` (linked or not). */

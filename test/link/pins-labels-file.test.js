@@ -148,3 +148,37 @@ test('KeyPins: labels from the file are taken for pinned ids only; a reread repl
   pins.replace([[1, sha(KEY)]], [], [], []);
   assert.deepEqual(pins.labelled(), [[1, 'from the file']]);
 });
+
+test('bug: a pinned computer changing its label back to back rewrote the whole pins file (synced) at each change; label changes alone are written at most once per CC_LINK_PIN_LABEL_WRITE_MS, the latest kept and written at shutdown', T, async (t) => {
+  const { file, open } = pinsDir(t);
+  const bridge = await open({ CC_LINK_PIN_LABEL_WRITE_MS: '3600000' });
+  const metric = async (name) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text())[1]);
+  const five = await labelled(bridge, 5, KEY, 'base', 'five\n');
+  // the first label change is written at once
+  await until(() => readFileSync(file, 'utf8').includes('# label 5 "base"\n'));
+  const before = await metric('cc_link_pins_file_writes_total');
+  for (let i = 1; i <= 200; i++) {
+    five.send({ type: 'info', computerLabel: `base-${i}`, peripherals: [] });
+    // held in memory at once (a label lookup sees it) before the next change is sent
+    await until(() => bridge.pins.labelOf(5) === `base-${i}`);
+  }
+  const written = (await metric('cc_link_pins_file_writes_total')) - before;
+  // before: one write per change (about 200; fewer only when changes came during a write)
+  assert.ok(written <= 2, `${written} writes of the pins file for 200 label changes`);
+  assert.equal((await byLabel(bridge, 'base-200')).structuredContent.output, 'five\n');
+  // a pin change is written at once as before (its hello-ok waits for it), and holds the latest labels
+  const six = await labelled(bridge, 6, KEY6, 'six', 'six\n');
+  const text = readFileSync(file, 'utf8');
+  assert.match(text, new RegExp(`^6 ${sha(KEY6)}$`, 'm'));
+  assert.match(text, /^# label 5 "base-200"$/m);
+  for (let i = 201; i <= 250; i++) {
+    five.send({ type: 'info', computerLabel: `base-${i}`, peripherals: [] });
+    await until(() => bridge.pins.labelOf(5) === `base-${i}`);
+  }
+  assert.doesNotMatch(readFileSync(file, 'utf8'), /base-250/, 'set for later, not written yet');
+  await five.close();
+  await six.close();
+  // the label-only write set for later is made at shutdown: nothing lost
+  await bridge.close();
+  assert.deepEqual([...readPinsFile(file, 10).labels], [[5, 'base-250'], [6, 'six']]);
+});
