@@ -5,7 +5,7 @@
 // (scanChains). Pure; weights are cached per parsed term.
 
 import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
-import { charsAtom, firstAtom, inlined, lastAlt, nullableTerm, unbounded } from './pattern-terms.js';
+import { charsAtom, firstAlt, firstAtom, inlined, lastAlt, nullableTerm, unbounded } from './pattern-terms.js';
 
 /**
  * A chain of unbounded repetitions (see scanChains): its last member (`last`, whose characters decide
@@ -124,12 +124,14 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
 /**
  * Whether repetition `t` goes on from repetition `last` (scanChains's precise reading): a text they split
  * two ways has a character `last` can end with that `t` can start with. A set's characters are both;
- * a group repeated without bound starts and ends a copy with its first and last characters
- * (`([\w-]+\.)+[\w-]+`: the `[\w-]+` cannot take the `.` each copy ends with, so it reaches into one
- * copy at most, wherever the group stops).
+ * a group repeated without bound can end where a copy does, or where a copy could have begun (one copy
+ * fewer: `(\W+?c)*(\W+?c)*` splits its copies between the two), so its first and last characters
+ * (`^[a-z]+(_[a-z]+)*$`: a `_` begins each copy, which the `[a-z]+` cannot take).
  */
 export function joinsPrecisely(last: Term, t: Term): boolean {
-  return overlaps(last.atom.kind === 'group' ? lastAlt(last.atom.body) : charsAtom(last.atom), firstAtom(t.atom));
+  const first = firstAtom(t.atom);
+  if (last.atom.kind !== 'group') return overlaps(charsAtom(last.atom), first);
+  return overlaps(lastAlt(last.atom.body), first) || overlaps(firstAlt(last.atom.body), first);
 }
 
 /**
