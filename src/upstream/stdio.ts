@@ -29,6 +29,12 @@ export interface StdioTransportOptions {
  */
 export const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TMPDIR', 'LANG', 'LC_ALL', 'SYSTEMROOT', 'APPDATA', 'USERPROFILE'];
 
+/** A read this large filled libuv's buffer: the server writes faster than the bridge reads. */
+const FULL_READ_BYTES = 65_536;
+
+/** Lines that are not JSON a server may write in a second; one more and it is closed. */
+export const MAX_NOT_JSON_PER_S = 1000;
+
 /** Characters of one stderr line the log shows; the rest is counted. */
 export const STDERR_SHOWN = 2048;
 
@@ -64,6 +70,11 @@ export class StdioTransport implements Transport {
   private handlers: TransportHandlers | null = null;
   /** The messages sent this turn, not yet written. */
   private batch: Batch | null = null;
+  /** Lines that were not JSON in the second since notJsonSince (notJson). */
+  private notJsonCount = 0;
+  private notJsonSince = -Infinity;
+  /** Closed for writing too many lines that are not JSON: nothing more it writes is read. */
+  private broken = false;
 
   constructor(private readonly options: StdioTransportOptions) {}
 
@@ -99,7 +110,21 @@ export class StdioTransport implements Transport {
       onLine: (line) => options.log.info(`${options.name} stderr: ${line.length > STDERR_SHOWN ? `${line.slice(0, STDERR_SHOWN)}... (${line.length} characters)` : line}`),
       onOversize: (bytes) => options.log.info(`${options.name} stderr: (a line of ${bytes} bytes, not shown)`),
     });
-    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+    const stdout = child.stdout;
+    const resumeOut = () => stdout?.resume();
+    stdout?.on('data', (chunk: Buffer) => {
+      // a server that stopped being one (too many lines that are not JSON): the rest is not read
+      if (this.broken) return;
+      out.push(chunk);
+      // a full read means the server writes faster than the bridge reads (libuv reads up to 32 of them
+      // in one go): the next waits for the next turn of the event loop, so links, calls and other
+      // servers are served in between. Before, a server writing without pause held the event loop for
+      // seconds at a time (every HTTP request took 0.5-10 s instead of 20 ms)
+      if (chunk.length >= FULL_READ_BYTES && stdout !== null) {
+        stdout.pause();
+        setImmediate(resumeOut);
+      }
+    });
     child.stdout?.on('end', () => out.end());
     child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
     child.stderr?.on('end', () => err.end());
@@ -168,6 +193,26 @@ export class StdioTransport implements Transport {
     else stdin.write(batch.text, batch.done);
   }
 
+  /**
+   * Counts a line that is not JSON: past MAX_NOT_JSON_PER_S in a second the server is not speaking
+   * MCP (stdout is for its messages alone) and is closed, to be restarted like one that exited. Each
+   * such line costs a thrown SyntaxError (25-50 us here), so a server writing them without pause held
+   * the bridge's event loop for seconds at a time.
+   */
+  private notJson(): void {
+    const now = Date.now();
+    if (now - this.notJsonSince >= 1000) {
+      this.notJsonSince = now;
+      this.notJsonCount = 0;
+    }
+    if (++this.notJsonCount <= MAX_NOT_JSON_PER_S) return;
+    const reason = `it wrote more than ${MAX_NOT_JSON_PER_S} lines that are not JSON in a second on stdout, which is for MCP messages alone; closed`;
+    this.broken = true;
+    this.options.log.warn(`${this.options.name}: ${reason}`);
+    this.handlers?.close(reason);
+    void this.close();
+  }
+
   async close(): Promise<void> {
     const child = this.child;
     if (!child || this.closing) return this.exited;
@@ -186,11 +231,13 @@ export class StdioTransport implements Transport {
   }
 
   private line(line: string): void {
+    if (this.broken) return;
     let value: unknown;
     try {
       value = JSON.parse(line);
     } catch {
       this.options.log.warn(`${this.options.name} wrote a line that is not JSON; ignored: ${line.length > 120 ? `${line.slice(0, 120)}...` : line}`);
+      this.notJson();
       return;
     }
     this.handlers?.message(value, line.length);

@@ -94,11 +94,26 @@ test('bug: every stderr line and every stdout line that is not JSON of an upstre
     assert.ok(long.length < 2400, `a stderr line of ${long.length} characters in the log`);
     assert.equal((await callTool(bridge, 'se__echo', { n: 1 })).content[0].text, '{"n":1}');
   });
-  await withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('ga', 'garbage', '20000')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+  // 900: under the 1,000 a second that close a server (next test)
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('ga', 'garbage', '900')] }), LOG_LEVEL: 'info' }, async (bridge) => {
     // the lines come before the answer to the first tools/list, on the same pipe: all read once it is up
     await up(bridge, 'ga');
     const garbage = bridge.logs.filter((l) => l.includes('upstream ga wrote a line that is not JSON'));
-    assert.ok(garbage.length > 0 && garbage.length <= 500, `${garbage.length} lines that are not JSON logged of 20,000`);
+    assert.ok(garbage.length > 0 && garbage.length <= 500, `${garbage.length} lines that are not JSON logged of 900`);
     assert.equal((await callTool(bridge, 'ga__echo', { n: 2 })).content[0].text, '{"n":2}');
   });
 });
+
+test('bug: a stdio upstream writing lines that are not JSON without pause held the bridge\'s event loop for seconds at a time; now it is closed past 1,000 such lines in a second', { timeout: 60_000 }, () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('ga', 'garbage', '200000'), flooding('ok', 'stderr', '0')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+    // each such line costs a thrown SyntaxError: 200,000 of them were seconds of the event loop each time
+    await until(() => bridge.logs.some((l) => l.includes('upstream ga is down: ')));
+    const down = bridge.logs.find((l) => l.includes('upstream ga is down: '));
+    assert.match(down, /upstream ga is down: (connection closed before tools\/list was answered: )?it wrote more than 1000 lines that are not JSON in a second on stdout, which is for MCP messages alone; closed; restarting in/);
+    const status = (await health(bridge)).servers.find((s) => s.id === 'ga');
+    assert.notEqual(status.state, 'up');
+    // the other server and the bridge's own tools are served meanwhile
+    await up(bridge, 'ok');
+    assert.equal((await callTool(bridge, 'ok__echo', { n: 3 })).content[0].text, '{"n":3}');
+    assert.match((await callTool(bridge, 'list-computers', {})).content[0].text, /No computers are linked/);
+  }));
