@@ -41,6 +41,13 @@ function lineColumn(text: string, err: Error): string {
 }
 
 /**
+ * Largest config file read (a fixed bound: Lua tools and server entries are a few KB each). Before, a
+ * 3 GB file was read whole by the start, or on SIGHUP / POST /reload with the event loop blocked: 65 s
+ * and 4.2 GB of memory to fail with ERR_STRING_TOO_LONG.
+ */
+export const MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
  * Reads and validates the file; an unreadable file is a ConfigFileError too. Only a regular file (a
  * symlink to one is fine) is read: opened without blocking and checked on the open descriptor, so a
  * FIFO or a device put at the path is refused at once. Before, a FIFO blocked the start, or, on
@@ -52,7 +59,9 @@ export function loadFileConfig(file: string): FileConfig {
   let fd: number | null = null;
   try {
     fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
-    if (!fstatSync(fd).isFile()) throw new ConfigFileError(file, [{ path: '$', message: 'is not a regular file (a FIFO, device or directory is never read)' }]);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new ConfigFileError(file, [{ path: '$', message: 'is not a regular file (a FIFO, device or directory is never read)' }]);
+    if (stat.size > MAX_FILE_BYTES) throw new ConfigFileError(file, [{ path: '$', message: `is ${stat.size} bytes; a config file may be at most ${MAX_FILE_BYTES} (16 MiB), so it is not read` }]);
     text = readFileSync(fd, 'utf8');
   } catch (err) {
     if (err instanceof ConfigFileError) throw err;

@@ -53,3 +53,30 @@ test('bug: a FIFO at CC_CONFIG blocked loadFileConfig (the start, or SIGHUP / PO
   );
   assert.throws(() => loadFileConfig(dir), (err) => err.code === 'ERR_CONFIG_FILE' && /is not a regular file/.test(err.message));
 });
+
+test('bug: a CC_CONFIG of gigabytes was read whole (at start, or on SIGHUP / POST /reload with the event loop blocked); now one over 16 MiB is refused unread', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-config-big-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'bridge.json');
+  // sparse: 3 GiB of size, no disk; the build before took 65 s and 4.2 GB of memory over it
+  execFileSync('truncate', ['-s', '3G', file]);
+  const isTooBig = (err) => err?.code === 'ERR_CONFIG_FILE' && err.message === `${file}: $: is 3221225472 bytes; a config file may be at most 16777216 (16 MiB), so it is not read`;
+  assert.throws(() => loadFileConfig(file), isTooBig);
+  // one byte past the bound is refused; the bound itself is read (and is then not JSON)
+  execFileSync('truncate', ['-s', String(16 * 1024 * 1024 + 1), file]);
+  assert.throws(() => loadFileConfig(file), (err) => /is 16777217 bytes; a config file may be at most 16777216/.test(err.message));
+  execFileSync('truncate', ['-s', String(16 * 1024 * 1024), file]);
+  assert.throws(() => loadFileConfig(file), (err) => err.code === 'ERR_CONFIG_FILE' && /not valid JSON/.test(err.message));
+  // on reload: 422, the tools kept
+  const config = writeConfig({ tools: [{ name: 'good', target: 'argument', lua: 'return 1' }] });
+  await withBridge({ CC_CONFIG: config }, async (bridge) => {
+    execFileSync('truncate', ['-s', '3G', config]);
+    const res = await fetch(new URL('/reload', bridge.mcpUrl), { method: 'POST' });
+    assert.equal(res.status, 422);
+    const body = await res.json();
+    assert.match(body.problems[0].message, /^is 3221225472 bytes; a config file may be at most 16777216/);
+    const names = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools.map((t) => t.name);
+    assert.ok(names.includes('good'));
+    rmSync(config);
+  });
+});
