@@ -1,5 +1,5 @@
 // Environment -> typed configuration. Every limit is explicit and validated before anything listens.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { splitTokens, tokenProblem } from './auth/tokens.js';
 import { ConfigError, host, integer, optionalPath, origins, word, type Parse } from './config/values.js';
 import { MiB, VARIABLES, accepted, isWhole, isWord, type LogLevel, type VariableSpec } from './config/variables.js';
@@ -138,6 +138,26 @@ function choice(env: Record<string, string | undefined>, name: string): string {
   return read(env, name, word(spec.values, accepted(spec)));
 }
 
+/** Largest token file read (MCP_AUTH_TOKEN_FILE, CC_LINK_TOKEN_FILE): a few tokens of at most 256 characters. */
+export const MAX_TOKEN_FILE_BYTES = 65536;
+
+/**
+ * A token file's text: only a regular file (a symlink to one is fine) of at most MAX_TOKEN_FILE_BYTES,
+ * opened without blocking and checked on the open descriptor. Before, a FIFO there blocked the start
+ * until something wrote to it, and /dev/zero was read until memory ran out.
+ */
+export function readTokenFile(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error('not a regular file: a FIFO, device or directory is never read');
+    if (stat.size > MAX_TOKEN_FILE_BYTES) throw new Error(`${stat.size} bytes; a token file may be at most ${MAX_TOKEN_FILE_BYTES}`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Tokens from `name` or from the file named by `${name}_FILE` (not both); [] when neither is set. */
 function readTokens(env: Record<string, string | undefined>, name: string, readFile: (path: string) => string): string[] {
   const fileName = `${name}_FILE`;
@@ -168,7 +188,7 @@ function readTokens(env: Record<string, string | undefined>, name: string, readF
 
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
-  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+  readFile: (path: string) => string = readTokenFile,
 ): Config {
   const pin = choice(env, 'CC_LINK_PIN');
   const pinsFile = read(env, 'CC_LINK_PINS_FILE', optionalPath);

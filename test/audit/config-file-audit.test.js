@@ -2,7 +2,7 @@
 // ConfigFileError naming it, at start and on reload; the bridge neither crashes nor blocks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -79,4 +79,22 @@ test('bug: a CC_CONFIG of gigabytes was read whole (at start, or on SIGHUP / POS
     assert.ok(names.includes('good'));
     rmSync(config);
   });
+});
+
+test('bug: MCP_AUTH_TOKEN_FILE or CC_LINK_TOKEN_FILE naming a FIFO blocked the start until something wrote to it, and /dev/zero was read until memory ran out; now refused at once', { timeout: 60_000 }, (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-token-file-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const fifo = path.join(dir, 'token');
+  execFileSync('mkfifo', [fifo]);
+  const big = path.join(dir, 'big');
+  execFileSync('truncate', ['-s', '65537', big]);
+  for (const name of ['MCP_AUTH_TOKEN_FILE', 'CC_LINK_TOKEN_FILE']) {
+    // a child process each: the build before blocked (FIFO) or ran out of memory (/dev/zero) inside loadConfig
+    for (const [file, why] of [[fifo, /not a regular file: a FIFO, device or directory is never read/], ['/dev/zero', /not a regular file/], [dir, /not a regular file/], [big, /65537 bytes; a token file may be at most 65536/]]) {
+      const run = spawnSync(process.execPath, ['dist/index.js'], { env: { PATH: process.env.PATH, MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', [name]: file }, encoding: 'utf8', timeout: 20_000 });
+      assert.equal(run.status, 2, `${name}=${file}: exit ${run.status} (${run.signal ?? ''}) ${run.stderr}`);
+      assert.match(run.stderr, new RegExp(`invalid configuration: ${name}="${file.replace(/[/.]/g, '\\$&')}": cannot read the file \\(`));
+      assert.match(run.stderr, why);
+    }
+  }
 });
