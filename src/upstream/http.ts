@@ -8,6 +8,7 @@ import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
 import { OversizeError, isAnswer, networkError, readBounded } from './http-body.js';
 import { readEvents, type EventSink, type StreamEnd } from './sse-read.js';
+import { MAX_NOT_JSON_PER_S } from './stdio.js';
 import { CrossOriginRedirectError, TooManyRedirectsError, fetchSameOrigin } from './redirects.js';
 
 export interface HttpTransportOptions {
@@ -58,12 +59,22 @@ export class HttpTransport implements Transport {
   private protocolVersion: string | null = null;
   private readonly inFlight = new Set<AbortController>();
   private closed = false;
+  /** Events that were not JSON in the second since notJsonSince (notJson). */
+  private notJsonCount = 0;
+  private notJsonSince = -Infinity;
   private listening = false;
   /** Where the event streams' messages go (readEvents). */
   private readonly events: EventSink;
 
   constructor(private readonly options: HttpTransportOptions) {
-    this.events = { maxMessageBytes: options.maxMessageBytes, log: options.log, label: this.label(), deliver: (value) => this.deliver(value) };
+    this.events = {
+      maxMessageBytes: options.maxMessageBytes,
+      log: options.log,
+      label: this.label(),
+      deliver: (value) => this.deliver(value),
+      notJson: () => this.notJson(),
+      stopped: () => this.closed,
+    };
   }
 
   /** The session the server issued, if any. */
@@ -182,6 +193,20 @@ export class HttpTransport implements Transport {
 
   private label(): string {
     return this.options.name ?? shownUrl(this.options.url);
+  }
+
+  /**
+   * Counts an event that is not JSON: past MAX_NOT_JSON_PER_S in a second the server is not speaking
+   * MCP and the connection ends (the supervisor reconnects with backoff). Each costs a thrown
+   * SyntaxError: a server streaming them without pause made every request to the bridge take 0.4-2.7 s.
+   */
+  private notJson(): void {
+    const now = Date.now();
+    if (now - this.notJsonSince >= 1000) {
+      this.notJsonSince = now;
+      this.notJsonCount = 0;
+    }
+    if (++this.notJsonCount > MAX_NOT_JSON_PER_S) this.ended(`it sent more than ${MAX_NOT_JSON_PER_S} events that are not JSON in a second, where every event is an MCP message; closed`);
   }
 
   private ended(reason: string): void {

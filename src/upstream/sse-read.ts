@@ -5,6 +5,9 @@ import { isRecord } from '../jsonrpc/message.js';
 import { SseParser } from './sse.js';
 import { cutShort } from './http-body.js';
 
+/** Bytes of a stream handled in one turn of the event loop before the reader lets others go first. */
+const YIELD_BYTES = 65_536;
+
 /** How an event stream ended: whether it carried the awaited answer, and how to resume it. */
 export interface StreamEnd {
   answered: boolean;
@@ -24,6 +27,10 @@ export interface EventSink {
   /** Log prefix: `upstream nether`. */
   label: string;
   deliver(value: unknown): void;
+  /** An event was not JSON (counted: too many end the connection). */
+  notJson?(): void;
+  /** The connection ended: what is left of the stream is not parsed. */
+  stopped?(): boolean;
 }
 
 /** Delivers every message event of an SSE body until the server ends it; says whether `waiting` was answered. */
@@ -35,12 +42,13 @@ export async function readEvents(res: Response, sink: EventSink, waiting?: strin
     sink.maxMessageBytes,
     (event) => {
       // events without data prime reconnection (an id and nothing else): no message in them
-      if (event.event !== 'message' || event.data.trim() === '') return;
+      if (event.event !== 'message' || event.data.trim() === '' || sink.stopped?.()) return;
       let value: unknown;
       try {
         value = JSON.parse(event.data);
       } catch {
         sink.log?.warn(`${sink.label} sent an SSE event that is not JSON; ignored`);
+        sink.notJson?.();
         return;
       }
       events++;
@@ -55,7 +63,17 @@ export async function readEvents(res: Response, sink: EventSink, waiting?: strin
   const decoder = new TextDecoder();
   if (res.body) {
     try {
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
+      let sinceYield = 0;
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        parser.push(decoder.decode(chunk, { stream: true }));
+        // a server that streams without pause: the next chunks wait for the next turn of the event
+        // loop once 64 KiB were handled in this one, so links, calls and other servers are served
+        sinceYield += chunk.byteLength;
+        if (sinceYield >= YIELD_BYTES) {
+          sinceYield = 0;
+          await new Promise(setImmediate);
+        }
+      }
     } catch (err) {
       throw cutShort(err);
     }

@@ -117,3 +117,40 @@ test('bug: a stdio upstream writing lines that are not JSON without pause held t
     assert.equal((await callTool(bridge, 'ok__echo', { n: 3 })).content[0].text, '{"n":3}');
     assert.match((await callTool(bridge, 'list-computers', {})).content[0].text, /No computers are linked/);
   }));
+
+test('bug: an HTTP upstream streaming events that are not JSON without pause made every request to the bridge take 0.4-2.7 s; now its connection ends past 1,000 such events in a second', { timeout: 60_000 }, async (t) => {
+  let listed = false;
+  const upstream = createServer(async (req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // once the bridge has listed the tools: 20,000 events that are not JSON
+      const flood = () => (listed ? res.end('data: x\n\n'.repeat(20_000)) : setTimeout(flood, 20));
+      return flood();
+    }
+    if (req.method === 'DELETE') return res.writeHead(200).end();
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const msg = JSON.parse(text);
+    if (msg.id === undefined) return res.writeHead(202).end();
+    const json = (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...body }));
+    if (msg.method === 'initialize') return json({ result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'noisy', version: '1' } } });
+    if (msg.method === 'tools/list') {
+      json({ result: { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
+      listed = true;
+      return;
+    }
+    json({ result: { content: [{ type: 'text', text: 'ok' }] } });
+  });
+  upstream.listen(0, '127.0.0.1');
+  await once(upstream, 'listening');
+  t.after(() => new Promise((resolve) => {
+    upstream.closeAllConnections();
+    upstream.close(resolve);
+  }));
+  const config = writeConfig({ servers: [{ id: 'hg', url: `http://127.0.0.1:${upstream.address().port}/mcp` }] });
+  await withBridge({ CC_CONFIG: config, LOG_LEVEL: 'info' }, async (bridge) => {
+    await until(() => bridge.logs.some((l) => l.includes('upstream hg is down: ')));
+    assert.match(bridge.logs.find((l) => l.includes('upstream hg is down: ')), /upstream hg is down: it sent more than 1000 events that are not JSON in a second, where every event is an MCP message; closed; restarting in/);
+    assert.match((await callTool(bridge, 'list-computers', {})).content[0].text, /No computers are linked/);
+  });
+});
