@@ -59,6 +59,9 @@ export interface LinkServer {
 
 const CLOSE_GOING_AWAY = 1001;
 
+/** Changes one log line of an info frame names (a frame may attach or detach 1024 peripherals). */
+const MAX_CHANGES_SHOWN = 20;
+
 const UNLIMITED: AdmissionLimits = {
   maxLinks: Infinity,
   maxLinksPerAddress: Infinity,
@@ -77,6 +80,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
   const budget = new LogBudget(50);
+  // the changes info frames bring (label, peripherals, jobs), which a computer sends at will
+  const changeBudget = new LogBudget(50);
   const warn = (line: string) => {
     const text = budget.take(line);
     if (text !== null) log.warn(text);
@@ -343,7 +348,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
     if (frame.type === 'info') {
       const changes = registry.updateInfo(ws.link, frame);
-      if (changes.length > 0) log.info(`computer ${logName(ws.link.computerId, ws.link.label)}: ${changes.join(', ')}`);
+      if (changes.length > 0) {
+        // a computer sends info frames at will: at most 50 such lines a second, each at most 20 changes
+        const shown = changes.length > MAX_CHANGES_SHOWN ? [...changes.slice(0, MAX_CHANGES_SHOWN), `and ${changes.length - MAX_CHANGES_SHOWN} more`] : changes;
+        const line = changeBudget.take(`computer ${logName(ws.link.computerId, ws.link.label)}: ${shown.join(', ')}`);
+        if (line !== null) log.info(line);
+      }
       return;
     }
     if (!registry.resolve(ws.link, frame)) {

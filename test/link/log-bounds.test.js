@@ -103,3 +103,19 @@ test('bug: a hello\'s version had no bound (a frame-sized version was kept whole
     assert.ok(listed.content[0].text.includes(`mcp-computer ${longest}`), listed.content[0].text);
     await ok.close();
   }));
+
+test('bug: every info frame that changed something was logged, whole: a computer sending them without pause wrote a log line each (4,000 for 4,000), one attaching 1,024 peripherals a line of 1,024 changes', () =>
+  withBridge({ LOG_LEVEL: 'info' }, async (bridge) => {
+    const computer = await linkComputer(bridge, { computerId: 3, computerLabel: 'a' });
+    const many = Array.from({ length: 1024 }, (_, i) => ({ name: `chest_${i}`, types: ['inventory'] }));
+    computer.send({ type: 'info', computerLabel: 'a', peripherals: many });
+    for (let i = 0; i < 4000; i++) computer.send({ type: 'info', computerLabel: i % 2 ? 'a' : 'b', peripherals: [] });
+    // the last frame is handled: its label is the link's
+    await until(() => bridge.links.get(3)?.label === 'a' && bridge.links.get(3)?.identity.peripherals?.length === 0);
+    const lines = bridge.logs.filter((l) => l.includes('computer 3 (Label: '));
+    assert.ok(lines.length >= 1 && lines.length <= 500, `${lines.length} lines for 4,001 info frames`);
+    const attached = lines.find((l) => l.includes('attached'));
+    assert.match(attached, /peripheral "chest_19" attached, and \d+ more$/);
+    assert.ok(attached.length < 2000, `a line of ${attached.length} characters`);
+    await computer.close();
+  }));
