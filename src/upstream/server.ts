@@ -89,6 +89,8 @@ export class UpstreamServer {
    * server writing stderr without pause slowed every call 40-100 times and grew the log 5-13 MB a second.
    */
   private readonly peerLog: Logger;
+  /** The re-listing lines, which a server provokes at will too (a list_changed after every listing): their own budget. */
+  private readonly relistLog: Logger;
 
   constructor(
     readonly config: ServerConfig,
@@ -98,6 +100,7 @@ export class UpstreamServer {
     this.name = `upstream ${config.id}`;
     this.timeoutMs = config.timeoutMs ?? deps.timeoutMs;
     this.peerLog = budgetedLogger(deps.log, PEER_LOG_LINES_PER_S);
+    this.relistLog = budgetedLogger(deps.log, PEER_LOG_LINES_PER_S);
     const prefix = `${config.id}${SEPARATOR}`;
     this.source = {
       id: sourceIdOf(config.id),
@@ -230,7 +233,7 @@ export class UpstreamServer {
     // nothing: its tools are kept, so no change is announced to every client (each would list again)
     const listed = JSON.stringify(tools);
     if (this.state === 'up' && listed === this.listed) {
-      this.deps.log.info(`${this.name} re-listed its tools: ${this.offered.length}, unchanged`);
+      this.relistLog.info(`${this.name} re-listed its tools: ${this.offered.length}, unchanged`);
       return;
     }
     this.listed = listed;
@@ -249,7 +252,7 @@ export class UpstreamServer {
     this.offered = offered;
     this.state = 'up';
     this.reason = '';
-    if (wasUp) this.deps.log.info(`${this.name} re-listed its tools: ${offered.length}`);
+    if (wasUp) this.relistLog.info(`${this.name} re-listed its tools: ${offered.length}`);
     this.deps.onChange();
   }
 

@@ -154,3 +154,11 @@ test('bug: an HTTP upstream streaming events that are not JSON without pause mad
     assert.match((await callTool(bridge, 'list-computers', {})).content[0].text, /No computers are linked/);
   });
 });
+
+test('bug: an upstream that said its tools changed after every listing had each re-listing logged ("re-listed its tools: 1, unchanged", about 7,000 lines a second)', { timeout: 60_000 }, () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('rl', 'relist-loop')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+    await until(() => bridge.logs.some((l) => l.includes('upstream rl stderr: listed 3000 times')));
+    const relisted = bridge.logs.filter((l) => l.includes('upstream rl re-listed its tools'));
+    assert.ok(relisted.length >= 1 && relisted.length <= 500, `${relisted.length} lines for 3,000 listings`);
+    assert.equal((await callTool(bridge, 'rl__echo', { n: 4 })).content[0].text, '{"n":4}');
+  }));
