@@ -428,7 +428,7 @@ function table(headers, rows) {
 export async function runCompare(argv) {
   const { values } = parseArgs({
     args: argv,
-    strict: false,
+    allowPositionals: false,
     options: {
       quick: { type: 'boolean' },
       seconds: { type: 'string' },

@@ -719,7 +719,31 @@ function cleanup() {
 }
 process.on('exit', cleanup);
 
-if (process.argv.includes('--fake-worker')) {
+const USAGE = `Usage: npm run bench -- [options]     (or: node scripts/bench.js [options])
+  --seconds S      measured seconds per cell (default 3)
+  --quick          small matrix for smoke checks
+  --json           print only the JSON document
+  --computers LIST N values, e.g. 1,100,1000
+  --clients LIST   C values, e.g. 1,10,100
+  --fake-procs K   run the fake computers in K forked processes (0 to 16)
+  --cpu-prof DIR   start the bridge with --cpu-prof and write its profiles to DIR
+  --no-upstream    skip the upstream cell
+Usage: npm run bench -- --compare [options]   ours against the minimal bridge, interleaved
+  --quick          fewer, shorter rounds and 2,000 idle links
+  --seconds S      measured seconds per cell (default 3)
+  --warmup S       warm-up seconds per cell, 0 to 60 (default 0.5)
+  --rounds R       interleaved rounds (default 3)
+  --links K        idle links for the memory and one-probe cells (default 10000)
+  --cells LIST     only these cells, e.g. probe1,upstream
+  --baseline FILE  another build's dist/index.js instead of the minimal bridge (A/B)
+  --cpu-prof DIR   each bridge writes its CPU profiles to DIR/<its name>
+  --json           print only the JSON document
+`;
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+} else if (process.argv.includes('--fake-worker')) {
   runFakeWorker();
 } else if (process.argv.includes('--compare')) {
   const { runCompare, killCompareChildren } = await import('./bench-compare.js');
@@ -732,8 +756,10 @@ if (process.argv.includes('--fake-worker')) {
   runCompare(process.argv.slice(2).filter((a) => a !== '--compare')).then(
     () => process.exit(0),
     (err) => {
-      process.stderr.write(`bench --compare: ${err.stack}\n`);
-      process.exit(1);
+      // a mistyped option (node:util parseArgs) is the user's error, not the bench's: no stack
+      const usage = typeof err.code === 'string' && err.code.startsWith('ERR_PARSE_ARGS');
+      process.stderr.write(`bench --compare: ${usage ? `${err.message}\n${USAGE}` : `${err.stack}\n`}`);
+      process.exit(usage ? 2 : 1);
     },
   );
 } else {
