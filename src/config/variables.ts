@@ -86,7 +86,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_HELLO_RATE', default: '50', meaning: 'hellos per second accepted from one IP address (bursts of twice that); more get hello-error busy', ...COUNT },
   { name: 'CC_MAX_REQUESTS_PER_COMPUTER', default: '128', meaning: 'most requests in flight to one computer; more fail at once. Keep it well below 256, CC\'s event queue per computer (it drops events past that)', ...COUNT },
   { name: 'CC_LINK_YOUNG_GEN_MB', default: '8', meaning: 'while computers link (until 250 ms after the last handshake), V8\'s young generation grows to at most this many MiB (0: as V8 decides, up to 32; V8 takes 2 whatever the bound)', min: 0, max: 1024 },
-  { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames count at least 256); more pauses its reading until the second is over', ...BYTES },
+  { name: 'CC_LINK_MAX_BYTES_PER_S', default: String(MiB), meaning: 'frame bytes one link socket may send a second (frames, pings and pongs count at least 256); more pauses its reading until the second is over', ...BYTES },
   { name: 'CC_LINK_MAX_UNSENT_BYTES', default: String(32 * MiB), meaning: 'most bytes sent to one computer that it may leave unread (written, not yet taken by its socket); a computer that leaves more is dropped (it stopped reading)', min: MiB, max: 1024 * MiB },
   { name: 'CC_MAX_FILE_BYTES', default: String(16 * MiB), meaning: 'largest file read-file and write-file move (in pieces that fit the frame limit); larger is refused', ...BYTES },
   { name: 'MCP_MAX_BATCH', default: '100', meaning: 'most messages in one JSON-RPC batch (2025-03-26 clients); more get 400', ...COUNT },

@@ -15,6 +15,8 @@ export interface SocketHandlers {
   frame(ws: ComputerSocket, data: RawData, isBinary: boolean): void;
   /** A text frame taken by the socket's own reader (readOneFrame): its text and its payload's bytes. */
   text(ws: ComputerSocket, text: string, size: number): void;
+  /** The peer sent a ping or a pong of `bytes` (charged to its CC_LINK_MAX_BYTES_PER_S like a frame). */
+  control(ws: ComputerSocket, bytes: number): void;
   /** The peer answered a heartbeat ping (`alive` is already set again). */
   pong(ws: ComputerSocket): void;
   error(ws: ComputerSocket, err: Error & { code?: string }): void;
@@ -75,9 +77,11 @@ export class ComputerSocket extends WebSocket implements LinkSocket, ThrottleSta
         this.handlers.frame(this, args[0] as RawData, args[1] as boolean);
         return true;
       case 'ping':
+        this.handlers.control(this, (args[0] as Buffer).length);
         answerPing(this, args[0] as Buffer);
         return true;
       case 'pong':
+        this.handlers.control(this, (args[0] as Buffer).length);
         this.alive = true;
         this.handlers.pong(this);
         return true;

@@ -138,6 +138,7 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     pong: (ws) => {
       if (ws.link) registry.touch(ws.link);
     },
+    control: charge,
     error: onError,
     close: onClose,
     sent: () => void metrics.framesOut++,
@@ -290,13 +291,22 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     hellos.reject(ws, error);
   }
 
-  /** Counts a frame of `size` bytes (metrics, throttle, the link's last sign of life); false when it is not to be read. */
-  function frameIn(ws: ComputerSocket, size: number): boolean {
-    metrics.framesIn++;
-    if (chargeFrame(ws, size, maxBytesPerSecond, Date.now())) {
+  /**
+   * Charges `bytes` of what the socket sent to its budget (CC_LINK_MAX_BYTES_PER_S): data frames, and
+   * pings and pongs, which before were free (a computer sending pongs without pause was read at tens
+   * of MB a second through a 1 MiB/s budget).
+   */
+  function charge(ws: ComputerSocket, bytes: number): void {
+    if (chargeFrame(ws, bytes, maxBytesPerSecond, Date.now())) {
       metrics.linksThrottled++;
       warn(`link from ${ws.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
     }
+  }
+
+  /** Counts a frame of `size` bytes (metrics, throttle, the link's last sign of life); false when it is not to be read. */
+  function frameIn(ws: ComputerSocket, size: number): boolean {
+    metrics.framesIn++;
+    charge(ws, size);
     if (ws.link) registry.touch(ws.link);
     // refused before hello and closing: what it sent behind the refused frame is not even parsed
     else if (ws.stage !== 'pending') return false;

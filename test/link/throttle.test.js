@@ -90,3 +90,23 @@ test('chargeFrame: a paused socket resumes when its second is over, not a whole 
   t.mock.timers.tick(5000);
   assert.deepEqual(calls, ['pause', 'resume', 'pause']);
 });
+
+test('bug: pings and pongs a computer sent were not charged to CC_LINK_MAX_BYTES_PER_S, so a computer sending pongs without pause was read at tens of MB a second', () =>
+  withBridge({ CC_LINK_MAX_BYTES_PER_S: '4096' }, async (bridge) => {
+    const flooder = await linkComputer(bridge, { computerId: 1 });
+    const quiet = await linkComputer(bridge, { computerId: 2 });
+    let pongs = 0;
+    flooder.ws.on('pong', () => pongs++);
+    // 100 pongs and 30 pings of 125 bytes (each counts at least 256): 33 KB, eight times the second's budget
+    for (let i = 0; i < 100; i++) flooder.ws.pong(Buffer.alloc(125, 'p'));
+    for (let i = 0; i < 30; i++) flooder.ws.ping(Buffer.alloc(125, 'q'));
+    await until(() => bridge.metrics.linksThrottled >= 1);
+    assert.ok(bridge.logs.some((l) => /link from 127\.0\.0\.1:\d+ sent more than 4096 bytes in a second; reading paused/.test(l)));
+    // every ping is still answered (slowly): the link stays up
+    await until(() => pongs === 30, 5, 60_000);
+    const probe = await (await import('../helpers.js')).callTool(bridge, 'probe-computers');
+    assert.match(probe.content[0].text, /pong from 1/);
+    assert.match(probe.content[0].text, /pong from 2/);
+    await flooder.close();
+    await quiet.close();
+  }));
