@@ -4,19 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeCraftos, useLinkedCraftos } from './craftos.js';
-import { callTool, textOf as text } from './mcp-helpers.js';
+import { callTool, textOf as text, untilDone as until } from './mcp-helpers.js';
 
 const T = { timeout: 90000 };
-
-async function until(fn, what) {
-  let last;
-  for (let i = 0; i < 300; i++) {
-    last = await fn();
-    if (last?.done) return last.value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never: ${what}; last: ${JSON.stringify(last?.value)}`);
-}
 
 describeCraftos('CraftOS-PC: send-input after tabs before the link\'s close', () => {
   const ctx = useLinkedCraftos({

@@ -28,6 +28,17 @@ export async function callTool(bridge, name, args = {}) {
 
 export const textOf = (result) => result.content.map((c) => c.text).join('\n');
 
+/** Polls `fn` every 50 ms, at most 300 times, until it returns `{ done: true, value }`; resolves with value. */
+export async function untilDone(fn, what) {
+  let last;
+  for (let i = 0; i < 300; i++) {
+    last = await fn();
+    if (last?.done) return last.value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`never: ${what}; last: ${JSON.stringify(last?.value)}`);
+}
+
 /** A successful result (fails the test with the result's text otherwise). */
 export async function callOk(bridge, name, args) {
   const result = await callTool(bridge, name, args);
