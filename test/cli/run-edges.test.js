@@ -46,3 +46,29 @@ test('health: an HTTP 200 whose body is not ok: true is not a bridge (exit 3)', 
   assert.equal(r.code, 3);
   assert.match(r.stderr, /answered HTTP 200; is this a cc-mcp-bridge\?/);
 });
+
+test('a tool whose result renders to nothing prints nothing, not an empty line (an empty text, or no content at all)', async (t) => {
+  const { jsonUpstream } = await import('../upstream/fixture.js');
+  const { writeConfig } = await import('../config/write.js');
+  const { startTestBridge } = await import('../helpers.js');
+  const input = { type: 'object' };
+  const results = { blank: { content: [{ type: 'text', text: '' }] }, none: { content: [] }, some: { content: [{ type: 'text', text: 'x' }] } };
+  const url = await jsonUpstream(t, (msg) =>
+    msg.method === 'initialize'
+      ? { result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } }
+      : msg.method === 'tools/list'
+        ? { result: { tools: Object.keys(results).map((name) => ({ name, inputSchema: input })) } }
+        : msg.method === 'tools/call'
+          ? { result: results[msg.params.name] }
+          : { error: { code: -32601, message: 'no such method' } },
+  );
+  const bridge = await startTestBridge({ CC_CONFIG: writeConfig({ servers: [{ id: 'e', url }] }) });
+  t.after(() => bridge.close());
+  await until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers[0].state === 'up');
+  const at = ['--url', bridge.mcpUrl];
+  assert.deepEqual(await cli([...at, 'call', 'e__blank']), { code: 0, stdout: '', stderr: '' });
+  assert.deepEqual(await cli([...at, 'call', 'e__none']), { code: 0, stdout: '', stderr: '' });
+  assert.deepEqual(await cli([...at, 'call', 'e__blank'], { isTTY: true }), { code: 0, stdout: '', stderr: '' });
+  // and one that renders to something gets its newline (the same path, so the test can fail)
+  assert.deepEqual(await cli([...at, 'call', 'e__some']), { code: 0, stdout: 'x\n', stderr: '' });
+});

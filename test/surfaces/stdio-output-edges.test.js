@@ -29,3 +29,31 @@ test('an answer that brings the unread bytes exactly to MCP_STDIO_MAX_QUEUED_BYT
     assert.equal(out.replaced, replaced ? 1 : 0);
   }
 });
+
+test('the replacing of answers is logged once while stdout stays unread, and once more when a later wait replaces answers again', async () => {
+  // a stdout that takes each line only when the test releases it
+  const held = [];
+  const stream = new Writable({ highWaterMark: 16, write(_chunk, _encoding, callback) { held.push(callback); } });
+  const release = async () => {
+    while (held.length > 0) held.shift()();
+    await new Promise(setImmediate);
+  };
+  const warnings = [];
+  const log = { ...quiet, warn: (line) => warnings.push(line) };
+  let drains = 0;
+  const out = stdioOutput({ output: stream, log, highWaterBytes: 1, maxQueuedBytes: bytesOf(answer(1)) + 10, onWait() {}, onDrain: () => drains++, onHostGone() {} });
+  out.write(answer(1));
+  out.write(answer(2));
+  out.write(answer(3));
+  assert.equal(out.replaced, 2);
+  assert.equal(warnings.length, 1, 'one warning for the first episode');
+  await release();
+  assert.equal(drains, 1);
+  assert.equal(out.waiting, false);
+  out.write(answer(4));
+  out.write(answer(5));
+  assert.equal(out.replaced, 3);
+  assert.equal(warnings.length, 2, 'a second episode after stdout drained is logged again');
+  assert.match(warnings[1], /answers are replaced by -32003 errors until it reads/);
+  await release();
+});
