@@ -2,7 +2,8 @@
 // repeated without bound two such alternatives split the same text in many ways (`(a|ab)*`), and the
 // ways bounded repetitions split a text add up over them instead of the most of any one. Pure.
 
-import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
+import { overlaps } from './char-ranges.js';
+import type { Alt, Seq, Term } from './regex-structure.js';
 import { firstSeq, nullableSeq } from './pattern-terms.js';
 
 /** A term that matches one character of a set, once: compared character by character. */

@@ -4,7 +4,8 @@
 // group matched at most once counted as its longest inner chain, and precisely, walked through
 // (scanChains). Pure; weights are cached per parsed term.
 
-import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
+import { overlaps } from './char-ranges.js';
+import type { Alt, Seq, Term } from './regex-structure.js';
 import { charsAtom, firstAlt, firstAtom, inlined, lastAlt, nullableTerm, unbounded } from './pattern-terms.js';
 
 /**

@@ -5,7 +5,8 @@
 
 import { cutText as cut } from '../jsonrpc/quote.js';
 import { plural } from '../plural.js';
-import { overlaps, type Alt, type Seq, type Term } from './regex-structure.js';
+import { overlaps } from './char-ranges.js';
+import type { Alt, Seq, Term } from './regex-structure.js';
 import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
 import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, stretchCost, stretchSplits, ways } from './pattern-ways.js';

@@ -3,7 +3,8 @@
 // with, end with or consume, which repetitions can take characters at either end of a match, and
 // whether two alternatives can start alike. Pure.
 
-import { ANY, overlaps, union, type Alt, type Atom, type Ranges, type Seq, type Term } from './regex-structure.js';
+import { ANY, overlaps, union, type Ranges } from './char-ranges.js';
+import type { Alt, Atom, Seq, Term } from './regex-structure.js';
 
 /** A bounded repetition above this many times counts as unbounded. */
 export const MAX_FINITE = 10;

@@ -4,7 +4,8 @@
 // through optional items and groups matched at most once (stretchSplits). Chains of unbounded
 // repetitions alone are pattern-chains.ts's. Pure; results are cached per parsed term.
 
-import { ANY, covers, intersect, overlaps, type Alt, type Ranges, type Seq, type Term } from './regex-structure.js';
+import { ANY, covers, intersect, overlaps, type Ranges } from './char-ranges.js';
+import type { Alt, Seq, Term } from './regex-structure.js';
 import { charsAtom, firstAtom, inlined, nullableTerm, unbounded } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
 
