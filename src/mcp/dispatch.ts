@@ -27,6 +27,7 @@ import { cutText, quoteValue } from '../jsonrpc/quote.js';
 import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
 import { Subscriptions } from './subscriptions.js';
+import { PRE_LINK_REVISION, forPreLinkClient } from './older-content.js';
 import { CANCELLED_BY_CLIENT, SERVER_BUSY, callKey, cancelledByClient, type Caller, type Reply } from './exchange.js';
 
 export interface DispatcherOptions {
@@ -265,9 +266,12 @@ export class Dispatcher {
     else if (same instanceof Cancellation) this.inFlight.set(key, new Set([same, cancel]));
     else same.add(cancel);
     try {
-      const { result, failure } = await callTool(this.options, name, params.arguments, cancel);
+      const called = await callTool(this.options, name, params.arguments, cancel);
+      const { failure } = called;
       if (failure?.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
       if (failure?.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
+      // resource_link blocks (2025-06-18) are not content a 2025-03-26 client knows
+      const result = caller.revision === PRE_LINK_REVISION ? forPreLinkClient(called.result) : called.result;
       return this.noticed.has(cancel) ? Object.assign({ ...result }, { [CANCELLED_BY_CLIENT]: true }) : result;
     } finally {
       cancel.dispose();

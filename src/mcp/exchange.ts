@@ -19,6 +19,12 @@ export interface Caller {
   listChanged?: boolean;
   /** How this transport carries a 2026-07-28 subscriptions/listen stream; absent: it cannot. */
   listen?: ListenTransport;
+  /**
+   * The 2025 revision this message speaks (HTTP: MCP-Protocol-Version, none meaning 2025-03-26; stdio:
+   * what initialize settled on); absent when not known. A 2025-03-26 caller gets tool results in that
+   * revision's content types (older-content.ts).
+   */
+  revision?: string;
 }
 
 /** A transport's side of subscriptions/listen (see modern-dispatch.ts). */

@@ -149,6 +149,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     const m = era.era === 'modern' ? (modern ?? (await loadModern())) : null;
     // list_changed reaches a 2025 client on its GET stream (2026-07-28 has no initialize)
     const caller: Caller = { scope, signal: gone, listChanged: options.listChanged === true };
+    if (era.era === 'legacy') caller.revision = era.version;
     const listenStreams = options.listenStreams;
     if (m && listenStreams) {
       // 2026-07-28 subscriptions/listen: this response becomes the subscription's SSE stream

@@ -79,16 +79,20 @@ export function serveStdio(options: StdioOptions): StdioSurface {
   });
   const { write, notice } = out;
   caller.listen = stdioListen(caller, out);
+  /** `caller` with the 2025 revision initialize settled on, for 2025 messages (same scope: one client). */
+  let legacyCaller: Caller = caller;
 
   const handle = async (body: unknown, textLength: number, entry: Running) => {
     const { modern, revision } = era.read(body);
     const reply = modern
       ? await handleModern(dispatcher, body, undefined, caller, textLength)
-      : await dispatcher.handleBody(body, allowsBatches(era.negotiated ?? ASSUMED_PROTOCOL_VERSION), caller, textLength);
+      : await dispatcher.handleBody(body, allowsBatches(era.negotiated ?? ASSUMED_PROTOCOL_VERSION), legacyCaller, textLength);
     // the status is HTTP's business; on stdio only the JSON-RPC answer travels, and none for a call
     // the client cancelled with notifications/cancelled (see Reply.cancelled) or one cutOff() answered
     if (reply.body !== null && !reply.cancelled && !entry.cut) write(era.forRevision(reply.body, revision));
     era.answered(body, reply);
+    // 2025 messages: tool results as the revision initialize settled on has them (older-content.ts)
+    if (era.negotiated !== null && legacyCaller.revision !== era.negotiated) legacyCaller = { ...caller, revision: era.negotiated };
   };
 
   const handleLine = (line: Pending) => {

@@ -47,7 +47,8 @@ test('tools of a stdio server join the list as <id>__<name>, whole, across pages
 test('results pass through whole; arguments and errors too; the dotted name reaches its tool', () =>
   withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx')] }) }, async (bridge) => {
     await up(bridge, 'fx');
-    const rich = await callTool(bridge, 'fx__rich');
+    // as a 2025-06-18 client (resource_link blocks are rewritten for 2025-03-26 ones: test/mcp/older-content.test.js)
+    const rich = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'fx__rich' } }, { 'mcp-protocol-version': '2025-06-18' })).json.result;
     assert.deepEqual(rich, {
       content: [
         { type: 'text', text: 'hi', annotations: { audience: ['user'] } },

@@ -95,8 +95,13 @@ async function exercise(bridge) {
   assert.equal(png.mimeType, 'image/png');
   assert.ok(Buffer.from(png.data, 'base64').subarray(1, 4).equals(Buffer.from('PNG')), 'image data arrives whole');
 
-  const links = await callTool(bridge, 'every__get-resource-links', { count: 2 });
+  // as a 2025-11-25 client; a 2025-03-26 one (no header) gets each link as a text block naming it
+  const linkCall = { jsonrpc: '2.0', id: 'links', method: 'tools/call', params: { name: 'every__get-resource-links', arguments: { count: 2 } } };
+  const links = (await rpc(bridge.mcpUrl, linkCall, { 'mcp-protocol-version': '2025-11-25' })).json.result;
   assert.equal(links.content.filter((c) => c.type === 'resource_link').length, 2);
+  const old = (await rpc(bridge.mcpUrl, linkCall)).json.result;
+  assert.deepEqual(old.content.map((c) => c.type), links.content.map((c) => (c.type === 'resource_link' ? 'text' : c.type)));
+  assert.match(old.content.find((c) => c.text?.startsWith('Resource link: ')).text, /^Resource link: .+ at \S+:\/\//);
 
   // a long operation cancelled at the bridge ends there and upstream (the notice comes on another
   // connection, so it keeps the session: notifications/cancelled reaches only the same client's calls)
