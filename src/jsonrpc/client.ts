@@ -19,6 +19,14 @@ import { failAnswer, receive, type InboundPeer } from './client-inbound.js';
 
 export { RpcClientError, type RequestEnds, type RpcClientErrorCode } from './client-request.js';
 
+/**
+ * What a transport's send rejects with when the request reached the other side but its answer was
+ * lost on the way back (Streamable HTTP: the connection closed part-way through the answer or its
+ * event stream). The request fails `<method> was not answered: ...`, not `did not get through`,
+ * which told the operator the server had never seen it.
+ */
+export class NotAnsweredError extends Error {}
+
 /** What a transport tells its client. */
 export interface TransportHandlers {
   /**
@@ -210,7 +218,7 @@ export class JsonRpcClient {
       (err: Error) => {
         if (this.sending === group) this.sending = null;
         for (const request of group.requests) {
-          if (this.pending.get(request.id) === request) request.reject(new RpcClientError('ERR_RPC_SEND', `${request.method} did not get through: ${err.message}`));
+          if (this.pending.get(request.id) === request) request.reject(new RpcClientError('ERR_RPC_SEND', `${request.method} ${err instanceof NotAnsweredError ? 'was not answered' : 'did not get through'}: ${err.message}`));
         }
       },
     );

@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { CancelSignal } from '../cancel.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
-import { OversizeError, isAnswer, networkError, readBounded } from './http-body.js';
+import { OversizeError, fetchFailure, isAnswer, readBounded } from './http-body.js';
 import { readEvents, type EventSink, type StreamEnd } from './sse-read.js';
 import { MAX_NOT_JSON_PER_S } from './stdio.js';
 import { CrossOriginRedirectError, TooManyRedirectsError, fetchSameOrigin } from './redirects.js';
@@ -110,7 +110,12 @@ export class HttpTransport implements Transport {
       } catch (err) {
         // the server cannot be reached at all, or sends us elsewhere: the connection is over (the supervisor reconnects)
         if (err instanceof CrossOriginRedirectError || err instanceof TooManyRedirectsError) this.ended(err.message);
-        else if (!controller.signal.aborted) this.ended(`cannot reach ${shownUrl(this.options.url)}: ${this.scrub(networkError(err))}`);
+        else if (!controller.signal.aborted) {
+          const why = this.scrub(fetchFailure(err, shownUrl(this.options.url)));
+          this.ended(why);
+          // the failed request or notification says the same as the log, not a bare "fetch failed"
+          throw new Error(why);
+        }
         throw err;
       }
       const issued = res.headers.get('mcp-session-id');

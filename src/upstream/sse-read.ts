@@ -75,7 +75,8 @@ export async function readEvents(res: Response, sink: EventSink, waiting?: strin
         }
       }
     } catch (err) {
-      throw cutShort(err);
+      // inside an event (a notification, or the answer itself): say so, not "the whole answer"
+      throw parser.inEvent ? cutShort(err, 'the server closed its event stream in the middle of an event') : cutShort(err);
     }
   }
   parser.push(decoder.decode());

@@ -47,6 +47,11 @@ export class SseParser {
     return this.retry;
   }
 
+  /** Whether the text so far ends inside an event: a line begun, or fields read without the blank line that ends them. */
+  get inEvent(): boolean {
+    return this.pending > 0 || this.parts.length > 0 || this.data.length > 0 || this.event !== '' || this.oversize;
+  }
+
   push(text: string): void {
     // nothing (a chunk that ended inside a character): a \r before it is still waiting for its \n
     if (text === '') return;
