@@ -200,3 +200,29 @@ test('bug: --stdio exited at EOF with answers still in stdout\'s buffer (a host 
     assert.equal(new Set(bridge.messages.map((m) => m.id)).size, LISTS + PINGS);
     assert.match(bridge.stderr(), /end of input on stdin; shutting down/);
   }));
+
+test('--stdio shutdown while stdout is stuck: a tool list notice owed to a subscription goes out before its complete result and the cancel that closes it, never after', () => {
+  const file = writeConfig({ tools: [{ name: 't0', target: { computerId: 1 }, lua: 'return 1' }] });
+  return withBridge({ CC_CONFIG: file, MCP_STDIO_HIGH_WATER_BYTES: String(64 * 1024) }, async (bridge) => {
+    const origin = await bridge.origin();
+    bridge.send({ jsonrpc: '2.0', id: 'a', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } });
+    await until(() => bridge.messages.some((m) => m.method === 'notifications/subscriptions/acknowledged'));
+
+    bridge.stdout.pause();
+    for (let i = 0; i < 100; i++) bridge.send({ jsonrpc: '2.0', id: i, method: 'tools/list' });
+    await until(async () => (await metric(origin, 'cc_stdio_input_waiting')) === 1);
+    // a change while stdout is stuck: the subscription's notice is owed, not written
+    writeConfig({ tools: [{ name: 't1', target: { computerId: 1 }, lua: 'return 1' }] }, file);
+    bridge.kill('SIGHUP');
+    await until(() => /config file reloaded/.test(bridge.stderr()));
+    assert.equal(await metric(origin, 'cc_stdio_input_waiting'), 1, 'still stuck when the bridge is told to stop');
+    bridge.kill('SIGTERM');
+    bridge.stdout.resume();
+    assert.equal(await bridge.closed, 0, bridge.stderr());
+    const ofA = bridge.messages.filter((m) => m.params?._meta?.[SUB] === 'a' || m.id === 'a' || m.params?.requestId === 'a');
+    assert.deepEqual(
+      ofA.map((m) => m.method ?? `answer ${m.result?.resultType}`),
+      ['notifications/subscriptions/acknowledged', CHANGED, 'answer complete', 'notifications/cancelled'],
+    );
+  });
+});

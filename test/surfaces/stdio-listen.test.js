@@ -218,3 +218,38 @@ test('stdio listen: at MCP_MAX_SUBSCRIPTIONS an HTTP newcomer takes the oldest o
     await reader.cancel();
     await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 1);
   }));
+
+test('stdio listen: the end of stdin cancels only the stdio subscriptions; an HTTP one (--stdio with MCP_PORT) stays open and gets its complete result when the bridge exits', () =>
+  run({ MCP_PORT: '0' }, async (bridge) => {
+    listen(bridge, 's', { toolsListChanged: true });
+    await ackOf(bridge, 's');
+    await until(() => /also over HTTP at http:\/\/\S+/.test(bridge.out.stderr));
+    const url = /also over HTTP at (http:\/\/\S+)/.exec(bridge.out.stderr)[1];
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' };
+    const body = { jsonrpc: '2.0', id: 'h', method: 'subscriptions/listen', params: { _meta: META, notifications: { toolsListChanged: true } } };
+    const open = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    assert.equal(open.status, 200);
+    // the whole HTTP stream, read to its end while the bridge exits
+    const read = (async () => {
+      let text = '';
+      try {
+        for await (const chunk of open.body) text += Buffer.from(chunk).toString();
+      } catch {
+        // a connection cut when the process exits: what arrived is kept
+      }
+      return text;
+    })();
+    await until(async () => (await metric(bridge, 'cc_mcp_subscriptions')) === 2);
+    bridge.stdin.end();
+    const exit = await bridge.exited;
+    assert.equal(exit.code, 0, exit.stderr);
+    assert.equal(bridge.messages.filter((m) => m.id === 's').length, 0, 'the stdio one ends without an answer');
+    const events = (await read)
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)));
+    assert.equal(events[0].method, ACK);
+    const final = events.find((m) => m.id === 'h');
+    assert.ok(final, `the HTTP subscription got no final answer: ${JSON.stringify(events)}`);
+    assert.deepEqual(final.result, { resultType: 'complete', _meta: { [SUB]: 'h', 'io.modelcontextprotocol/serverInfo': SERVER_INFO } });
+  }));

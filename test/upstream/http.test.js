@@ -343,3 +343,37 @@ test('bug: a redirect to another origin is not followed: the configured headers,
   assert.equal(srv.requests.at(-1).headers['content-type'], undefined);
   assert.equal(other.requests.length, 0);
 });
+
+test('a resumed stream that delivered messages starts its wait over at retry:; only streams that bring nothing double it (the delays the client asks for, the clock never waited on)', async (t) => {
+  const RETRY = 1013; // ms; no other timer of this test asks for a multiple of it
+  const asked = [];
+  const realSetTimeout = globalThis.setTimeout;
+  // record each resumption delay and wait 0 ms instead: the test checks the delays, never the time
+  globalThis.setTimeout = (fn, ms, ...args) => {
+    if (typeof ms === 'number' && ms > 0 && (ms % RETRY === 0 || ms === 30_000)) {
+      asked.push(ms);
+      ms = 0;
+    }
+    return realSetTimeout(fn, ms, ...args);
+  };
+  t.after(() => (globalThis.setTimeout = realSetTimeout));
+  // GETs 1-3 bring a notification each (and no answer), 4-5 nothing at all, the 6th the answer
+  let gets = 0;
+  const srv = await server((req, body, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (req.method !== 'GET') return res.end(`id: e0\nretry: ${RETRY}\ndata: \n\n`);
+    gets++;
+    if (gets <= 3) return res.end(`id: e${gets}\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { n: gets } })}\n\n`);
+    if (gets <= 5) return res.end('');
+    return res.end(`id: e6\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body?.id ?? 1, result: 'resumed' })}\n\n`);
+  });
+  t.after(() => srv.close());
+  const { rpc } = client(srv.url);
+  await rpc.start();
+  const progress = [];
+  rpc.onNotification('notifications/progress', (p) => progress.push(p.n));
+  assert.equal(await rpc.request('tools/call', {}), 'resumed');
+  assert.deepEqual(progress, [1, 2, 3]);
+  assert.equal(gets, 6);
+  assert.deepEqual(asked, [RETRY, RETRY, RETRY, RETRY, 2 * RETRY, 4 * RETRY]);
+});
