@@ -447,6 +447,7 @@ local function launchBackground(opts, link)
         _G[SHELL_SCREEN] = mirror
         -- (the new tab starts running inside openTab: it takes this table, filled in after)
         local tabs = { shell = multishell.getCurrent() }
+        tabs.entry = B.tabEntry(tabs.shell)
         -- The shell's exit (what the exit program calls) ends its tab, unless
         -- it is a shell run inside another; see B.shellTab.
         local exit = shell.exit

@@ -389,11 +389,59 @@ end
 -- too, in a coroutine of its own that ends with it, not the tab's): the
 -- launcher notes when its shell's exit was called (tabs.exited), which ends
 -- the tab unless that shell ran inside another in the same tab.
+-- That is a guess; multishell's own list of tabs, when it can be read, is
+-- not: the launcher keeps its tab's entry (B.tabEntry), and the shell tab is
+-- where that entry is in the list, or has closed once it is not there or
+-- its coroutine is dead, however it ended (exit, the program a tab was
+-- opened for returning or failing, anything else).
 function B.shellTab(tabs, own)
+    if tabs.entry then
+        local list = B.tabList()
+        if list then
+            for i = 1, #list do
+                if list[i] == tabs.entry then
+                    if coroutine.status(tabs.entry.co) == "dead" then return nil end
+                    return i, i
+                end
+            end
+            return nil
+        end
+    end
     local d = tabs.link - own
     if d == 0 then return tabs.shell, tabs.shell end
     if d > tabs.link - 2 or tabs.exited then return nil end
     return math.max(1, tabs.shell - d), tabs.shell
+end
+
+-- multishell's list of tabs: CC's rom/programs/advanced/multishell.lua keeps
+-- it in a local (one entry per tab, in tab order, each with the tab's
+-- coroutine as `co`) that multishell.getCount reads. Found by that shape
+-- through debug.getupvalue; nil when it cannot be (no debug library,
+-- another multishell), and the tab numbers are then guessed as above.
+function B.tabList()
+    local count = multishell and multishell.getCount
+    if type(count) ~= "function" or type(debug) ~= "table" or type(debug.getupvalue) ~= "function" then return nil end
+    local okN, n = pcall(count)
+    if not okN or type(n) ~= "number" or n < 1 then return nil end
+    for i = 1, 8 do
+        local ok, name, value = pcall(debug.getupvalue, count, i)
+        if not ok or name == nil then return nil end
+        if type(value) == "table" and #value == n then
+            local shaped = true
+            for j = 1, n do
+                local e = rawget(value, j)
+                if type(e) ~= "table" or type(rawget(e, "co")) ~= "thread" then shaped = false break end
+            end
+            if shaped then return value end
+        end
+    end
+    return nil
+end
+
+-- The entry of tab `n` in multishell's list, or nil (see B.tabList).
+function B.tabEntry(n)
+    local list = B.tabList()
+    return list and type(n) == "number" and list[n] or nil
 end
 
 function B.shellTabClosed()

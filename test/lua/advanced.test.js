@@ -116,6 +116,40 @@ end
   });
 });
 
+describeLua('send-input and read-screen once the shell tab ended without exit', () => {
+  // Tab 1: a program that reads keys; tab 2: a tab opened for "mcp-computer --background" alone (its
+  // shell ends once the launcher returns, as a tab opened for one program does); tab 3: the link.
+  const BOOT = (url) => `
+shell.openTab("mcp-computer", ${JSON.stringify(url)}, "--background")
+local n = 0
+while true do
+    local e, a = os.pullEvent()
+    if e == "char" then n = n + 1
+    elseif e == "key" and a == keys.enter then print("chars " .. n) end
+end
+`;
+
+  test('bug: once the tab the launcher ran in had ended (its program returned), send-input gave its keys to tab 1 and read-screen showed the ended tab\'s last screen', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { command: 'boot', multishell: true, files: { 'boot.lua': BOOT(bridge.url) } });
+    const link = await bridge.liveLink();
+    assert.deepEqual(values(ok(await link.exec('return multishell.getCurrent(), multishell.getCount()')).returns), [3, 3]);
+    // tab 2 waits for a key ("Press any key to continue"): the player gives it one and it closes
+    ok(await link.exec('multishell.setFocus(2) os.queueEvent("char", "x")'));
+    assert.deepEqual(values(ok(await link.exec('return multishell.getCurrent(), multishell.getFocus()')).returns), [2, 1]);
+    const refused = await link.request('send-input', { text: 'ab\n' });
+    assert.equal(refused.ok, false, JSON.stringify(refused));
+    assert.match(refused.error, /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed/);
+    const screen = await link.request('read-screen', {});
+    assert.equal(screen.ok, false, JSON.stringify(screen));
+    assert.match(screen.error, /^the shell tab that read-screen reads .* has closed/);
+    // nothing reached tab 1
+    ok(await link.exec('os.queueEvent("key", keys.enter)'));
+    await c.waitForOutput('chars 0');
+  });
+});
+
 function ok(res) {
   assert.equal(res.ok, true, JSON.stringify(res));
   return res.result;

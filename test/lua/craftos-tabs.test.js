@@ -89,3 +89,37 @@ describeCraftos('CraftOS-PC: send-input after the shell tab exits while a tab be
     assert.match(text(await callTool(ctx.bridge, 'read-screen', { computerId: 13 })), /^the shell tab that read-screen reads .* has closed/);
   });
 });
+
+describeCraftos('CraftOS-PC: send-input and read-screen once the tab the launcher ran in ended without exit', () => {
+  const ctx = useLinkedCraftos({
+    id: 15,
+    // tab 1: the shell that runs startup, which opens tab 2 for "mcp-computer <url> --background" alone
+    // (that tab's shell ends once the launcher returns, as a tab opened for one program does); tab 3: the link
+    pre: 'local run = shell.run shell.run = function(...) shell.run = run return shell.openTab(...) end\n',
+    flags: ['--background'],
+    post: '',
+    ready: ({ bridge }) => until(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers'),
+  });
+  const lua = async (code) => {
+    const r = await callTool(ctx.bridge, 'exec-lua', { computerId: 15, code });
+    assert.equal(r.isError, undefined, text(r));
+    return r.structuredContent.returns.map((d) => d.value);
+  };
+
+  test('bug: once the tab the launcher ran in had ended (its program returned), send-input gave its keys to tab 1 and read-screen showed the ended tab\'s last screen', T, async () => {
+    assert.deepEqual(await lua('return multishell.getCurrent(), multishell.getCount()'), [3, 3]);
+    // tab 2 waits for a key ("Press any key to continue"); with it focused, send-input's key ends it
+    await lua('multishell.setFocus(2)');
+    assert.match(text(await callTool(ctx.bridge, 'read-screen', { computerId: 15 })), /Press any key to continue/);
+    const sent = await callTool(ctx.bridge, 'send-input', { computerId: 15, text: 'x' });
+    assert.equal(sent.isError, undefined, text(sent));
+    await until(async () => ({ done: (await lua('return multishell.getCurrent()'))[0] === 2 }), 'tab 2 closed, the link is tab 2');
+    assert.deepEqual(await lua('return multishell.getFocus(), multishell.getTitle(1)'), [1, 'shell']);
+    const refused = await callTool(ctx.bridge, 'send-input', { computerId: 15, text: 'x' });
+    assert.equal(refused.isError, true, 'the keys would have gone to tab 1, a shell read-screen does not read');
+    assert.match(text(refused), /^the shell tab that read-screen reads \(the one that ran mcp-computer --background\) has closed/);
+    const stale = await callTool(ctx.bridge, 'read-screen', { computerId: 15 });
+    assert.equal(stale.isError, true, 'the ended tab\'s last screen is not shown as the shell\'s');
+    assert.match(text(stale), /^the shell tab that read-screen reads .* has closed/);
+  });
+});
