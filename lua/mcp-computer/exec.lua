@@ -536,10 +536,30 @@ end
 -- a key at the bottom of the capture, which no one can press) and read()
 -- fails at once instead of waiting forever. CC runs nothing else while we
 -- do, so the globals are swapped for the resume and put back after it.
-local function enterChunk()
+-- A "terminate" a chunk queues (os.queueEvent("terminate")) is its own: CC
+-- gives the event no sender, so as a real one it would reach the link's
+-- loop, which takes terminate for the player's Ctrl+T (foreground mode:
+-- mcp-computer stopped) or leaves it to the player's shell (background). It
+-- is queued as CHUNK_TERMINATE with a number instead, and nextEvent hands a
+-- "terminate" to that chunk alone, whatever it waits for (as CC does).
+local CHUNK_TERMINATE = "mcp_computer_chunk_terminate"
+
+local function queueChunkTerminate(link, chunk)
+    link.terminateSeq = (link.terminateSeq or 0) + 1
+    link.terminates = link.terminates or setmetatable({}, { __mode = "v" })
+    link.terminates[link.terminateSeq] = chunk
+    os.queueEvent(CHUNK_TERMINATE, link.terminateSeq)
+end
+
+local function enterChunk(link, chunk)
     local tu = textutils
-    local saved = { read = _G.read, pagedPrint = tu.pagedPrint, pagedTabulate = tu.pagedTabulate }
+    local saved = { read = _G.read, pagedPrint = tu.pagedPrint, pagedTabulate = tu.pagedTabulate, queueEvent = os.queueEvent }
     _G.read = noInput
+    local queue = saved.queueEvent
+    os.queueEvent = function(name, ...)
+        if name == "terminate" then return queueChunkTerminate(link, chunk) end
+        return queue(name, ...)
+    end
     tu.pagedPrint = function(text) return print(text) end
     tu.pagedTabulate = function(...) return tu.tabulate(...) end
     -- io.read goes through the read() io.lua captured when it loaded.
@@ -553,12 +573,13 @@ end
 
 local function leaveChunk(saved)
     _G.read = saved.read
+    os.queueEvent = saved.queueEvent
     textutils.pagedPrint, textutils.pagedTabulate = saved.pagedPrint, saved.pagedTabulate
     if saved.stdin then saved.stdin.readLine = saved.readLine end
 end
 
 local function stepChunk(link, chunk, ...)
-    local saved = enterChunk()
+    local saved = enterChunk(link, chunk)
     local previous = term.redirect(chunk.target)
     local args = table.pack(...)
     local started = os.clock()
@@ -591,3 +612,4 @@ M.cutError, M.failExec, M.frameBudget, M.newCapture, M.respond, M.stepChunk = cu
 M.describeError, M.pongText, M.identity, M.isOwnEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isOwnEvent, labelOf, runAnswer
 M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk = startOwnTimer, cancelOwnTimer, forgetChunk
 M.sendJson, M.queueOwn, M.ownEventBack = sendJson, queueOwn, ownEventBack
+M.CHUNK_TERMINATE = CHUNK_TERMINATE

@@ -6,6 +6,7 @@ local B, CONTINUE, array, deliverToChunks, encode, failExec = M.B, M.CONTINUE, M
 local files, identity, isOwnEvent, labelOf, respond, runAnswer = M.files, M.identity, M.isOwnEvent, M.labelOf, M.respond, M.runAnswer
 local startOwnTimer, cancelOwnTimer, forgetChunk = M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk
 local safe, sendJson, startExec, ownEventBack = M.safe, M.sendJson, M.startExec, M.ownEventBack
+local CHUNK_TERMINATE = M.CHUNK_TERMINATE
 
 ---------------------------------------------------------------------------
 -- The methods the bridge may call: one line each. `read`: it only reads
@@ -172,6 +173,16 @@ local function nextEvent(link)
             local job = table.remove(link.answers, 1)
             job.start = link.resumeStart
             runAnswer(link, job)
+        end
+    elseif ev[1] == CHUNK_TERMINATE then
+        -- a chunk's own os.queueEvent("terminate"), for it alone (see exec.lua)
+        local chunk = type(ev[2]) == "number" and link.terminates and link.terminates[ev[2]]
+        if chunk then
+            link.terminates[ev[2]] = nil
+            if not chunk.done then
+                local ok, err = pcall(deliverToChunks, link, { "terminate", n = 1 }, { chunk })
+                if not ok then printError("internal error: " .. shorten(err, 200)) end
+            end
         end
     elseif ev[1] == CONTINUE then
         if #link.deferred > 0 then

@@ -808,7 +808,7 @@ local function deliverToChunks(link, ev, chunks)
             queueOwn(link, CONTINUE)
             break
         end
-        if not chunk.done and (chunk.filter == nil or chunk.filter == ev[1]) then
+        if not chunk.done and (chunk.filter == nil or chunk.filter == ev[1] or ev[1] == "terminate") then
             stepChunk(link, chunk, table.unpack(ev, 1, ev.n))
         end
     end

@@ -72,3 +72,27 @@ describeCraftos('CraftOS-PC: odd chunks get answers and the link stays up', () =
     await stillLinked();
   });
 });
+
+describeCraftos('CraftOS-PC: a chunk\'s own terminate ends that chunk, not mcp-computer (foreground)', () => {
+  const ctx = useLinkedCraftos({ id: 17, post: '' });
+  const exec = (code, extra = {}) => callTool(ctx.bridge, 'exec-lua', { computerId: 17, code, timeoutMs: 20000, ...extra });
+
+  test('bug: os.queueEvent("terminate") in a chunk stopped mcp-computer; now that chunk ends with "Terminated", and a terminate no chunk queued still stops it', T, async () => {
+    const r = await exec('print("before") os.queueEvent("terminate") os.pullEvent() return "not reached"');
+    assert.equal(r.isError, true, text(r));
+    assert.match(text(r), /Terminated/);
+    assert.equal(r.structuredContent.output, 'before\n');
+    const slept = await exec('os.queueEvent("terminate") sleep(30)');
+    assert.match(text(slept), /Terminated/);
+    const raw = await exec('os.queueEvent("terminate") return os.pullEventRaw()');
+    assert.deepEqual(raw.structuredContent.returns, [{ type: 'string', value: 'terminate' }]);
+    const up = await exec('return "up"');
+    assert.deepEqual(up.structuredContent.returns, [{ type: 'string', value: 'up' }], text(up));
+    assert.doesNotMatch(ctx.pc.output, /mcp-computer stopped/);
+    // a terminate from outside every chunk (here a program in a new tab: multishell gives it to the
+    // focused tab, the link's) is taken for the player's Ctrl+T
+    const tab = await exec('local f = fs.open("/later.lua", "w") f.write("sleep(0.5) os.queueEvent(\'terminate\')") f.close() return shell.openTab("/later.lua")');
+    assert.equal(tab.isError, undefined, text(tab));
+    await ctx.pc.waitForOutput('mcp-computer stopped.', 30000);
+  });
+});

@@ -157,10 +157,12 @@ if (!CRAFTOS_DIR) {
     });
 
     // Headless CraftOS-PC takes no keyboard, so the terminate event Ctrl+T
-    // makes is queued by a chunk: the program sees exactly what it sees on Ctrl+T.
+    // makes is queued by a program in another multishell tab, outside every chunk
+    // (a chunk's own terminate ends that chunk alone): multishell gives it to the
+    // focused tab, the link's, which sees exactly what it sees on Ctrl+T.
     test('terminate (Ctrl+T) stops the program cleanly and it leaves the bridge', T, async () => {
       const mark = ctx.pc.output.length;
-      const result = await callTool(ctx.bridge, 'exec-lua', { computerId: 7, code: 'os.queueEvent("terminate") os.pullEvent("never")', timeoutMs: 2000 });
+      const result = await callTool(ctx.bridge, 'exec-lua', { computerId: 7, code: 'local f = fs.open("/later.lua", "w") f.write("sleep(0.2) os.queueEvent(\'terminate\')") f.close() shell.openTab("/later.lua") os.pullEvent("never")', timeoutMs: 2000 });
       assert.equal(result.isError, true);
       await ctx.pc.waitForOutput('mcp-computer stopped.', 20000, mark);
       await ctx.pc.waitForOutput('startup-done', 20000, mark);

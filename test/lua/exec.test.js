@@ -256,6 +256,31 @@ describeLua('exec-lua: errors', () => {
   });
 });
 
+describeLua('exec-lua: a chunk\'s own terminate', () => {
+  test('bug: os.queueEvent("terminate") in a chunk stopped mcp-computer (foreground); now it ends that chunk alone with "Terminated", and Ctrl+T still stops the program', T, async (t) => {
+    const { c, link } = await linked(t);
+    // a detached job running alongside, waiting for an event: it must not be ended by another chunk's terminate
+    const job = await link.request('exec-lua', { code: 'os.pullEvent("mcp_test_go") return "job done"', detach: true });
+    assert.equal(job.ok, true, JSON.stringify(job));
+    const res = await link.exec('print("before") os.queueEvent("terminate") os.pullEvent() return "not reached"');
+    assert.equal(res.ok, false, JSON.stringify(res));
+    assert.equal(res.error, 'Terminated');
+    assert.equal(res.result.output, 'before\n');
+    // it passes a filter, as CC's terminate does
+    const slept = await link.exec('os.queueEvent("terminate") sleep(30)');
+    assert.equal(slept.error, 'Terminated');
+    // os.pullEventRaw gets it as an event
+    assert.deepEqual(ok(await link.exec('os.queueEvent("terminate") return os.pullEventRaw()')).returns, [{ type: 'string', value: 'terminate' }]);
+    assert.equal((await link.request('ping')).ok, true, 'the link goes on');
+    const still = await link.request('job-status', { job: job.result.job });
+    assert.equal(still.result.state, 'running', JSON.stringify(still));
+    assert.doesNotMatch(c.output, /mcp-computer stopped/);
+    // the player's Ctrl+T (a terminate no chunk queued) still stops the program
+    c.terminate();
+    assert.match((await c.waitForExit()).output, /mcp-computer stopped\.\n$/);
+  });
+});
+
 describeLua('exec-lua: answers stay under the frame limit', () => {
   test('huge output is cut to fit 128 KiB (minus margin) and still delivered', T, async (t) => {
     const { link } = await linked(t);
