@@ -395,3 +395,43 @@ test('PinsWriter: a write whose rename fails (the path is now a directory) is re
   assert.equal(writer.failures, 1);
   assert.deepEqual(readdirSync(dir), ['pins'], 'the temporary file was removed');
 });
+
+test('bug: a pin\'s digest read from the pins file was a slice of the whole file\'s text, so the table held all of it (labels and comments too) for as long as one such pin lived; now each digest and distrusted key is a copy of its own', { timeout: 90_000 }, async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'pins');
+  // 2,000 pins, each with a label of 1,000 characters, one of them past Latin-1 (the text read is then
+  // two bytes a character): about 4 MB of text the table must not keep; and 2,000 distrusted keys
+  const n = 2000;
+  const pins = [], distrusted = [], labels = [];
+  for (let id = 0; id < n; id++) {
+    pins.push([id, sha(`pin${id}`)]);
+    distrusted.push([n + id, sha(`old${id}`)]);
+    labels.push([id, `\u263a${'l'.repeat(998)}${id % 10}`]);
+  }
+  writeFileSync(file, formatPins(pins, [], distrusted, [], labels), { mode: 0o600 });
+  const textBytes = 2 * readFileSync(file, 'utf8').length;
+  assert.ok(textBytes > 4_000_000, String(textBytes));
+  // its own process, so that nothing else of a test run moves its heap; what each map alone keeps alive
+  const script = `
+    import { readPinsFile } from ${JSON.stringify(new URL('../../dist/link/pins-file.js', import.meta.url).href)};
+    const settle = async () => { await new Promise((r) => setTimeout(r, 20)); gc(); gc(); return process.memoryUsage().heapUsed; };
+    const keep = (which) => { const loaded = readPinsFile(${JSON.stringify(file)}, ${2 * n}); return [loaded[which], loaded[which].size]; };
+    const out = {};
+    for (const which of ['pins', 'distrusted']) {
+      const before = await settle();
+      let held = keep(which);
+      out[which] = (await settle()) - before;
+      if (held[1] !== ${n}) throw new Error(which + ' ' + held[1]);
+      held = null;
+    }
+    console.log(JSON.stringify(out));`;
+  const child = spawn(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const [code] = await once(child, 'exit');
+  assert.equal(code, 0, out);
+  const held = JSON.parse(out);
+  t.diagnostic(`heap held: ${out.trim()}; the text ${textBytes} bytes`);
+  // a copy of each digest: about 2,000 x 150 bytes with the map; the text itself is 4 MB
+  for (const which of ['pins', 'distrusted']) assert.ok(held[which] < textBytes / 8, `${which}: ${held[which]} bytes of heap held for ${n} entries (the file's text is ${textBytes} bytes)`);
+});
