@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics.js';
 import type { Admission } from './admission.js';
 import type { ComputerSocket } from './computer-socket.js';
 import { encodeHelloError, encodeHelloOk, type HelloErrorCode, type HelloFrame } from './frames.js';
-import { omittedText } from './identity.js';
+import { omittedText } from './identity-text.js';
 import type { KeyPins, PinCheck } from './pins.js';
 import { logName, logText, type LinkRegistry } from './registry.js';
 

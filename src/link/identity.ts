@@ -1,7 +1,5 @@
 // What a computer says it is (hello fields) and what it says when that changes (info frame): pure
 // validation. A program older than these fields sends none of them: each is then null.
-import { dataText, quoteValue, quoteWhole } from '../jsonrpc/quote.js';
-import { plural } from '../plural.js';
 
 export const KINDS = ['computer', 'turtle', 'pocket', 'command'] as const;
 export type ComputerKind = (typeof KINDS)[number];
@@ -126,91 +124,6 @@ export function parseOmitted(value: unknown, where: string): Parse<Omitted | und
   return { ok: true, value: peripherals === 0 && jobs === 0 ? undefined : { peripherals, jobs } };
 }
 
-/**
- * What a computer left out, for a list-computers line or the log: ` (left out to fit its frame limit: 3
- * peripherals, 1 job)`; `... to fit its frame limit or the bridge's CC_MAX_IDENTITY_BYTES: ...` when the
- * bridge cut some too.
- */
-export function omittedText(omitted: Omitted | undefined): string {
-  if (omitted === undefined) return '';
-  const parts: string[] = [];
-  if (omitted.peripherals > 0) parts.push(plural(omitted.peripherals, 'peripheral'));
-  if (omitted.jobs > 0) parts.push(plural(omitted.jobs, 'job'));
-  return ` (left out to fit its frame limit${omitted.budget === true ? " or the bridge's CC_MAX_IDENTITY_BYTES" : ''}: ${parts.join(', ')})`;
-}
-
-/** Smallest CC_MAX_IDENTITY_BYTES: an identity with no peripherals and no jobs always fits it. */
-export const MIN_IDENTITY_BYTES = 4096;
-
-/** UTF-8 bytes of `value`'s JSON: what CC_MAX_IDENTITY_BYTES counts. */
-export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? '');
-}
-
-/** The marker at its largest (counts below ten million: a frame's are at most a million, plus what the bridge cuts). */
-const WIDEST_OMITTED: Omitted = { peripherals: 9_999_999, jobs: 9_999_999, budget: true };
-
-/**
- * More than the identity's JSON can be, counted without writing it: every character of a string at
- * most 6 bytes (a \uXXXX escape), plus room for the quotes, keys and punctuation around each value.
- * Most identities are far below the budget by this count, so they are never serialised to be measured.
- */
-export function sizeBound(identity: Identity): number {
-  let n = 256 + 6 * ((identity.host?.length ?? 0) + (identity.ccVersion?.length ?? 0));
-  for (const p of identity.peripherals ?? []) {
-    n += 24 + 6 * p.name.length;
-    for (const t of p.types) n += 3 + 6 * t.length;
-  }
-  for (const j of identity.jobs ?? []) n += 48 + 6 * (j.job.length + j.kind.length + j.what.length);
-  return n;
-}
-
-/**
- * `identity` cut to `budget` bytes of JSON (CC_MAX_IDENTITY_BYTES) and to at most MAX_PERIPHERALS
- * peripherals and MAX_JOBS jobs, for the bridge to keep: whole
- * entries in the order the computer sent them, jobs first up to an eighth of the budget (as mcp-computer
- * budgets its own frames), then peripherals while they fit, then further jobs while they fit. What
- * was cut is added to its `omitted` marker (with `budget`). The identity itself when it fits (most);
- * otherwise a new one holding new, shorter lists, so nothing keeps the frame's longer ones alive.
- * `budget` is at least MIN_IDENTITY_BYTES.
- */
-export function fitIdentity(identity: Identity, budget: number): { identity: Identity; cut: Omitted | null } {
-  const peripherals = identity.peripherals ?? [];
-  const jobs = identity.jobs ?? NO_JOBS;
-  // a list longer than MAX_PERIPHERALS / MAX_JOBS (the frame holds it; a rich hello is never refused) is cut too
-  if (peripherals.length <= MAX_PERIPHERALS && jobs.length <= MAX_JOBS && sizeBound(identity) <= budget) return { identity, cut: null };
-  // the lists empty and the marker at its widest: what the rest of the identity takes
-  const base = { ...identity, peripherals: identity.peripherals === null ? null : [], jobs: identity.jobs === null ? null : [], omitted: WIDEST_OMITTED };
-  let used = jsonBytes(base);
-  let keptJobs = 0;
-  const takeJobs = (limit: number) => {
-    while (keptJobs < jobs.length && keptJobs < MAX_JOBS) {
-      const size = jsonBytes(jobs[keptJobs]) + 1;
-      if (used + size > limit) return;
-      used += size;
-      keptJobs++;
-    }
-  };
-  takeJobs(used + Math.floor(budget / 8));
-  let keptPeripherals = 0;
-  while (keptPeripherals < peripherals.length && keptPeripherals < MAX_PERIPHERALS) {
-    const size = jsonBytes(peripherals[keptPeripherals]) + 1;
-    if (used + size > budget) break;
-    used += size;
-    keptPeripherals++;
-  }
-  takeJobs(budget);
-  if (keptPeripherals === peripherals.length && keptJobs === jobs.length) return { identity, cut: null };
-  const cut: Omitted = { peripherals: peripherals.length - keptPeripherals, jobs: jobs.length - keptJobs, budget: true };
-  const fitted: Identity = {
-    ...identity,
-    peripherals: identity.peripherals === null ? null : peripherals.slice(0, keptPeripherals),
-    jobs: identity.jobs === null ? null : keptJobs === 0 ? NO_JOBS : jobs.slice(0, keptJobs),
-    omitted: { peripherals: (identity.omitted?.peripherals ?? 0) + cut.peripherals, jobs: (identity.omitted?.jobs ?? 0) + cut.jobs, budget: true },
-  };
-  return { identity: fitted, cut };
-}
-
 /** The job list of every computer that has none (most): one shared, frozen empty array. */
 export const NO_JOBS: readonly JobInfo[] = Object.freeze([]);
 
@@ -253,20 +166,6 @@ export function withSkipped(omitted: Omitted | undefined, peripherals: number, j
   return { peripherals: (omitted?.peripherals ?? 0) + peripherals, jobs: (omitted?.jobs ?? 0) + jobs, budget: true };
 }
 
-/** What changed between two job lists, for the log: `job "a" started`, `job "a" running -> done`, `job "b" gone`. */
-export function jobChanges(before: readonly JobInfo[] | null, after: readonly JobInfo[]): string[] {
-  const old = new Map((before ?? []).map((j) => [j.job, j.state]));
-  const changes: string[] = [];
-  for (const j of after) {
-    const was = old.get(j.job);
-    if (was === undefined) changes.push(`job ${quoteValue(j.job)} ${j.state === 'running' ? 'started' : j.state}`);
-    else if (was !== j.state) changes.push(`job ${quoteValue(j.job)} ${was} -> ${j.state}`);
-    old.delete(j.job);
-  }
-  for (const id of old.keys()) changes.push(`job ${quoteValue(id)} gone`);
-  return changes;
-}
-
 /** The identity fields of a hello (each optional). */
 export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
   const { kind, advanced } = hello;
@@ -307,27 +206,4 @@ export function parseIdentity(hello: Record<string, unknown>): Parse<Identity> {
   };
   if (omitted.value !== undefined) value.omitted = omitted.value;
   return { ok: true, value };
-}
-
-/** One line about a computer's identity: `advanced turtle, CC 1.109.0, mcp-computer 0.1.0`. */
-export function identityLine(identity: Identity, version: string | null): string {
-  const what = identity.kind === null ? 'computer (kind not said)' : `${identity.advanced === true ? 'advanced ' : identity.advanced === false ? 'basic ' : ''}${identity.kind}`;
-  const parts = [what];
-  // each as dataText shows it: a computer chooses them, and a line break would start another computer's line
-  if (identity.ccVersion !== null) parts.push(`CC ${dataText(identity.ccVersion)}`);
-  if (identity.host !== null) parts.push(`_HOST ${quoteWhole(identity.host)}`);
-  parts.push(version === null ? 'mcp-computer version not said' : `mcp-computer ${dataText(version)}`);
-  return parts.join(', ');
-}
-
-export function peripheralsLine(peripherals: Peripheral[] | null): string {
-  if (peripherals === null) return 'peripherals not said';
-  if (peripherals.length === 0) return 'no peripherals';
-  return `peripherals: ${peripherals.map((p) => `${dataText(p.name)} (${p.types.map(dataText).join(', ') || 'no type'})`).join(', ')}`;
-}
-
-/** The jobs part of a list-computers line; empty when there are none or the program does not say. */
-export function jobsLine(jobs: readonly JobInfo[] | null): string {
-  if (jobs === null || jobs.length === 0) return '';
-  return `; jobs: ${jobs.map((j) => `${dataText(j.job)} ${j.state} (${dataText(j.kind)}: ${dataText(j.what)})`).join(', ')}`;
 }

@@ -3,7 +3,9 @@
 import type { CancelSignal } from '../cancel.js';
 import { nextId, requestAll, requestEach, type FanoutHost, type FanoutObserver, type FanoutOptions } from './fanout.js';
 import { REQUEST_HEAD, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
-import { fitIdentity, jobChanges, type Identity, type Omitted } from './identity.js';
+import { fitIdentity } from './identity-budget.js';
+import { jobChanges } from './identity-text.js';
+import type { Identity, Omitted } from './identity.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { Link, sendCancel, track, untrack, type LinkSocket, type Outcome, type Pending } from './link.js';
 import { startTimeout, stopTimeout, type DeadlineList, type Timed } from './deadlines.js';

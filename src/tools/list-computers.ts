@@ -1,6 +1,8 @@
 // list-computers: every linked computer with what it said it is (hello, kept current by info frames),
 // from the bridge's own records: no request is sent, so it answers even for a busy computer.
-import { identityLine, jobsLine, omittedText, peripheralsLine, sizeBound, JOB_STATES, KINDS } from '../link/identity.js';
+import { sizeBound } from '../link/identity-budget.js';
+import { identityLine, jobsLine, omittedText, peripheralsLine } from '../link/identity-text.js';
+import { JOB_STATES, KINDS } from '../link/identity.js';
 import { plural } from '../plural.js';
 import { dataName, type Link } from '../link/registry.js';
 import type { Schema } from './schema.js';

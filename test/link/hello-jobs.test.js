@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseComputerFrame } from '../../dist/link/frames.js';
-import { jobChanges, jobsLine, MAX_JOBS } from '../../dist/link/identity.js';
+import { MAX_JOBS } from '../../dist/link/identity.js';
+import { jobChanges, jobsLine } from '../../dist/link/identity-text.js';
 import { validate } from '../../dist/tools/schema.js';
 import { COMPUTER_SCHEMA } from '../../dist/tools/list-computers.js';
 import { FakeComputer, callTool, linkComputer, until, withBridge } from '../helpers.js';

@@ -3,7 +3,9 @@
 // counted in `omitted`; one warning per link; hello-ok tells the budget.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NO_JOBS, fitIdentity, jsonBytes, omittedText, sizeBound } from '../../dist/link/identity.js';
+import { NO_JOBS } from '../../dist/link/identity.js';
+import { fitIdentity, jsonBytes, sizeBound } from '../../dist/link/identity-budget.js';
+import { omittedText } from '../../dist/link/identity-text.js';
 import { encodeHelloOk, parseComputerFrame } from '../../dist/link/frames.js';
 import { LinkRegistry } from '../../dist/link/registry.js';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseComputerFrame } from '../../dist/link/frames.js';
-import { identityLine, omittedText, peripheralsLine } from '../../dist/link/identity.js';
+import { identityLine, omittedText, peripheralsLine } from '../../dist/link/identity-text.js';
 import { callTool, linkComputer, until, withBridge, FakeComputer } from '../helpers.js';
 
 const parse = (value) => parseComputerFrame(JSON.stringify(value));

@@ -3,7 +3,7 @@
 // computers while they fit, then without peripherals and jobs, then none, with a note saying which).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonBytes } from '../../dist/link/identity.js';
+import { jsonBytes } from '../../dist/link/identity-budget.js';
 import { callTool, until, withBridge, FakeComputer } from '../helpers.js';
 
 const base = (bridge) => bridge.mcpUrl.replace(/\/mcp$/, '');
