@@ -5,7 +5,7 @@
 // throws PinsFileError naming it.
 import { parseComputerId } from './computer-id.js';
 import { MAX_LABEL } from './frames.js';
-import { DIGEST_PATTERN } from './pins.js';
+import { DIGEST_PATTERN } from './key-digest.js';
 
 export class PinsFileError extends Error {
   readonly code = 'ERR_PINS_FILE';

@@ -5,9 +5,13 @@
 // id the operator reset (POST /pins/<id>/reset, cc-mcp pin-reset) is open to its next keyed hello for
 // CC_LINK_ENROLL_MS. A reset distrusts the key it forgot: that key cannot pin the id again until
 // another key has (or the operator lifts it, cc-mcp pin-reset <id> --allow-old-key). The table lives
-// in memory; CC_LINK_PINS_FILE keeps it across restarts (pins-file.ts). Only hashes are kept, never a key.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// in memory; CC_LINK_PINS_FILE keeps it across restarts (pins-file.ts). Only hashes are kept, never a
+// key (key-digest.ts). Strict's openings, the pins not confirmed yet and the labels of pinned computers
+// are kept by classes of their own (pin-openings.ts, pin-unconfirmed.ts, pin-labels.ts).
+import { keyDigest, sameDigest } from './key-digest.js';
 import { PinLabels } from './pin-labels.js';
+import { EnrollOpenings } from './pin-openings.js';
+import { UnconfirmedPins } from './pin-unconfirmed.js';
 
 /** What a hello's key means for its computer id. */
 export type PinCheck =
@@ -27,19 +31,6 @@ export type PinCheck =
    * enrollment window or a pin from their absence): refuse.
    */
   | 'not_enrolled';
-
-/** A key's SHA-256 as 64 lowercase hex digits (what `sha256sum` prints): the form kept in memory and in the pins file. */
-export function keyDigest(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
-
-/** The SHA-256 hex form of a key. */
-export const DIGEST_PATTERN = /^[0-9a-f]{64}$/;
-
-/** Whether two hex digests are the same, compared in constant time. */
-function sameDigest(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
-}
 
 export interface PinOptions {
   /** CC_LINK_PIN=strict: ids that are not pinned (or open for enrollment) never link. */
@@ -74,8 +65,8 @@ export interface PinReset {
 export class KeyPins {
   /** computer id -> SHA-256 (hex) of the key it first linked with. */
   private readonly pins = new Map<number, string>();
-  /** Strict: ids reset by the operator, open to their next keyed hello until this time (ms). */
-  private readonly open = new Map<number, number>();
+  /** Strict: ids reset by the operator, open to their next keyed hello until a time. */
+  private readonly open: EnrollOpenings;
   /** Ids reset by the operator -> SHA-256 (hex) of the key the reset forgot: it may not pin the id again. */
   private readonly distrust = new Map<number, string>();
   /** Keyed hellos for a new id that found the table full (linked unpinned). */
@@ -84,11 +75,8 @@ export class KeyPins {
   evicted = 0;
   /** The id whose unconfirmed pin the last `pin` evicted; null when it evicted none. */
   lastEvicted: number | null = null;
-  /**
-   * Not strict: ids pinned whose pin is not confirmed yet -> how long (ms) their links that ended were
-   * up. In pinning order (the oldest first): a full table evicts from the front.
-   */
-  private readonly unconfirmed = new Map<number, number>();
+  /** Not strict: ids pinned whose pin is not confirmed yet, the oldest first: a full table evicts from the front. */
+  private readonly unconfirmed: UnconfirmedPins;
   /** When the id's live link came up (ms), or null when it is not linked (set by the link listener). */
   linkedSince: (computerId: number) => number | null = () => null;
   /**
@@ -121,6 +109,8 @@ export class KeyPins {
     this.enrollMs = options.enrollMs ?? 600_000;
     this.confirmMs = options.confirmMs ?? 600_000;
     this.now = options.now ?? Date.now;
+    this.open = new EnrollOpenings(this.now);
+    this.unconfirmed = new UnconfirmedPins(this.confirmMs);
   }
 
   get size(): number {
@@ -129,8 +119,7 @@ export class KeyPins {
 
   /** Ids open for enrollment now (strict). */
   get opened(): number {
-    this.expire();
-    return this.open.size;
+    return this.open.current;
   }
 
   /** Takes pins read from the pins file (ids and hex digests, checked by the reader). */
@@ -198,7 +187,7 @@ export class KeyPins {
     let taken = 0;
     for (const id of ids) {
       if (!this.pins.has(id) || this.unconfirmed.has(id)) continue;
-      this.unconfirmed.set(id, 0);
+      this.unconfirmed.add(id);
       taken++;
     }
     return taken;
@@ -206,7 +195,7 @@ export class KeyPins {
 
   /** The pins not confirmed yet, oldest first: kept in the pins file. */
   unconfirmedIds(): number[] {
-    return [...this.unconfirmed.keys()];
+    return this.unconfirmed.ids();
   }
 
   /** How many pins are not confirmed yet. */
@@ -219,11 +208,8 @@ export class KeyPins {
    * pin's confirmation, which happens (and is written) once the times add up to `confirmMs`.
    */
   linkEnded(computerId: number, since: number): void {
-    const up = this.unconfirmed.get(computerId);
-    if (up === undefined) return;
-    const total = up + Math.max(0, this.now() - since);
-    if (total >= this.confirmMs) this.confirm(computerId);
-    else this.unconfirmed.set(computerId, total);
+    if (!this.unconfirmed.has(computerId)) return;
+    if (this.unconfirmed.addUp(computerId, Math.max(0, this.now() - since))) void this.save();
   }
 
   /** Whether the id's links (the live one included) have been up `confirmMs` in all; confirms it then. */
@@ -244,7 +230,7 @@ export class KeyPins {
    */
   private evict(): number | null {
     const now = this.now();
-    for (const [id, up] of this.unconfirmed) {
+    for (const [id, up] of this.unconfirmed.entries()) {
       if (this.confirmedBy(id, up, now)) continue;
       // linked, or its hello waits for the write that holds its pin: in use, not evicted
       if (this.linkedSince(id) !== null || this.unsaved.has(id)) continue;
@@ -291,8 +277,7 @@ export class KeyPins {
 
   /** Strict: the ids open for enrollment now and until when (ms), ids ascending: kept in the pins file. */
   openings(): Array<[number, number]> {
-    this.expire();
-    return [...this.open].sort((a, b) => a[0] - b[0]);
+    return this.open.entries();
   }
 
   /** Every pin, for the pins file: [id, hex digest], ids ascending. */
@@ -342,11 +327,7 @@ export class KeyPins {
 
   /** Whether a strict bridge waits for this id's keyed hello (reset, not yet linked, not expired). */
   isOpen(computerId: number): boolean {
-    const until = this.open.get(computerId);
-    if (until === undefined) return false;
-    if (until > this.now()) return true;
-    this.open.delete(computerId);
-    return false;
+    return this.open.isOpen(computerId);
   }
 
   /** Pins `computerId` to `key` (after check said 'new'); false when the table is full. */
@@ -362,7 +343,7 @@ export class KeyPins {
     }
     this.pins.set(computerId, keyDigest(key));
     // strict's pins come through the operator's openings: confirmed as made
-    if (!this.strict) this.unconfirmed.set(computerId, 0);
+    if (!this.strict) this.unconfirmed.add(computerId);
     // another key holds the id now (check said 'new', so not the distrusted one): the distrust has done its work
     this.distrust.delete(computerId);
     const saved = this.save();
@@ -426,11 +407,5 @@ export class KeyPins {
   private save(): Promise<void> | null {
     const saved = this.onChange?.();
     return saved instanceof Promise ? saved : null;
-  }
-
-  private expire(): void {
-    if (this.open.size === 0) return;
-    const now = this.now();
-    for (const [id, until] of this.open) if (until <= now) this.open.delete(id);
   }
 }

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeComputer, callTool, rpc, withBridge } from '../helpers.js';
-import { KeyPins, keyDigest } from '../../dist/link/pins.js';
+import { KeyPins } from '../../dist/link/pins.js';
+import { keyDigest } from '../../dist/link/key-digest.js';
 import { createHash } from 'node:crypto';
 import { parseComputerFrame } from '../../dist/link/frames.js';
 import { formatPins, parseDistrusted, parsePins } from '../../dist/link/pins-file.js';
