@@ -4,8 +4,8 @@
 // group matched at most once counted as its longest inner chain, and precisely, walked through
 // (scanChains). Pure; weights are cached per parsed term.
 
-import { overlaps } from './char-ranges.js';
-import type { Alt, Seq, Term } from './regex-structure.js';
+import { ANY, overlaps, union, type Ranges } from './char-ranges.js';
+import type { Alt, Atom, Seq, Term } from './regex-structure.js';
 import { charsAtom, firstAlt, firstAtom, inlined, lastAlt, nullableTerm, unbounded } from './pattern-terms.js';
 
 /**
@@ -17,6 +17,68 @@ export interface Chain {
   last: Term;
   value: number;
   members: Term[];
+  /** Read precisely, when `last` is a group repeated without bound: what the chain met after it (see separated). */
+  after?: After;
+}
+
+/**
+ * What a sequence holds between a group repeated without bound and a later item: at most `gap`
+ * characters, the first of them one of `lead` (null: nothing met yet; ANY: unknown, or it can be empty).
+ */
+export interface After {
+  gap: number;
+  lead: Ranges | null;
+}
+export const NOTHING_AFTER: After = { gap: 0, lead: null };
+
+/** `after` with `t` met too (an assertion or lookaround takes no characters). */
+export function afterTerm(after: After, t: Term): After {
+  const len = maxLength(t);
+  if (len === 0) return after;
+  return { gap: after.gap + len, lead: after.lead ?? (nullableTerm(t) ? ANY : firstAtom(t.atom)) };
+}
+
+/** The most characters `t` can match (Infinity when unbounded). */
+export function maxLength(t: Term): number {
+  if (t.max === 0) return 0;
+  const a = maxLengthAtom(t.atom);
+  return a === 0 ? 0 : t.max * a;
+}
+function maxLengthAtom(a: Atom): number {
+  if (a.kind === 'set') return 1;
+  if (a.kind === 'backref') return Infinity;
+  if (a.kind !== 'group') return 0;
+  let len = lengthCache.get(a);
+  if (len === undefined) {
+    len = a.body.reduce((most, seq) => Math.max(most, seq.reduce((sum, t) => sum + maxLength(t), 0)), 0);
+    lengthCache.set(a, len);
+  }
+  return len;
+}
+const lengthCache = new WeakMap<Atom, number>();
+
+/**
+ * Whether repetition `t`, joining the chain of a group repeated without bound (`last`) with `after`
+ * between them, leaves the chain's degree as it is (read precisely, forward). Let S be the characters `t`
+ * cannot take. For one end of `t`, the group can have ended at few places only when every place it can
+ * end that the match goes on from sits next to a character of S, and the text from there to `t`'s end
+ * holds few of them: `after` is at most `gap` characters (bounded) and `t` takes none, so at most `gap`
+ * of S lie between; and the group's end is next to one when either
+ * - every copy of the group ends with a character of S (`^([\w-]+\.)+[\w-]+`: each copy ends with the
+ *   `.` the [\w-]+ cannot take, so the [\w-]+ after it lies in the text after the group's last `.`), or
+ * - what follows the group starts with a character of S (`(\.[a-z0-9-]+)*\.[a-z]{2,}$`: the group can
+ *   stop anywhere in its last copy's run, but only where a `.` follows does the match go on, and the
+ *   [a-z]{2,} takes no `.`).
+ * So the pairs of ends are about length x (gap + 2), not length^2. Not so when a copy can end with what
+ * `t` takes and the next character can be one too (`(\W+?c)*(\W+?c)*`: the second group takes whole
+ * copies of the first), or when `t` can follow the group directly (`^(\.x*)+x+`: the x's after a `.` split
+ * between the copy's x* and the x+).
+ */
+export function separated(last: Term, after: After, t: Term): boolean {
+  if (last.atom.kind !== 'group' || !unbounded(last) || after.gap === Infinity) return false;
+  const takes = charsAtom(t.atom);
+  if (!overlaps(lastAlt(last.atom.body), takes)) return true;
+  return after.lead !== null && !overlaps(after.lead, takes);
 }
 
 /**
@@ -58,12 +120,15 @@ const variesCache = new WeakMap<Term, number>();
  * characters: a chain goes on through its repetitions, and a required item in it the chain's last
  * cannot take ends it, a separator at the group's start or end (`^-?\d+(\.\d+)?([eE][+-]?\d+)?$`:
  * the `.` and the e end the runs); a group repeated without bound goes on from a chain only when its
- * first characters can be the chain's last's (`^[a-z]+(_[a-z]+)*$`: the `_` starts each copy). The
+ * first characters can be the chain's last's (`^[a-z]+(_[a-z]+)*$`: the `_` starts each copy), and a
+ * repetition after such a group adds nothing to its chain when a separator bounds where the group ends
+ * (separated: `^([\w-]+\.)+[\w-]+$`; not in a lookbehind, read from its end: `forward` false). The
  * chains it finds are never longer than the other reading's; its members are named as the sequence
  * names them (a group walked into, once). `counts` other than `unbounded` (`varies`: repetitions and
  * optional items) is always read the other way.
  */
-export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded, precise: Steps | null = null): { prefix: number[]; longest: Chain | null } {
+export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded, precise: Steps | null = null, forward = true): { prefix: number[]; longest: Chain | null } {
+  const separators = precise !== null && forward;
   const prefix: number[] = [];
   let longest = null as Chain | null;
   /** `t` met by the chains still open (no required item their last cannot take since): the chains open after it. */
@@ -79,16 +144,30 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
     const w = last ? 0 : weight(t, counts);
     const chars = charsAtom(t.atom);
     let before: Chain | null = null;
-    if (w > 0) for (const c of chains) if ((before === null || c.value > before.value) && (precise !== null ? joinsPrecisely(c.last, t) : overlaps(charsAtom(c.last.atom), chars))) before = c;
-    if (!nullableTerm(t)) {
-      // a closed chain is dropped: a long pattern of runs between separators costs its length, not its square
-      let open = 0;
-      for (const c of chains) if (overlaps(charsAtom(c.last.atom), chars)) chains[open++] = c;
-      chains.length = open;
+    let value = w;
+    if (w > 0) {
+      for (const c of chains) {
+        if (!(precise !== null ? joinsPrecisely(c.last, t) : overlaps(charsAtom(c.last.atom), chars))) continue;
+        // read precisely, a repetition after a group repeated without bound that a separator ends adds nothing
+        const v = c.value + (separators && c.after !== undefined && separated(c.last, c.after, t) ? 0 : w);
+        if (before === null || v > value) {
+          before = c;
+          value = v;
+        }
+      }
     }
+    // a closed chain is dropped: a long pattern of runs between separators costs its length, not its square
+    const closes = !nullableTerm(t);
+    let open = 0;
+    for (const c of chains) {
+      if (closes && !overlaps(charsAtom(c.last.atom), chars)) continue;
+      chains[open++] = c.after === undefined ? c : { ...c, after: afterTerm(c.after, t) };
+    }
+    chains.length = open;
     if (w > 0) {
       const named = before?.members ?? [];
-      const chain: Chain = { last: t, value: (before?.value ?? 0) + w, members: shown !== t && named[named.length - 1] === shown ? named : [...named, shown] };
+      const chain: Chain = { last: t, value, members: shown !== t && named[named.length - 1] === shown ? named : [...named, shown] };
+      if (separators && t.atom.kind === 'group' && unbounded(t)) chain.after = NOTHING_AFTER;
       if (precise !== null) {
         // read precisely, a chain outdoes one of less value over the same characters (they go on alike)
         const key = preciseKeyOf(chain);
@@ -161,6 +240,12 @@ function spend(precise: Steps, n: number): void {
 const keyOf = (c: Chain): object => c.last;
 const preciseKeyOf = (c: Chain): object => (c.last.atom.kind === 'set' ? c.last.atom.set : c.last);
 
+/** What holds after either of two paths: the longer gap, and either lead (unknown when one path met nothing yet). */
+function worse(a: After, b: After): After {
+  if (a === b) return a;
+  return { gap: Math.max(a.gap, b.gap), lead: a.lead === null || b.lead === null ? (a.lead === b.lead ? null : ANY) : union(a.lead, b.lead) };
+}
+
 /**
  * The chains open after any of several paths through a group: for each last member (`precise`: each
  * key, see keyOf), the one of the most value (the first met of equal ones).
@@ -184,6 +269,7 @@ function mergeChains(paths: Chain[][], precise: boolean): Chain[] {
         at?.set(k, out.length);
         out.push(c);
       } else if (c.value > (out[i] as Chain).value) out[i] = c;
+      else if (c.value === (out[i] as Chain).value && c.after !== undefined) out[i] = { ...(out[i] as Chain), after: worse(c.after, (out[i] as Chain).after ?? c.after) };
     }
   }
   return out;

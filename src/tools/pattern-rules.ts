@@ -10,7 +10,7 @@ import type { Alt, Seq, Term } from './regex-structure.js';
 import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
 import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, stretchCost, stretchSplits, ways } from './pattern-ways.js';
-import { joinsPrecisely, scanChains, type Steps } from './pattern-chains.js';
+import { NOTHING_AFTER, afterTerm, joinsPrecisely, scanChains, separated, type After, type Steps } from './pattern-chains.js';
 
 const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
 
@@ -60,9 +60,9 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
  * nothing after it can fail (`.*foo.*`). Bounded repetitions of overlapping characters in such a
  * stretch multiply the ways it can split its text (`ways`), counted against MAX_WAYS.
  */
-export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false, steps: 0, chars: MAX_CHARS_COUNTED }): string | null {
+export function runProblem(seq: Seq, base: number, last: boolean, where: Where, reading: Reading = { precise: false, degree: 0, runs: false, steps: 0, chars: MAX_CHARS_COUNTED }, backward = false): string | null {
   const anchored = base === 0;
-  const longest = scanChains(inlined(seq), last, unbounded, reading.precise ? reading : null).longest;
+  const longest = scanChains(inlined(seq), last, unbounded, reading.precise ? reading : null, !backward).longest;
   reading.degree = Math.max(reading.degree, (longest?.value ?? 0) + base);
   if (longest !== null && longest.value + base >= 3) {
     reading.runs = true;
@@ -78,17 +78,29 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where, 
   /** Unbounded repetitions chained with the bounded ones of the stretch. */
   let chained = 0;
   let prevAny: Term | undefined;
+  /** Read precisely (forward), what came after the run's last member (see separated in pattern-chains.ts). */
+  let after: After = NOTHING_AFTER;
+  const separators = reading.precise && !backward;
   const terms = inlined(seq);
   for (let i = 0; i < terms.length; i++) {
     const t = terms[i] as Term;
     const prev = run[run.length - 1];
+    const since = after;
+    after = afterTerm(after, t);
     // the repetition before can take what this one starts with: where one ends and the next begins is ambiguous
     const joins = prevAny !== undefined && overlaps(charsAtom(prevAny.atom), firstAtom(t.atom));
     if (unbounded(t)) {
       if (last && i === terms.length - 1) break;
       // read precisely, a group goes on from a run that can take what it starts with (as in scanChains)
-      run = prev && (reading.precise ? joinsPrecisely(prev, t) : overlaps(charsAtom(prev.atom), charsAtom(t.atom))) ? [...run, t] : [t];
-      if (joins) chained++;
+      const joinsRun = prev !== undefined && (reading.precise ? joinsPrecisely(prev, t) : overlaps(charsAtom(prev.atom), charsAtom(t.atom)));
+      // read precisely, a repetition after a group repeated without bound that a separator ends adds no
+      // degree (see separated): it takes the group's place in the run, and no factor of the length
+      const takesPlace = joinsRun && separators && separated(prev, since, t);
+      run = joinsRun ? (takesPlace ? [...run.slice(0, -1), t] : [...run, t]) : [t];
+      after = NOTHING_AFTER;
+      if (joins) {
+        if (!(takesPlace && prevAny === prev)) chained++;
+      }
       else {
         bounded = [];
         split = 1;

@@ -17,7 +17,8 @@
 //   unanchored start as one (`\w+\w+!` is refused, `^\w+\w+!` is not) and not counting one that
 //   ends the pattern (nothing after it can fail: `.*foo.*`); a pattern refused for its runs is read
 //   again precisely (pattern-chains.ts: groups matched at most once walked through, so a separator in
-//   them ends a run) and taken when no two runs are left chained (`^-?\d+(\.\d+)?([eE][+-]?\d+)?$`);
+//   them ends a run; a run after a repeated group whose end a separator bounds adds nothing) and taken
+//   when no two runs are left chained (`^-?\d+(\.\d+)?([eE][+-]?\d+)?$`, `^([\w-]+\.)+[\w-]+$`);
 // - bounded repetitions in such a stretch multiply the ways it splits its text (at most MAX_WAYS); a
 //   second walk reads stretches through optional items of other characters and into groups matched at
 //   most once (`^.{1,10}x{3,10}([^a]*?\w+?)?x{3,10}$`, `\w{2,}(?:-)*\w{3,10}$`);
@@ -73,7 +74,7 @@ function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: nu
   for (const seq of alt) {
     // in the second walk, an alternative of the pattern that starts with ^ is tried at one position
     const at = pass !== null && top && seq[0]?.atom.kind === 'assert' && seq[0].atom.start ? 0 : base;
-    const run = pass === null ? runProblem(seq, base, top, where, reading) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where, reading.chars);
+    const run = pass === null ? runProblem(seq, base, top, where, reading, backward) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where, reading.chars);
     if (run) return run;
     // a lookbehind is matched from its end: what comes after a term in it is matched first
     const order = backward ? [...seq].reverse() : seq;
