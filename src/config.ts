@@ -59,6 +59,8 @@ export interface Config {
   linkPinConfirmMs: number;
   /** Most writes of the pins file for label changes alone: one per this many ms (CC_LINK_PIN_LABEL_WRITE_MS). */
   linkPinLabelWriteMs: number;
+  /** A pins file write for computers' hellos alone (new pins) starts this long after the last ended at the soonest (CC_LINK_PIN_WRITE_MS). */
+  linkPinWriteMs: number;
   /** Let MCP listen on a non-loopback address without a token. */
   allowUnauthenticated: boolean;
   /** CC_CONFIG: the JSON file with config-defined tools and upstream servers; null without one. */
@@ -227,6 +229,7 @@ export function loadConfig(
     linkMaxPins: whole(env, 'CC_LINK_MAX_PINS'),
     linkPinConfirmMs: whole(env, 'CC_LINK_PIN_CONFIRM_MS'),
     linkPinLabelWriteMs: whole(env, 'CC_LINK_PIN_LABEL_WRITE_MS'),
+    linkPinWriteMs: whole(env, 'CC_LINK_PIN_WRITE_MS'),
     allowUnauthenticated: choice(env, 'MCP_ALLOW_UNAUTHENTICATED') === 'on',
     configFile: read(env, 'CC_CONFIG', optionalPath),
     maxLinks: whole(env, 'CC_MAX_LINKS'),

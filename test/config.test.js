@@ -57,6 +57,7 @@ test('every variable has its documented default', () => {
     linkMaxPins: 10000,
     linkPinConfirmMs: 600000,
     linkPinLabelWriteMs: 1000,
+    linkPinWriteMs: 200,
     allowUnauthenticated: false,
     configFile: null,
     maxLinks: 1000,
@@ -305,6 +306,7 @@ test('help text lists every variable with its default and meaning', () => {
     CC_MAX_IDENTITY_BYTES: '32768',
     CC_LINK_PIN_CONFIRM_MS: '600000',
     CC_LINK_PIN_LABEL_WRITE_MS: '1000',
+    CC_LINK_PIN_WRITE_MS: '200',
     MCP_LIST_COMPUTERS_MAX_CHARS: '134217728',
   };
   assert.deepEqual(VARIABLES.map((v) => v.name).sort(), Object.keys(expected).sort());
@@ -403,7 +405,7 @@ test('every whole-number variable takes exactly its range: its least and greates
     MCP_STDIO_SHUTDOWN_IDLE_MS: [100, 3_600_000], MCP_STDIO_SHUTDOWN_MAX_MS: [1000, 86_400_000],
     CC_EXEC_MAX_CODE_BYTES: [1024, MiB], CC_EXEC_MAX_RESULT_VALUES: [1000, 10_000_000],
     CC_LINK_ENROLL_MS: [1000, 86_400_000], CC_LINK_MAX_PINS: [1, 1_000_000], CC_LINK_PIN_CONFIRM_MS: [1000, 86_400_000],
-    CC_LINK_PIN_LABEL_WRITE_MS: [100, 3_600_000],
+    CC_LINK_PIN_LABEL_WRITE_MS: [100, 3_600_000], CC_LINK_PIN_WRITE_MS: [0, 2000],
     CC_MAX_LINKS: [1, 1_000_000], CC_MAX_LINKS_PER_ADDRESS: [1, 1_000_000], CC_MAX_PENDING_HELLOS: [1, 1_000_000],
     CC_MAX_PENDING_HELLOS_PER_ADDRESS: [1, 1_000_000], CC_HELLO_RATE: [1, 1_000_000], CC_MAX_REQUESTS_PER_COMPUTER: [1, 1_000_000],
     MCP_MAX_CONCURRENT_CALLS: [1, 1_000_000], MCP_MAX_BATCH: [1, 1_000_000], CC_LINK_MAX_BYTES_PER_S: [1024, GiB],

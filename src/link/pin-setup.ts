@@ -76,7 +76,9 @@ export async function setupPins(config: Config, log: Logger, metrics: Metrics): 
     log.info(loaded.existed ? `${loaded.pins.size} pin${loaded.pins.size === 1 ? '' : 's'} read from ${path}${unconfirmed}` : `no pins file at ${path} yet: it is written at the first pin`);
     const w = new PinsWriter(path, () => pins.entries(), (line) => log.error(line), () => pins.openings(), () => pins.distrusted(), () => pins.unconfirmedIds(), () => pins.labelled());
     w.labelWriteMs = config.linkPinLabelWriteMs;
+    w.pinWriteMs = config.linkPinWriteMs;
     pins.onChange = () => w.changed();
+    pins.onPin = () => w.pinned();
     pins.onLabelChange = () => w.labelChanged();
     writer = w;
     metrics.addGauge({ name: 'cc_link_pins_file_writes_total', type: 'counter', help: 'Writes of CC_LINK_PINS_FILE done (pins made during a write are written together by the next).', read: () => w.writes });

@@ -1,9 +1,13 @@
 // Writing CC_LINK_PINS_FILE after each change: the whole file, to a temporary file beside it (mode
 // 0600), synced, then renamed over it and the directory synced, so a crash leaves the old file or
 // the new one. Changes that come while a write is under way are written together once it is done; a
-// new pin's hello-ok waits for the write that holds it (hello.ts). A change of a pinned computer's
-// label alone is written at most once per CC_LINK_PIN_LABEL_WRITE_MS (labelChanged): any pinned
-// computer can change its label in back-to-back info frames, and each would rewrite the whole file.
+// new pin's hello-ok waits for the write that holds it (hello.ts). The changes computers' hellos make
+// (new pins; pinned): a write for them starts CC_LINK_PIN_WRITE_MS after the last write ended at the
+// soonest, holding every change made meanwhile, so hellos for new ids at a steady pace (anyone who can
+// reach the link port, CC_LINK_PIN=on) cannot keep the disk rewriting the whole file back to back. A
+// change of a pinned computer's label alone is written at most once per CC_LINK_PIN_LABEL_WRITE_MS
+// (labelChanged): any pinned computer can change its label in back-to-back info frames, and each
+// would rewrite the whole file. The operator's changes (changed) are written at once.
 import { randomBytes } from 'node:crypto';
 import { open, realpath, rename, unlink } from 'node:fs/promises';
 import { formatPins } from './pins-text.js';
@@ -35,6 +39,16 @@ export class PinsWriter {
   private lastLabelWrite = -Infinity;
   /** Most label-only writes: one per this many ms (CC_LINK_PIN_LABEL_WRITE_MS); 0: each change is written. */
   labelWriteMs = 0;
+  /** A write for computers' changes alone (pinned) starts this many ms after the last write ended at the soonest (CC_LINK_PIN_WRITE_MS); 0: at once. */
+  pinWriteMs = 0;
+  /** When the last write ended (ms). */
+  private lastEnd = -Infinity;
+  /** A change not to wait for pinWriteMs is waiting to be written (changed, flush). */
+  private urgent = false;
+  /** flush() calls under way: no write waits out pinWriteMs meanwhile. */
+  private flushing = 0;
+  /** While the next write waits out pinWriteMs: ends the wait at once. */
+  private hurry: (() => void) | null = null;
 
   constructor(
     readonly path: string,
@@ -52,6 +66,22 @@ export class PinsWriter {
 
   /** The table changed: write it (now, or after the write under way); resolves once that write ended. */
   changed(): Promise<void> {
+    this.urgent = true;
+    this.hurry?.();
+    return this.mark();
+  }
+
+  /**
+   * A computer's hello changed the table (a new pin, one evicted for it, one confirmed): written as
+   * changed() is, but not sooner than pinWriteMs after the last write ended; every change made until
+   * then goes in the same write. Resolves once that write ended: a new pin's hello-ok waits for it, so
+   * nothing relies on a pin before it is on disk.
+   */
+  pinned(): Promise<void> {
+    return this.mark();
+  }
+
+  private mark(): Promise<void> {
     this.dirty = true;
     this.next ??= new Promise((resolve) => (this.endNext = resolve));
     const written = this.next;
@@ -89,11 +119,30 @@ export class PinsWriter {
       this.labelTimer = null;
       void this.changed();
     }
-    while (this.writing !== null) await this.writing;
+    // a write waiting out pinWriteMs is made now, and so is any the flush waits for
+    this.flushing++;
+    try {
+      this.hurry?.();
+      while (this.writing !== null) await this.writing;
+    } finally {
+      this.flushing--;
+    }
   }
 
   private async drain(): Promise<void> {
     while (this.dirty) {
+      const wait = this.urgent || this.flushing > 0 ? 0 : this.lastEnd + this.pinWriteMs - Date.now();
+      if (wait > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.hurry = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.hurry = null;
+      }
+      this.urgent = false;
       this.dirty = false;
       // this write holds every change so far; later ones wait for the next
       const end = this.endNext;
@@ -110,6 +159,7 @@ export class PinsWriter {
         this.failures++;
         this.onError(`cannot write the pins file ${this.path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the pins are kept in memory and written at the next change`);
       }
+      this.lastEnd = Date.now();
       end?.();
     }
     this.writing = null;

@@ -89,6 +89,12 @@ export class KeyPins {
    * per CC_LINK_PIN_LABEL_WRITE_MS then (PinsWriter.labelChanged). Without it, onChange is called.
    */
   onLabelChange: (() => void) | null = null;
+  /**
+   * Called after a computer's hello changed the table (a new pin, an unconfirmed one evicted for it, a pin
+   * confirmed): as onChange, but the pins file's write may wait CC_LINK_PIN_WRITE_MS to hold more such
+   * changes (PinsWriter.pinned). Without it, onChange is called.
+   */
+  onPin: (() => Promise<void> | void) | null = null;
   /** Ids pinned whose pin is not on disk yet: the write that holds it (with a pins file). */
   private readonly unsaved = new Map<number, Promise<void>>();
   /**
@@ -209,7 +215,7 @@ export class KeyPins {
    */
   linkEnded(computerId: number, since: number): void {
     if (!this.unconfirmed.has(computerId)) return;
-    if (this.unconfirmed.addUp(computerId, Math.max(0, this.now() - since))) void this.save();
+    if (this.unconfirmed.addUp(computerId, Math.max(0, this.now() - since))) void this.save(true);
   }
 
   /** Whether the id's links (the live one included) have been up `confirmMs` in all; confirms it then. */
@@ -221,7 +227,7 @@ export class KeyPins {
   }
 
   private confirm(computerId: number): void {
-    if (this.unconfirmed.delete(computerId)) void this.save();
+    if (this.unconfirmed.delete(computerId)) void this.save(true);
   }
 
   /**
@@ -346,7 +352,7 @@ export class KeyPins {
     if (!this.strict) this.unconfirmed.add(computerId);
     // another key holds the id now (check said 'new', so not the distrusted one): the distrust has done its work
     this.distrust.delete(computerId);
-    const saved = this.save();
+    const saved = this.save(true);
     if (saved !== null) {
       this.unsaved.set(computerId, saved);
       void saved.then(() => {
@@ -403,9 +409,12 @@ export class KeyPins {
     return { wasPinned, distrusting, lifted, openUntil, saved };
   }
 
-  /** Tells onChange; the pins file's write that holds the change, when there is one. */
-  private save(): Promise<void> | null {
-    const saved = this.onChange?.();
+  /**
+   * Tells onChange (onPin for a change a computer's hello made: `byHello`); the pins file's write that
+   * holds the change, when there is one.
+   */
+  private save(byHello = false): Promise<void> | null {
+    const saved = byHello && this.onPin !== null ? this.onPin() : this.onChange?.();
     return saved instanceof Promise ? saved : null;
   }
 }

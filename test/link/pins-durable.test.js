@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { FakeComputer, startTestBridge, until } from '../helpers.js';
 import { PinsWriter, parsePins } from '../../dist/link/pins-file.js';
@@ -262,4 +263,79 @@ test('bug: a crash during a pins file write left its temporary file (<file>.<pid
   } finally {
     await bridge.close();
   }
+});
+
+test('bug: hellos for new ids at a steady pace each rewrote the whole pins file (synced) back to back; now a write for new pins starts CC_LINK_PIN_WRITE_MS after the last one ended at the soonest and holds every pin made meanwhile, and each hello-ok still comes only once the file holds its pin', { timeout: 90_000 }, async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  const bridge = await startTestBridge({ CC_LINK_PINS_FILE: file, CC_LINK_PIN_WRITE_MS: '2000' });
+  const computers = [];
+  t.after(async () => {
+    for (const c of computers) await c.close();
+    await bridge.close();
+  });
+  const writes = async () => Number(/^cc_link_pins_file_writes_total (\d+)$/m.exec(await (await fetch(bridge.mcpUrl.replace(/\/mcp$/, '/metrics'))).text())[1]);
+  // hello-ok only once the file holds the pin: read the file as the answer arrives
+  const link = (id) => {
+    const c = new FakeComputer(bridge.linkUrl, { computerId: id });
+    computers.push(c);
+    return c.link({ type: 'hello', computerId: id, key: keyOf(id) }).then((first) => {
+      assert.equal(first.type, 'hello-ok', `computer ${id}`);
+      assert.ok(readFileSync(file, 'utf8').includes(`\n${id} ${sha(keyOf(id))}\n`), `computer ${id}'s pin is on disk when its hello-ok arrives`);
+    });
+  };
+  // the first pin after none: written at once
+  await link(1);
+  assert.equal(await writes(), 1);
+  // 30 more new ids, one every 25 ms or so (each sent once the one before is pinned in memory, none
+  // waiting for the one before's answer): before, each found the writer idle and had a write of its own
+  const answers = [];
+  for (let id = 2; id <= 31; id++) {
+    answers.push(link(id));
+    await until(() => bridge.pins.has(id));
+    await sleep(25);
+  }
+  await Promise.all(answers);
+  const made = (await writes()) - 1;
+  // every pin made within 2 s of the last write goes in one write (a slow run: a few)
+  assert.ok(made <= 5, `${made} writes for 30 pins`);
+  assert.equal(parsePins(readFileSync(file, 'utf8'), file, 100).size, 31);
+});
+
+test('PinsWriter.pinned: a write for pins waits pinWriteMs after the last one ended and holds every pin made meanwhile; changed() (the operator\'s) and flush() write at once, holding them too', async (t) => {
+  const space = tempDir(t);
+  const file = join(space.dir, 'pins');
+  const table = new Map();
+  const writer = new PinsWriter(file, () => [...table], (line) => assert.fail(line));
+  writer.pinWriteMs = 3_600_000;
+  const onDisk = (id) => readFileSync(file, 'utf8').includes(`\n${id} ${sha(keyOf(id))}\n`);
+  // no write before: at once
+  table.set(0, sha(keyOf(0)));
+  await writer.pinned();
+  assert.equal(writer.writes, 1);
+  assert.equal(onDisk(0), true);
+  // within the hour: held, each resolving with the write that holds it
+  const done = [];
+  for (let id = 1; id <= 100; id++) {
+    table.set(id, sha(keyOf(id)));
+    done.push(writer.pinned().then(() => assert.equal(onDisk(id), true, `${id} written when its promise resolves`)));
+  }
+  await sleep(50);
+  assert.equal(writer.writes, 1, 'nothing written yet');
+  assert.equal(onDisk(1), false);
+  // the operator's change is written at once, and the pins waiting go in the same write
+  table.delete(0);
+  await writer.changed();
+  await Promise.all(done);
+  assert.equal(writer.writes, 2);
+  assert.equal(onDisk(0), false);
+  // a pin after that waits again; flush() (shutdown) writes it at once
+  table.set(200, sha(keyOf(200)));
+  const later = writer.pinned();
+  await sleep(50);
+  assert.equal(writer.writes, 2);
+  await writer.flush();
+  await later;
+  assert.equal(writer.writes, 3);
+  assert.equal(onDisk(200), true);
 });
