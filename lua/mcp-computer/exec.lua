@@ -415,8 +415,9 @@ end
 local function describeError(err)
     if err == nil then return "error (no message)" end
     if type(err) ~= "string" then
+        -- (a __tostring may fail, or give back what is not text: Lua 5.2's tostring passes it on)
         local ok, s = pcall(tostring, err)
-        err = ok and s or ("error object of type " .. type(err))
+        err = (ok and (type(s) == "string" or type(s) == "number")) and tostring(s) or ("error object of type " .. type(err))
     end
     if err:find(TLWY, 1, true) then
         return TLWY .. ": the chunk ran for about 7 s without yielding, so CC stopped it"

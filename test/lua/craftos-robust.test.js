@@ -46,6 +46,13 @@ describeCraftos('CraftOS-PC: odd chunks get answers and the link stays up', () =
     await stillLinked();
   });
 
+  test('bug: an error object whose __tostring gave back a table got no answer (the call timed out; the program failed building it)', T, async () => {
+    const r = await exec('error(setmetatable({}, {__tostring = function() return {} end}))', { timeoutMs: 10000 });
+    assert.equal(r.isError, true, text(r));
+    assert.equal(text(r), 'error: error object of type table');
+    await stillLinked();
+  });
+
   test('values JSON cannot say (nan, inf, -0, functions, threads, cycles, odd keys, a __pairs that fails) are described', T, async () => {
     const n = await exec('return 0/0, 1/0, -1/0, -0, 2^53');
     assert.deepEqual(n.structuredContent.returns, [

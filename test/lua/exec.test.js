@@ -216,6 +216,21 @@ describeLua('exec-lua: errors', () => {
     assert.equal(tostringed.error, 'custom');
   });
 
+  test('bug: an error object whose __tostring gave back a table got no answer at all (the program failed building it)', T, async (t) => {
+    const { c, link } = await linked(t);
+    const res = await link.exec('error(setmetatable({}, { __tostring = function() return {} end }))');
+    assert.equal(res.ok, false, JSON.stringify(res));
+    assert.equal(res.error, 'error object of type table');
+    const job = await link.request('exec-lua', { code: 'error(setmetatable({}, { __tostring = function() return {} end }))', detach: true });
+    const state = await until(async () => {
+      const s = await link.request('job-status', { job: job.result.job });
+      return s.result.state !== 'running' && s.result;
+    });
+    assert.equal(state.error, 'error object of type table', JSON.stringify(state));
+    assert.doesNotMatch(c.output, /internal error/);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+
   test('"Too long without yielding" is reported as such and the link carries on', T, async (t) => {
     const { c, link } = await linked(t, { watchdog: 0.3 });
     const res = await link.exec('print("spinning") while true do end');
