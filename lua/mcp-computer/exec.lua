@@ -558,6 +558,15 @@ local function enterChunk(link, chunk)
     _G.read = noInput
     local queue = saved.queueEvent
     os.queueEvent = function(name, ...)
+        -- Nothing is taken off CC's queue while the program runs for one event
+        -- (link.chunkQueued counts from nextEvent's pull): past QUEUE_LIMIT
+        -- events CC drops every one, silently, the link's frames with them (a
+        -- chunk queueing more than it pulls in a loop never got its cancel).
+        link.chunkQueued = (link.chunkQueued or 0) + 1
+        if link.chunkQueued > QUEUE_LIMIT then
+            error(("os.queueEvent: more than %d events queued without a yield; CC's event queue holds %d and"
+                .. " silently drops the rest, the link's own messages with them"):format(QUEUE_LIMIT, QUEUE_LIMIT), 2)
+        end
         if name == "terminate" then return queueChunkTerminate(link, chunk) end
         return queue(name, ...)
     end

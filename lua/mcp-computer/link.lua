@@ -146,6 +146,7 @@ local function nextEvent(link)
     local ev = table.pack(os.pullEventRaw())
     link.resumeStart = wallClock() -- (pace's slices start here)
     link.pulled = link.pulled + 1
+    link.chunkQueued = 0 -- (events chunks queued since this pull: see enterChunk)
     -- the program's own PACE_EVENT and CONTINUE come back (or are queued again when CC dropped them)
     ownEventBack(link, (ev[1] == PACE_EVENT or ev[1] == CONTINUE) and type(ev[2]) == "number" and ev[2] or nil)
     if ev[1] == "terminate" then

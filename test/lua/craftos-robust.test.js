@@ -53,6 +53,13 @@ describeCraftos('CraftOS-PC: odd chunks get answers and the link stays up', () =
     await stillLinked();
   });
 
+  test('bug: a chunk queueing more events than CC\'s queue holds between its yields (a flood loop) was not stopped by mcp-computer: CC:Tweaked drops the overflow silently, the link\'s frames with it (CraftOS-PC\'s queue raises "Could not allocate space for event" instead, which did not say why)', T, async () => {
+    const r = await exec('while true do for i = 1, 300 do os.queueEvent("x") end os.pullEvent("x") end', { timeoutMs: 10000 });
+    assert.equal(r.isError, true, text(r));
+    assert.match(text(r), /^error: exec-lua:1: os\.queueEvent: more than 256 events queued without a yield; CC's event queue holds 256/);
+    await stillLinked();
+  });
+
   test('values JSON cannot say (nan, inf, -0, functions, threads, cycles, odd keys, a __pairs that fails) are described', T, async () => {
     const n = await exec('return 0/0, 1/0, -1/0, -0, 2^53');
     assert.deepEqual(n.structuredContent.returns, [

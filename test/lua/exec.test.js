@@ -231,6 +231,16 @@ describeLua('exec-lua: errors', () => {
     assert.equal((await link.request('ping')).ok, true);
   });
 
+  test('bug: a chunk queueing more events than CC\'s queue holds between its yields (a flood loop) ran on unanswered while CC dropped the link\'s frames (its cancel, later requests)', T, async (t) => {
+    const { link } = await linked(t);
+    const res = await link.exec('local n = 0 while true do for i = 1, 300 do os.queueEvent("x") end n = n + 1 os.pullEvent("x") end');
+    assert.equal(res.ok, false, JSON.stringify(res));
+    assert.match(res.error, /^exec-lua:1: os\.queueEvent: more than 256 events queued without a yield; CC's event queue holds 256 and silently drops the rest/);
+    assert.equal((await link.request('ping')).ok, true);
+    // 256 in one go is what CC holds: allowed, and all of them come back
+    assert.deepEqual(ok(await link.exec('for i = 1, 250 do os.queueEvent("y", i) end local n = 0 while n < 250 do os.pullEvent("y") n = n + 1 end return n')).returns, [{ type: 'number', value: 250 }]);
+  });
+
   test('"Too long without yielding" is reported as such and the link carries on', T, async (t) => {
     const { c, link } = await linked(t, { watchdog: 0.3 });
     const res = await link.exec('print("spinning") while true do end');
