@@ -18,6 +18,7 @@ import { setupPins } from './link/pin-setup.js';
 import { useSessionKey } from './surfaces/caller-scope.js';
 import type { KeyPins } from './link/pins.js';
 import { Metrics } from './metrics.js';
+import { CallRate } from './tools/call-rate.js';
 import { bridgeRoutes } from './surfaces/routes.js';
 import type { ConfigHub } from './config/hub.js';
 import type { EndpointAliases } from './surfaces/endpoints.js';
@@ -111,7 +112,9 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
           version: packageVersion(),
         });
   if (hub) hub.apply(hub.read());
-  const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics });
+  // MCP_CALL_RATE: one limiter for every surface (MCP over HTTP and stdio, REST)
+  const rate = new CallRate(config.callRate, config.callBurst);
+  const dispatcher = new Dispatcher({ links, tools, config, log, serverVersion: packageVersion(), metrics, rate });
   let link: LinkPortHolder;
   try {
     let attempts = 0;
@@ -186,6 +189,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
       config,
       version: packageVersion(),
       metrics,
+      rate,
       hub,
       pins,
       // MCP_MAX_GET_STREAMS=0: no GET stream (405) and initialize does not declare listChanged over HTTP

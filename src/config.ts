@@ -72,6 +72,10 @@ export interface Config {
   helloRate: number;
   maxRequestsPerComputer: number;
   maxConcurrentCalls: number;
+  /** Tool calls a second one client may start (MCP_CALL_RATE). */
+  callRate: number;
+  /** Tool calls one client may start at once (MCP_CALL_BURST). */
+  callBurst: number;
   /** Most messages in one JSON-RPC batch (MCP_MAX_BATCH). */
   maxBatch: number;
   linkMaxBytesPerSecond: number;
@@ -239,6 +243,8 @@ export function loadConfig(
     helloRate: whole(env, 'CC_HELLO_RATE'),
     maxRequestsPerComputer: whole(env, 'CC_MAX_REQUESTS_PER_COMPUTER'),
     maxConcurrentCalls: whole(env, 'MCP_MAX_CONCURRENT_CALLS'),
+    callRate: whole(env, 'MCP_CALL_RATE'),
+    callBurst: whole(env, 'MCP_CALL_BURST'),
     maxBatch: whole(env, 'MCP_MAX_BATCH'),
     linkMaxBytesPerSecond: whole(env, 'CC_LINK_MAX_BYTES_PER_S'),
     linkMaxUnsentBytes: whole(env, 'CC_LINK_MAX_UNSENT_BYTES'),

@@ -92,6 +92,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'CC_MAX_FILE_BYTES', default: String(16 * MiB), meaning: 'largest file read-file and write-file move (in pieces that fit the frame limit); larger is refused', ...BYTES },
   { name: 'MCP_MAX_BATCH', default: '100', meaning: 'most messages in one JSON-RPC batch (2025-03-26 clients); more get 400', ...COUNT },
   { name: 'MCP_MAX_CONCURRENT_CALLS', default: '1024', meaning: 'most tool calls running at once; more get HTTP 503 with Retry-After', ...COUNT },
+  { name: 'MCP_CALL_RATE', default: '10000', meaning: 'tool calls a second one client may start (MCP, REST; a client: its MCP_AUTH_TOKEN, else its address from another machine, its session or connection on loopback, the stdio pipe); more get JSON-RPC error -32029 (HTTP 429 with Retry-After)', ...COUNT },
+  { name: 'MCP_CALL_BURST', default: '10000', meaning: 'tool calls one client may start at once, beyond MCP_CALL_RATE, after it made none for a while', ...COUNT },
   { name: 'MCP_ALLOW_UNAUTHENTICATED', default: 'off', meaning: 'on: allow MCP on a non-loopback address without MCP_AUTH_TOKEN', values: ON_OFF },
   { name: 'CC_CONFIG', default: '', meaning: 'path of a JSON file with config-defined Lua tools and upstream MCP servers' },
   { name: 'CC_UPSTREAM_TIMEOUT_MS', default: '60000', meaning: 'default timeout of each request to an upstream MCP server', ...DURATION },

@@ -28,7 +28,8 @@ import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
 import { Subscriptions } from './subscriptions.js';
 import { PRE_LINK_REVISION, forPreLinkClient } from './older-content.js';
-import { CANCELLED_BY_CLIENT, SERVER_BUSY, callKey, cancelledByClient, type Caller, type Reply } from './exchange.js';
+import { CANCELLED_BY_CLIENT, RATE_LIMITED, SERVER_BUSY, callKey, cancelledByClient, refusedReply, type Caller, type Reply } from './exchange.js';
+import type { CallRate } from '../tools/call-rate.js';
 
 export interface DispatcherOptions {
   links: LinkRegistry;
@@ -37,6 +38,8 @@ export interface DispatcherOptions {
   log: Logger;
   serverVersion: string;
   metrics?: Metrics;
+  /** Tool calls per caller per second (MCP_CALL_RATE), shared with REST; absent: no rate limit. */
+  rate?: CallRate;
 }
 
 const LOCAL: Caller = { scope: 'local' };
@@ -138,9 +141,8 @@ export class Dispatcher {
         return { status: 400, body: errorResponse(message.id, INVALID_REQUEST, `Invalid Request: ${message.reason}`) };
       }
       const response = await this.answer(message, caller);
-      if (response && 'error' in response && response.error.code === SERVER_BUSY) {
-        return { status: 503, body: response, headers: { 'retry-after': '1' } };
-      }
+      const refused = response && 'error' in response ? refusedReply(response) : null;
+      if (refused) return refused;
       if (cancelledByClient(response)) return { status: 200, body: response, cancelled: true };
       return response ? { status: 200, body: response } : { status: 202, body: null };
     }
@@ -266,10 +268,13 @@ export class Dispatcher {
     else if (same instanceof Cancellation) this.inFlight.set(key, new Set([same, cancel]));
     else same.add(cancel);
     try {
-      const called = await callTool(this.options, name, params.arguments, cancel);
+      const called = await callTool(this.options, name, params.arguments, cancel, caller.rate ?? caller.scope);
       const { failure } = called;
-      if (failure?.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
-      if (failure?.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
+      if (failure !== null) {
+        if (failure.code === 'unknown_tool') throw new RpcError(INVALID_PARAMS, failure.message);
+        if (failure.code === 'busy') throw new RpcError(SERVER_BUSY, failure.message, { retryAfterSeconds: 1 });
+        if (failure.code === 'rate_limited') throw new RpcError(RATE_LIMITED, failure.message, { retryAfterMs: failure.retryAfterMs });
+      }
       // resource_link blocks (2025-06-18) are not content a 2025-03-26 client knows
       const result = caller.revision === PRE_LINK_REVISION ? forPreLinkClient(called.result) : called.result;
       return this.noticed.has(cancel) ? Object.assign({ ...result }, { [CANCELLED_BY_CLIENT]: true }) : result;

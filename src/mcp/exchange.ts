@@ -8,12 +8,20 @@ import type { SubscriptionStream } from './subscriptions.js';
 export const SERVER_BUSY = -32003;
 
 /**
+ * JSON-RPC code of a tools/call refused by MCP_CALL_RATE (its caller started too many calls a second;
+ * `data.retryAfterMs` says when it may call again; answered 429 with Retry-After when alone over HTTP).
+ */
+export const RATE_LIMITED = -32029;
+
+/**
  * Who sent a message, as far as cancellation goes: notifications/cancelled reaches only calls with the
  * same scope (HTTP: the TCP connection; stdio: the one pipe). `signal` aborts every call of the message
  * (the HTTP request was closed before its answer).
  */
 export interface Caller {
   scope: string;
+  /** Who its tool calls count against for MCP_CALL_RATE (surfaces/rate-key.ts); the scope when absent. */
+  rate?: string;
   signal?: CancelSignal;
   /** The transport can deliver notifications/tools/list_changed (stdio; HTTP's GET stream), so initialize declares it. */
   listChanged?: boolean;
@@ -75,3 +83,19 @@ export function cancelledByClient(response: Response | null): boolean {
  * notifications/cancelled never reaches another's call.
  */
 export const callKey = (caller: Caller, id: JsonRpcId) => `${caller.scope}\u0000${typeof id}:${id}`;
+
+/**
+ * The HTTP reply of a lone request refused before it ran: MCP_MAX_CONCURRENT_CALLS and the like 503
+ * with `Retry-After: 1`, MCP_CALL_RATE 429 with the whole seconds until the caller may call again;
+ * null for any other answer.
+ */
+export function refusedReply(response: Response): Reply | null {
+  if (!('error' in response)) return null;
+  const { code, data } = response.error;
+  if (code === SERVER_BUSY) return { status: 503, body: response, headers: { 'retry-after': '1' } };
+  if (code === RATE_LIMITED) {
+    const ms = isRecord(data) && typeof data.retryAfterMs === 'number' ? data.retryAfterMs : 1000;
+    return { status: 429, body: response, headers: { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) } };
+  }
+  return null;
+}

@@ -3,7 +3,7 @@
 // Dispatcher the 2025 revisions use, so a tool behaves the same in both eras.
 import { INVALID_REQUEST, METHOD_NOT_FOUND, classifyReceived, errorResponse, isRecord, resultResponse } from '../jsonrpc/message.js';
 import type { Dispatcher } from './dispatch.js';
-import { SERVER_BUSY, cancelledByClient, type Caller, type Reply } from './exchange.js';
+import { cancelledByClient, refusedReply, type Caller, type Reply } from './exchange.js';
 import type { JsonRpcId } from '../jsonrpc/message.js';
 import { SUBSCRIPTIONS_FULL, readFilter } from './subscriptions.js';
 import { paramHeadersProblem } from './param-headers.js';
@@ -65,8 +65,7 @@ export async function handleModern(
   /* c8 ignore next */
   if (!response) return { status: 202, body: null };
   if ('error' in response) {
-    if (response.error.code === SERVER_BUSY) return { status: 503, body: response, headers: { 'retry-after': '1' } };
-    return { status: 200, body: response };
+    return refusedReply(response) ?? { status: 200, body: response };
   }
   const result = isRecord(response.result) ? response.result : {};
   const finished = method === 'tools/list' ? toolsListResult(result, serverInfo, cache) : complete(result, serverInfo);

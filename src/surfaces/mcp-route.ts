@@ -18,6 +18,7 @@ import { forRevision, sendRpc } from './rpc-answer.js';
 import type { Handler, Methods } from './router.js';
 import { Cancellation } from '../cancel.js';
 import { callerScope, issueSessionId, sessionBinding } from './caller-scope.js';
+import { rateKey } from './rate-key.js';
 import type { openListenStream } from './listen-stream.js';
 import { streamClient } from './stream-client.js';
 import type { EventStreams } from './event-streams.js';
@@ -148,7 +149,7 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     const m = era.era === 'modern' ? (modern ?? (await loadModern())) : null;
     // list_changed reaches a 2025 client on its GET stream (2026-07-28 has no initialize)
-    const caller: Caller = { scope, signal: gone, listChanged: options.listChanged === true };
+    const caller: Caller = { scope, rate: rateKey(req, options.tokens === true, scope), signal: gone, listChanged: options.listChanged === true };
     if (era.era === 'legacy') caller.revision = era.version;
     const listenStreams = options.listenStreams;
     if (m && listenStreams) {

@@ -22,6 +22,7 @@ const CALL_ERRORS: ReadonlyArray<[string, string, string, string[]]> = [
   ['404', 'NotFound', 'No such tool, or no (or more than one) linked computer matches', ['unknown_tool', 'unknown_computer']],
   ['413', 'TooLarge', 'The body exceeds MCP_MAX_BODY_BYTES', ['body_too_large']],
   ['422', 'InvalidArguments', 'The arguments do not match the input schema; the message names the argument', ['invalid_arguments']],
+  ['429', 'RateLimited', 'The caller started more tool calls than MCP_CALL_RATE allows (with Retry-After)', ['rate_limited']],
   ['500', 'Internal', 'The bridge failed; nothing internal is disclosed', ['internal']],
   ['503', 'Unavailable', 'The link to the computer dropped, the upstream server is down, or the bridge is at MCP_MAX_CONCURRENT_CALLS (busy, with Retry-After)', ['unavailable', 'cancelled', 'busy']],
   ['504', 'Timeout', 'No answer in time; the computer was told to stop', ['timeout']],

@@ -7,7 +7,8 @@ import type { Logger } from '../log.js';
 import { Cancellation } from '../cancel.js';
 import { isRecord } from '../jsonrpc/message.js';
 import { boundsProblem } from '../jsonrpc/bounds.js';
-import { callTool, type CallDeps } from '../tools/call.js';
+import { callTool, type CallDeps, type CallFailure } from '../tools/call.js';
+import { rateKey, retryAfterSeconds } from './rate-key.js';
 import { computerList } from '../tools/list-computers.js';
 import type { FailureCode, Tool } from '../tools/tool.js';
 import { BodyTooLargeError, readBody, sendJson } from './respond.js';
@@ -32,6 +33,7 @@ export const STATUS_BY_FAILURE: Readonly<Record<FailureCode, number>> = {
   tool_error: 200,
   internal: 500,
   busy: 503,
+  rate_limited: 429,
 };
 
 /** On GET /computers while no computer can link: why (the sentence list-computers puts in its note). */
@@ -135,7 +137,7 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
       if (!res.writableFinished) gone.abort();
     };
     res.on('close', onClose);
-    const { result, failure } = await callTool(deps, name, args, gone);
+    const { result, failure } = await callTool(deps, name, args, gone, rateKey(req, deps.config.mcpAuthTokens.length > 0));
     res.off('close', onClose);
     if (gone.aborted) {
       deps.log.debug(`REST call of ${name} cancelled: the client went away`);
@@ -143,10 +145,17 @@ export function callHandler(deps: RestDeps, fixed?: string): Handler {
     }
     const status = failure ? STATUS_BY_FAILURE[failure.code] : 200;
     if (failure && status !== 200) {
-      return sendError(res, status, failure.code, failure.message, failure.code === 'busy' ? { 'retry-after': '1' } : {});
+      return sendError(res, status, failure.code, failure.message, retryAfter(failure));
     }
     sendJson(res, 200, { content: result.content, structuredContent: result.structuredContent, isError: result.isError === true });
   });
+}
+
+/** Retry-After of a refused call: busy 1 s, rate_limited the whole seconds until the caller may call again. */
+function retryAfter(failure: CallFailure): Record<string, string> {
+  if (failure.code === 'busy') return { 'retry-after': '1' };
+  if (failure.code === 'rate_limited') return { 'retry-after': String(retryAfterSeconds(failure.retryAfterMs)) };
+  return {};
 }
 
 export function restRoutes(deps: RestDeps): Record<string, Methods> {

@@ -17,6 +17,7 @@ import { pinsRoutes } from './pins-route.js';
 import type { KeyPins } from '../link/pins.js';
 import { Router } from './router.js';
 import { PUBLIC_METRICS, type Metrics } from '../metrics.js';
+import type { CallRate } from '../tools/call-rate.js';
 
 export interface RouteDeps {
   dispatcher: Dispatcher;
@@ -30,6 +31,8 @@ export interface RouteDeps {
   config: Config;
   version: string;
   metrics?: Metrics;
+  /** Tool calls per caller per second (MCP_CALL_RATE), the dispatcher's: REST calls count against it too. */
+  rate?: CallRate;
   /** The CC_CONFIG file (POST /reload, server states in /health); null without one. */
   hub?: ConfigHub | null;
   /** The open GET /mcp event streams (MCP_MAX_GET_STREAMS); without them GET /mcp is 405. */

@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.js';
 import type { ToolRegistry } from './registry.js';
 import type { CancelSignal } from '../cancel.js';
 import { validateArgs } from './schema-fast.js';
+import type { CallRate } from './call-rate.js';
 import { FAILURE, FAILURE_MESSAGE, textResult, type FailureCode, type ToolResult } from './tool.js';
 import { cutText } from '../jsonrpc/quote.js';
 
@@ -19,12 +20,16 @@ export interface CallDeps {
   log: Logger;
   /** Counts calls by tool and outcome, and caps how many run at once (MCP_MAX_CONCURRENT_CALLS). */
   metrics?: Metrics;
+  /** Tool calls per caller per second (MCP_CALL_RATE, MCP_CALL_BURST); absent: no rate limit. */
+  rate?: CallRate;
 }
 
 export interface CallFailure {
   code: FailureCode;
   /** One sentence for a person: the result's text, or the sentence the tool gave for it (FAILURE_MESSAGE). */
   message: string;
+  /** rate_limited: ms until this caller may call again. */
+  retryAfterMs?: number;
 }
 
 export interface CallOutcome {
@@ -59,20 +64,35 @@ function labelOf(tools: ToolRegistry, name: string, outcome: CallOutcome): strin
   return outcome.failure?.code === 'unknown_tool' || !tools.get(name) ? '(unknown)' : name;
 }
 
+/** The refusal of a call over MCP_CALL_RATE: its sentence says the limit and when to try again. */
+function rateLimited(rate: CallRate, waitMs: number): CallOutcome {
+  const text = `Too many tool calls: each client may start ${rate.rate} a second, ${rate.burst} at once (MCP_CALL_RATE, MCP_CALL_BURST); try again in ${waitMs} ms.`;
+  return { result: textResult(text, true), failure: { code: 'rate_limited', message: text, retryAfterMs: waitMs } };
+}
+
 /**
  * Calls the tool `name` with `args` (undefined means no arguments). `signal` is the caller's: abort
- * it when the caller stops waiting. Never throws for anything a caller or a tool does.
+ * it when the caller stops waiting. `caller`: who is calling, for MCP_CALL_RATE (the surface names
+ * it: surfaces/rate-key.ts). Never throws for anything a caller or a tool does.
  */
 // one async function for the whole call (issue 16: each async layer costs a promise and a frame per call)
-export async function callTool(deps: CallDeps, name: string, args: unknown, signal: CancelSignal): Promise<CallOutcome> {
-  const { metrics, tools, links, config, log } = deps;
+export async function callTool(deps: CallDeps, name: string, args: unknown, signal: CancelSignal, caller = 'local'): Promise<CallOutcome> {
+  const { metrics, tools, links, config, log, rate } = deps;
+  // before anything else: a refused call costs its caller nothing and the bridge one Map lookup
+  const now = rate !== undefined || metrics ? Date.now() : 0;
+  const waitMs = rate === undefined ? 0 : rate.take(caller, now);
+  if (waitMs > 0) {
+    const refused = rateLimited(rate as CallRate, waitMs);
+    if (metrics) metrics.callEnded(labelOf(tools, name, refused), 'rate_limited', 0);
+    return refused;
+  }
   if (metrics && metrics.callsInFlight >= config.maxConcurrentCalls) {
     const busy = fail('busy', `The bridge is busy: ${config.maxConcurrentCalls} tool calls are running (MCP_MAX_CONCURRENT_CALLS); try again in a second.`);
     metrics.callEnded(labelOf(tools, name, busy), 'busy', 0);
     return busy;
   }
   if (metrics) metrics.callsInFlight++;
-  const startedAt = metrics ? Date.now() : 0;
+  const startedAt = now;
   let outcome: CallOutcome;
   try {
     const tool = tools.get(name);

@@ -28,6 +28,7 @@ export type ContentBlock = TextContent | OtherContent;
  * - tool_error: the tool ran and the computer or upstream answered with an error
  * - internal: a bug in the bridge
  * - busy: a bridge-wide limit (MCP_MAX_CONCURRENT_CALLS) refused the call before it ran; retry later
+ * - rate_limited: this caller started more calls than MCP_CALL_RATE allows; retry after the time given
  */
 export type FailureCode =
   | 'unknown_tool'
@@ -39,7 +40,8 @@ export type FailureCode =
   | 'cancelled'
   | 'tool_error'
   | 'internal'
-  | 'busy';
+  | 'busy'
+  | 'rate_limited';
 
 /** Key of a result's classification; a symbol, so JSON (the MCP answer) never carries it. */
 export const FAILURE: unique symbol = Symbol('failure');

@@ -132,7 +132,7 @@ test('GET /openapi.json: valid OpenAPI 3.1 with one POST /tools/<name> per tool,
       assert.equal(op.description, tool.description);
       assert.deepEqual(op.requestBody.content['application/json'].schema, tool.inputSchema);
       assert.deepEqual(op.responses['200'].content['application/json'].schema.properties.structuredContent, tool.outputSchema);
-      assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '403', '404', '405', '413', '422', '500', '503', '504']);
+      assert.deepEqual(Object.keys(op.responses).sort(), ['200', '400', '403', '404', '405', '413', '422', '429', '500', '503', '504']);
     }
     assert.match(doc.components.responses.Timeout.description, /timeout/);
     assert.equal((await fetch(`${base(bridge)}/openapi.json`, { method: 'POST' })).headers.get('allow'), 'GET, HEAD');
