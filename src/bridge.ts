@@ -109,6 +109,7 @@ export async function startBridge(config: Config, log: Logger = createLogger(con
           timeoutMs: config.upstreamTimeoutMs,
           maxMessageBytes: config.upstreamMaxMessageBytes,
           maxJsonDepth: config.upstreamMaxJsonDepth,
+          relistMs: config.upstreamRelistMs,
           version: packageVersion(),
         });
   if (hub) hub.apply(hub.read());

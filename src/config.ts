@@ -97,6 +97,8 @@ export interface Config {
   linkMaxJsonDepth: number;
   /** Deepest nesting of a message from an upstream MCP server (CC_UPSTREAM_MAX_JSON_DEPTH). */
   upstreamMaxJsonDepth: number;
+  /** Least ms between two tools/list of one upstream server on its list_changed (CC_UPSTREAM_RELIST_MS). */
+  upstreamRelistMs: number;
   /** Largest file read-file / write-file move (CC_MAX_FILE_BYTES). */
   maxFileBytes: number;
   /** A client that takes none of its answer for this long is cut off (MCP_SEND_STALL_MS). */
@@ -258,6 +260,7 @@ export function loadConfig(
     maxFileBytes: whole(env, 'CC_MAX_FILE_BYTES'),
     sendStallMs: whole(env, 'MCP_SEND_STALL_MS'),
     upstreamMaxJsonDepth: whole(env, 'CC_UPSTREAM_MAX_JSON_DEPTH'),
+    upstreamRelistMs: whole(env, 'CC_UPSTREAM_RELIST_MS'),
     maxSubscriptions: whole(env, 'MCP_MAX_SUBSCRIPTIONS'),
     maxSubscriptionsPerClient: whole(env, 'MCP_MAX_SUBSCRIPTIONS_PER_CLIENT'),
     listenKeepAliveMs: whole(env, 'MCP_LISTEN_KEEPALIVE_MS'),

@@ -14,6 +14,8 @@ export interface UpstreamSettings {
   version: string;
   /** Deepest nesting of an upstream message (CC_UPSTREAM_MAX_JSON_DEPTH); 64 when absent. */
   maxJsonDepth?: number;
+  /** Least ms from one tools/list of a server to the next on its list_changed (CC_UPSTREAM_RELIST_MS); 1000 when absent. */
+  relistMs?: number;
 }
 
 /** What POST /reload and SIGHUP report. */
@@ -77,6 +79,7 @@ export class ConfigHub {
       maxMessageBytes: this.upstream.maxMessageBytes,
       version: this.upstream.version,
       ...(this.upstream.maxJsonDepth !== undefined ? { maxJsonDepth: this.upstream.maxJsonDepth } : {}),
+      ...(this.upstream.relistMs !== undefined ? { relistMs: this.upstream.relistMs } : {}),
       onChange: () => {
         // a server stopped by a reload may report after its successor took its slot
         if (this.servers.get(config.id) !== server) return;

@@ -46,7 +46,12 @@ export interface UpstreamDeps {
   onChange(): void;
   /** First restart delay; doubles per failure up to MAX_BACKOFF_MS (default 1000). */
   backoffMs?: number;
+  /** Least ms from the start of one tools/list to the next on list_changed (CC_UPSTREAM_RELIST_MS; default RELIST_MS). */
+  relistMs?: number;
 }
+
+/** CC_UPSTREAM_RELIST_MS's default. */
+export const RELIST_MS = 1000;
 
 /** Lines a second, per level, that an upstream server can make the bridge log (its stderr, broken lines). */
 export const PEER_LOG_LINES_PER_S = 50;
@@ -77,6 +82,8 @@ export class UpstreamServer {
   private wake: (() => void) | null = null;
   private listing: Promise<void> | null = null;
   private listAgain = false;
+  /** When the last tools/list of this connection was sent (Date.now()); 0 before the first. */
+  private listedAt = 0;
   /** The listing the offered tools were made from, as JSON (install). */
   private listed = '';
   private calls = 0;
@@ -170,6 +177,7 @@ export class UpstreamServer {
         ...(this.deps.maxJsonDepth !== undefined ? { maxDepth: this.deps.maxJsonDepth } : {}),
       });
       this.client = client;
+      this.listedAt = 0;
       const closed = new Promise<string>((resolve) => client.onClose(resolve));
       let reason: string;
       try {
@@ -209,7 +217,13 @@ export class UpstreamServer {
     await this.client?.close(this.reason || 'stopped');
   }
 
-  /** tools/list again; overlapping notifications collapse into one more listing. */
+  /**
+   * tools/list again; overlapping notifications collapse into one more listing. A listing starts at
+   * least CC_UPSTREAM_RELIST_MS after the one before it: notices that come meanwhile are all answered
+   * by that one listing (it is sent after the last of them, so the last change is never lost). Before,
+   * a server that said list_changed after every listing was listed again as fast as it answered,
+   * forever (about 25% of a core here, with the server's own share).
+   */
   private relist(client: McpClient): Promise<void> {
     if (this.listing) {
       this.listAgain = true;
@@ -217,7 +231,14 @@ export class UpstreamServer {
     }
     this.listing = (async () => {
       do {
+        const waitMs = this.listedAt === 0 ? 0 : this.listedAt + (this.deps.relistMs ?? RELIST_MS) - Date.now();
+        if (waitMs > 0) {
+          await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+          if (client !== this.client || this.stopped() || client.rpc.closed !== null) return;
+        }
+        // notices from here on need another listing: this one may have been answered before them
         this.listAgain = false;
+        this.listedAt = Date.now();
         const tools = await client.listTools();
         if (client !== this.client || this.stopped()) return;
         this.install(tools);

@@ -155,10 +155,28 @@ test('bug: an HTTP upstream streaming events that are not JSON without pause mad
   });
 });
 
+// (CC_UPSTREAM_RELIST_MS=0: listed again as fast as it answers, as before that bound, so the log budget is what holds)
 test('bug: an upstream that said its tools changed after every listing had each re-listing logged ("re-listed its tools: 1, unchanged", about 7,000 lines a second)', { timeout: 60_000 }, () =>
-  withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('rl', 'relist-loop')] }), LOG_LEVEL: 'info' }, async (bridge) => {
+  withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('rl', 'relist-loop')] }), LOG_LEVEL: 'info', CC_UPSTREAM_RELIST_MS: '0' }, async (bridge) => {
     await until(() => bridge.logs.some((l) => l.includes('upstream rl stderr: listed 3000 times')));
     const relisted = bridge.logs.filter((l) => l.includes('upstream rl re-listed its tools'));
     assert.ok(relisted.length >= 1 && relisted.length <= 500, `${relisted.length} lines for 3,000 listings`);
     assert.equal((await callTool(bridge, 'rl__echo', { n: 4 })).content[0].text, '{"n":4}');
+  }));
+
+/** The ms of a log line's timestamp. */
+const timeOf = (line) => Date.parse(line.slice(0, line.indexOf(' ')));
+
+test('bug: an upstream that said its tools changed after every listing was listed again as fast as it answered, without end (about 25% of a core); now at most once per CC_UPSTREAM_RELIST_MS', { timeout: 60_000 }, () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [flooding('rl', 'relist-loop')] }), LOG_LEVEL: 'info', CC_UPSTREAM_RELIST_MS: '150' }, async (bridge) => {
+    // it keeps listing (each notice is answered by a listing) ...
+    await until(() => bridge.logs.filter((l) => l.includes('upstream rl re-listed its tools')).length >= 5);
+    const relisted = bridge.logs.filter((l) => l.includes('upstream rl re-listed its tools'));
+    // ... each at least 150 ms after the one before: the 5th line was logged after the 5th listing
+    // started, which started 3 x 150 ms after the 2nd, which started after the 1st line was logged.
+    // (less a few ms: a timer may fire a ms early by Date.now). Before: thousands of listings a
+    // second, the five lines within a few ms
+    const spanMs = timeOf(relisted[4]) - timeOf(relisted[0]);
+    assert.ok(spanMs >= 3 * 150 - 10, `5 re-listings in ${spanMs} ms`);
+    assert.equal((await callTool(bridge, 'rl__echo', { n: 5 })).content[0].text, '{"n":5}');
   }));
