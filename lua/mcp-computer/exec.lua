@@ -552,12 +552,16 @@ local function queueChunkTerminate(link, chunk)
     os.queueEvent(CHUNK_TERMINATE, link.terminateSeq)
 end
 
-local function enterChunk(link, chunk)
+local function enterChunk(link)
     local tu = textutils
     local saved = { read = _G.read, pagedPrint = tu.pagedPrint, pagedTabulate = tu.pagedTabulate, queueEvent = os.queueEvent }
     _G.read = noInput
     local queue = saved.queueEvent
     os.queueEvent = function(name, ...)
+        -- (this function may be kept past the resume: it acts for the chunk running when it is
+        -- called, and outside every chunk it is the real one)
+        local running = link.inChunk
+        if running == nil then return queue(name, ...) end
         -- Nothing is taken off CC's queue while the program runs for one event
         -- (link.chunkQueued counts from nextEvent's pull): past QUEUE_LIMIT
         -- events CC drops every one, silently, the link's frames with them (a
@@ -567,7 +571,7 @@ local function enterChunk(link, chunk)
             error(("os.queueEvent: more than %d events queued without a yield; CC's event queue holds %d and"
                 .. " silently drops the rest, the link's own messages with them"):format(QUEUE_LIMIT, QUEUE_LIMIT), 2)
         end
-        if name == "terminate" then return queueChunkTerminate(link, chunk) end
+        if name == "terminate" then return queueChunkTerminate(link, running) end
         return queue(name, ...)
     end
     tu.pagedPrint = function(text) return print(text) end
@@ -589,7 +593,9 @@ local function leaveChunk(saved)
 end
 
 local function stepChunk(link, chunk, ...)
-    local saved = enterChunk(link, chunk)
+    local saved = enterChunk(link)
+    local outer = link.inChunk
+    link.inChunk = chunk
     local previous = term.redirect(chunk.target)
     local args = table.pack(...)
     local started = os.clock()
@@ -598,6 +604,7 @@ local function stepChunk(link, chunk, ...)
     end)
     chunk.target = term.current()
     term.redirect(previous)
+    link.inChunk = outer
     leaveChunk(saved)
     if not ok then res = { false, res, n = 2 } end
 

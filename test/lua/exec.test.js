@@ -306,6 +306,19 @@ describeLua('exec-lua: a chunk\'s own terminate', () => {
   });
 });
 
+describeLua('exec-lua: a chunk\'s own terminate through an os.queueEvent kept from another chunk', () => {
+  test('bug: os.queueEvent kept by one chunk (a global, an API it loaded) and called from a later chunk sent that later chunk\'s terminate to the first, finished one: it was lost and the later chunk waited on', T, async (t) => {
+    const { link } = await linked(t);
+    ok(await link.exec('_G.keptQueue = os.queueEvent'));
+    const res = await link.exec('keptQueue("terminate") os.pullEvent() return "not reached"');
+    assert.equal(res.ok, false, JSON.stringify(res));
+    assert.equal(res.error, 'Terminated');
+    // other events still go through it
+    assert.deepEqual(ok(await link.exec('keptQueue("mine", 7) local _, n = os.pullEvent("mine") return n')).returns, [{ type: 'number', value: 7 }]);
+    assert.equal((await link.request('ping')).ok, true);
+  });
+});
+
 describeLua('exec-lua: answers stay under the frame limit', () => {
   test('huge output is cut to fit 128 KiB (minus margin) and still delivered', T, async (t) => {
     const { link } = await linked(t);
