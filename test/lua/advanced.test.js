@@ -150,6 +150,32 @@ end
   });
 });
 
+describeLua('send-input after a tab before the shell tab closed: multishell\'s list, or the guess without it', () => {
+  // Tab 1: a program that ends on an event; tab 2: a shell-like program that ran --background;
+  // tab 3: the link. Once tab 1 ends, the shell is tab 1 and the link tab 2.
+  const files = (url, hideDebug) => ({
+    'boot.lua': 'shell.openTab("sh2") os.pullEvent("mcp_test_end")\n',
+    'sh2.lua': `${hideDebug ? '_G.debug = nil\n' : ''}shell.run("mcp-computer", ${JSON.stringify(url)}, "--background")\nwhile true do os.pullEvent() end\n`,
+  });
+  for (const hideDebug of [false, true]) {
+    test(`${hideDebug ? 'without the debug library the shell tab is guessed (tab 1 to 2)' : 'multishell\'s list says the shell tab is tab 1'}`, T, async (t) => {
+      const bridge = await startFakeBridge();
+      t.after(() => bridge.close());
+      useComputer(t, { command: 'boot', multishell: true, files: files(bridge.url, hideDebug) });
+      const link = await bridge.liveLink();
+      assert.deepEqual(values(ok(await link.exec('return multishell.getCurrent(), multishell.getCount()')).returns), [3, 3]);
+      ok(await link.exec('os.queueEvent("mcp_test_end")'));
+      assert.deepEqual(values(ok(await link.exec('multishell.setFocus(2) return multishell.getCurrent(), multishell.getFocus()')).returns), [2, 2]);
+      const refused = await link.request('send-input', { text: 'x' });
+      assert.equal(refused.ok, false, JSON.stringify(refused));
+      assert.match(refused.error, hideDebug ? /^the focused tab is tab 2 "mcp", mcp-computer's own, not the shell tab \(tab 1 to 2\)/
+        : /^the focused tab is tab 2 "mcp", mcp-computer's own, not the shell tab \(tab 1\)/);
+      ok(await link.exec('multishell.setFocus(1)'));
+      assert.equal((await link.request('send-input', { text: 'x' })).ok, true);
+    });
+  }
+});
+
 function ok(res) {
   assert.equal(res.ok, true, JSON.stringify(res));
   return res.result;
