@@ -373,6 +373,32 @@ function B.textEvents(text, out)
     end
 end
 
+-- Text as one paste event, as CC makes it of a player's clipboard: in CC's
+-- charset (one character per code point up to 255, as B.textEvents), what
+-- CC does not paste (control characters, 127-160, the soft hyphen) as "?",
+-- one line of at most B.PASTE_MAX characters. Before, the UTF-8 bytes went
+-- as they came ("é" pasted as two characters).
+B.PASTE_MAX = 512
+
+function B.pasteText(text)
+    if text:find("[\r\n]") then
+        error("a paste is one line in CC (a player's paste stops at the first line break): send more lines as"
+            .. " text without paste, where \"\\n\" presses enter", 0)
+    end
+    local out, i = {}, 1
+    while i <= #text do
+        local cp, len = text:byte(i), 1
+        if cp >= 0x80 then cp, len = decodeChar(text, i) end
+        if cp > 255 or cp < 32 or (cp >= 127 and cp <= 160) or cp == 173 then cp = 63 end
+        out[#out + 1] = string.char(cp)
+        i = i + len
+        if #out > B.PASTE_MAX then
+            error(("a paste is at most %d characters in CC: send longer text in parts"):format(B.PASTE_MAX), 0)
+        end
+    end
+    return table.concat(out)
+end
+
 -- On an advanced computer multishell hands keyboard events (and terminate,
 -- paste) to the focused tab only, when it takes them off CC's queue: CC has
 -- no way to queue one for another tab. read-screen reads the shell tab that
@@ -479,7 +505,7 @@ function B.sendInput(_, params)
     local text = params.text
     if text ~= nil and type(text) ~= "string" then error("params.text must be a string", 0) end
     if text and text ~= "" then
-        if params.paste == true then events[1] = { "paste", text } else B.textEvents(text, events) end
+        if params.paste == true then events[1] = { "paste", B.pasteText(text) } else B.textEvents(text, events) end
     end
     local list, n = B.listArg(params.keys)
     for i = 1, n do

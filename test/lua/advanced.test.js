@@ -176,6 +176,34 @@ describeLua('send-input after a tab before the shell tab closed: multishell\'s l
   }
 });
 
+describeLua('send-input paste in CC\'s character set', () => {
+  const BOOT = (url) => `
+shell.run("mcp-computer", ${JSON.stringify(url)}, "--background")
+while true do
+    local line = read()
+    local t = {}
+    for i = 1, #line do t[i] = line:byte(i) end
+    print("got " .. table.concat(t, ","))
+end
+`;
+
+  test('bug: a paste went to the program as the UTF-8 bytes of its text ("é" as two characters), where typed text and a player\'s paste give one character per code point', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const c = useComputer(t, { command: 'boot', multishell: true, files: { 'boot.lua': BOOT(bridge.url) } });
+    const link = await bridge.liveLink();
+    ok(await link.request('send-input', { text: 'é☃x\u0001\u00ad', paste: true }));
+    ok(await link.request('send-input', { keys: ['enter'] }));
+    await c.waitForOutput('got 233,63,120,63,63');
+    // what CC's paste cannot hold is refused, saying why
+    const lines = await link.request('send-input', { text: 'a\nb', paste: true });
+    assert.match(lines.error, /^a paste is one line in CC \(a player's paste stops at the first line break\)/);
+    const long = await link.request('send-input', { text: 'é'.repeat(513), paste: true });
+    assert.equal(long.error, 'a paste is at most 512 characters in CC: send longer text in parts');
+    ok(await link.request('send-input', { text: 'é'.repeat(512), paste: true }));
+  });
+});
+
 function ok(res) {
   assert.equal(res.ok, true, JSON.stringify(res));
   return res.result;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeCraftos, useLinkedCraftos } from './craftos.js';
-import { callTool, textOf as text } from './mcp-helpers.js';
+import { callTool, textOf as text, untilDone } from './mcp-helpers.js';
 
 const T = { timeout: 90000 };
 
@@ -108,5 +108,35 @@ describeCraftos('CraftOS-PC: a chunk\'s own terminate ends that chunk, not mcp-c
     const tab = await exec('local f = fs.open("/later.lua", "w") f.write("sleep(0.5) os.queueEvent(\'terminate\')") f.close() return shell.openTab("/later.lua")');
     assert.equal(tab.isError, undefined, text(tab));
     await ctx.pc.waitForOutput('mcp-computer stopped.', 30000);
+  });
+});
+
+describeCraftos('CraftOS-PC: send-input paste in CC\'s character set (background mode)', () => {
+  const ctx = useLinkedCraftos({
+    id: 18,
+    flags: ['--background'],
+    post: '',
+    files: { 'got.lua': 'local line = read() local f = fs.open("/got.txt", "wb") f.write(line) f.close()\n' },
+    ready: ({ bridge }) => untilDone(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers'),
+  });
+  const gotBytes = async (send) => {
+    await callTool(ctx.bridge, 'exec-lua', { computerId: 18, code: 'fs.delete("/got.txt")' });
+    const r = await callTool(ctx.bridge, 'send-input', { computerId: 18, text: 'got\n' });
+    assert.equal(r.isError, undefined, text(r));
+    const sent = await callTool(ctx.bridge, 'send-input', { computerId: 18, ...send });
+    if (sent.isError) return { refused: text(sent) };
+    await callTool(ctx.bridge, 'send-input', { computerId: 18, keys: ['enter'] });
+    const b64 = await untilDone(async () => {
+      const f = await callTool(ctx.bridge, 'exec-lua', { computerId: 18, code: 'local f = fs.open("/got.txt", "rb") if not f then return nil end local s = f.readAll() f.close() local t = {} for i = 1, #s do t[i] = s:byte(i) end return t' });
+      const v = f.structuredContent.returns[0];
+      return { done: v.type === 'table', value: v.value };
+    }, 'got.txt written');
+    return { bytes: b64 };
+  };
+
+  test('bug: a paste went to the program as the UTF-8 bytes of its text ("é" as two characters, "Ã©"), where typed text and a player\'s paste give CC\'s one character per code point', T, async () => {
+    assert.deepEqual(await gotBytes({ text: 'é☃x', paste: true }), { bytes: [0xe9, 0x3f, 0x78] });
+    // typed text did so already
+    assert.deepEqual(await gotBytes({ text: 'é☃x' }), { bytes: [0xe9, 0x3f, 0x78] });
   });
 });
