@@ -191,8 +191,9 @@ export class UpstreamServer {
           if (this.listing) this.listAgain = true;
           else this.relist(client).catch((err: Error) => log.warn(`${this.name}: re-listing tools failed: ${err.message}; keeping the previous list`));
         });
+        // (install says it is up: a notice that came before this listing's answer has the loop list
+        // again, at CC_UPSTREAM_RELIST_MS, before this resolves)
         await this.relist(client);
-        log.info(`${this.name} is up: ${this.offered.length} tool(s), MCP ${client.protocolVersion}`);
         reason = await closed;
         if (Date.now() - upAt >= MAX_BACKOFF_MS) this.failures = 0;
       } catch (err) {
@@ -274,6 +275,7 @@ export class UpstreamServer {
     this.state = 'up';
     this.reason = '';
     if (wasUp) this.relistLog.info(`${this.name} re-listed its tools: ${offered.length}`);
+    else this.deps.log.info(`${this.name} is up: ${offered.length} tool(s), MCP ${this.client?.protocolVersion}`);
     this.deps.onChange();
   }
 

@@ -152,7 +152,7 @@ test('server-everything over Streamable HTTP: SSE answers, its session kept and 
     await exercise(bridge);
     return bridge;
   });
-  assert.ok(closed.logs.some((l) => /upstream every is up: \d+ tool\(s\), MCP 20\d\d-\d\d-\d\d/.test(l)));
+  assert.ok(closed.logs.some((l) => /upstream every is up: \d+ tool\(s\), MCP 20\d\d-\d\d-\d\d/.test(l)), closed.logs.filter((l) => l.includes("every")).join("\n"));
   // the session it issued went back to it with DELETE when the bridge closed
   const session = /Session initialized with ID: (\S+)/.exec(log)?.[1];
   assert.ok(session, log);
