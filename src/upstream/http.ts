@@ -7,7 +7,8 @@ import type { CancelSignal } from '../cancel.js';
 import type { Transport, TransportHandlers } from '../jsonrpc/client.js';
 import { isId, isRecord } from '../jsonrpc/message.js';
 import { OversizeError, fetchFailure, isAnswer, readBounded } from './http-body.js';
-import { readEvents, type EventSink, type StreamEnd } from './sse-read.js';
+import { readEvents, type EventSink } from './sse-read.js';
+import { listen, resume, type GetHost } from './http-get.js';
 import { MAX_NOT_JSON_PER_S } from './stdio.js';
 import { CrossOriginRedirectError, TooManyRedirectsError, fetchSameOrigin } from './redirects.js';
 
@@ -26,7 +27,6 @@ export interface HttpTransportOptions {
 
 const ACCEPT = 'application/json, text/event-stream';
 const DELETE_TIMEOUT_MS = 2000;
-const MAX_LISTEN_BACKOFF_MS = 30_000;
 
 /**
  * `url` as messages, logs and /health show it: without user and password, and with each query
@@ -65,6 +65,8 @@ export class HttpTransport implements Transport {
   private listening = false;
   /** Where the event streams' messages go (readEvents). */
   private readonly events: EventSink;
+  /** What the GET requests (http-get.ts: the GET stream, resumed answers) use of this transport. */
+  private readonly getHost: GetHost;
 
   constructor(private readonly options: HttpTransportOptions) {
     this.events = {
@@ -74,6 +76,16 @@ export class HttpTransport implements Transport {
       deliver: (value) => this.deliver(value),
       notJson: () => this.notJson(),
       stopped: () => this.closed,
+    };
+    this.getHost = {
+      url: options.url,
+      label: this.label(),
+      log: options.log,
+      events: this.events,
+      closed: () => this.closed,
+      headers: (base) => this.headers(base),
+      track: () => this.track(),
+      untrack: (controller) => this.inFlight.delete(controller),
     };
   }
 
@@ -91,7 +103,7 @@ export class HttpTransport implements Transport {
     // initialize is done: the server may now have notifications for us outside any request
     if (this.options.listen !== false && !this.listening) {
       this.listening = true;
-      void this.listen(0);
+      void listen(this.getHost, 0);
     }
   }
 
@@ -134,7 +146,10 @@ export class HttpTransport implements Transport {
         // a request's answer comes on this stream, or on the ones it is resumed with
         const waiting = isRecord(message) && typeof message.method === 'string' && isId(message.id) ? message.id : undefined;
         const stream = await readEvents(res, this.events, waiting);
-        if (waiting !== undefined && !stream.answered) await this.resume(waiting, stream, controller.signal);
+        if (waiting !== undefined && !stream.answered) {
+          const end = await resume(this.getHost, waiting, stream, controller.signal);
+          if (end === 'dropped') this.handlers?.dropped?.(waiting, this.oversize());
+        }
         return;
       }
       let text: string;
@@ -242,81 +257,8 @@ export class HttpTransport implements Transport {
     this.handlers?.message(value);
   }
 
-  /**
-   * The server ended a request's event stream before the answer (it may, once it sent an event id):
-   * reopen it with GET and `Last-Event-ID` after the delay it asked for (`retry:`, else 1 s, longer
-   * after each stream that brought nothing) until the answer arrives, the stream cannot be resumed,
-   * or the request is given up (its timeout or cancel aborts `signal`).
-   */
-  private async resume(id: string | number, first: StreamEnd, signal: AbortSignal): Promise<void> {
-    let stream = first;
-    let idle = 0;
-    for (;;) {
-      // its answer was among the events dropped for their size: it fails now, not at its timeout
-      if (stream.dropped > 0) return this.handlers?.dropped?.(id, this.oversize());
-      if (stream.lastEventId === undefined) throw new Error('the server ended its event stream without answering and without an event id to resume from');
-      const waitMs = Math.min(MAX_LISTEN_BACKOFF_MS, (stream.retryMs ?? 1000) * 2 ** idle);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, waitMs);
-        function done() {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        }
-        signal.addEventListener('abort', done, { once: true });
-      });
-      if (signal.aborted || this.closed) return;
-      const res = await fetchSameOrigin(this.options.url, {
-        method: 'GET',
-        headers: this.headers({ accept: 'text/event-stream', 'last-event-id': stream.lastEventId }),
-        signal,
-      });
-      const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-      if (!res.ok || type !== 'text/event-stream') {
-        await res.body?.cancel();
-        throw new Error(`the server ended its event stream without answering and resuming it failed (HTTP ${res.status})`);
-      }
-      const next = await readEvents(res, this.events, id);
-      if (next.answered) return;
-      idle = next.events > 0 ? 0 : idle + 1;
-      stream = { ...next, lastEventId: next.lastEventId ?? stream.lastEventId, retryMs: next.retryMs ?? stream.retryMs };
-    }
-  }
-
   private oversize(): string {
     return `is over ${this.options.maxMessageBytes} bytes (CC_UPSTREAM_MAX_MESSAGE_BYTES); dropped`;
   }
 
-  /** The GET stream: server notifications outside requests. A 405 means the server has none. */
-  private async listen(failures: number): Promise<void> {
-    while (!this.closed) {
-      const controller = this.track();
-      try {
-        const res = await fetchSameOrigin(this.options.url, { method: 'GET', headers: this.headers({ accept: 'text/event-stream' }), signal: controller.signal });
-        const type = (res.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
-        if (!res.ok || type !== 'text/event-stream') {
-          await res.body?.cancel();
-          this.options.log?.debug(`${this.label()}: no GET event stream (HTTP ${res.status}); notifications arrive only with answers`);
-          return;
-        }
-        failures = 0;
-        await readEvents(res, this.events);
-      } catch (err) {
-        if (this.closed) return;
-        if (err instanceof CrossOriginRedirectError || err instanceof TooManyRedirectsError) {
-          // asking again would be sent away again: no GET stream, as when the server has none
-          this.options.log?.warn(`${this.label()}: GET event stream not opened: ${err.message}`);
-          return;
-        }
-        failures++;
-        this.options.log?.debug(`${this.label()}: GET event stream failed: ${(err as Error).message}`);
-      } finally {
-        this.inFlight.delete(controller);
-      }
-      if (this.closed) return;
-      // the stream ended or failed: reopen it after 1 s, waiting longer after each failure in a row
-      const waitMs = Math.min(MAX_LISTEN_BACKOFF_MS, 1000 * 2 ** failures);
-      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
-    }
-  }
 }

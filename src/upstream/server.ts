@@ -2,18 +2,15 @@
 // `<id>__<name>`, re-list on list_changed, restart with backoff (1, 2, 4 ... 30 s) when it ends.
 // While it is not up its tools leave the list and a call to one answers isError saying why.
 import { isStdio, type ServerConfig } from '../config/file.js';
-import { RpcClientError } from '../jsonrpc/client.js';
-import { isRecord } from '../jsonrpc/message.js';
 import { ToolCallParams } from '../jsonrpc/ndjson.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import type { Logger } from '../log.js';
 import { budgetedLogger } from '../log-budget.js';
 import type { CancelSignal } from '../cancel.js';
 import type { ToolSource } from '../tools/registry.js';
-import type { Schema } from '../tools/schema.js';
 import { failedResult, type Tool, type ToolResult } from '../tools/tool.js';
-import { callFailure } from './call-failure.js';
-import { McpClient, toolResult, type UpstreamTool } from './mcp-client.js';
+import { McpClient, type UpstreamTool } from './mcp-client.js';
+import { callEnd, offeredTool, unavailableTool, type CallEnds } from './offered-tool.js';
 import { SEPARATOR, bridgeToolName } from './names.js';
 import { transportFor } from './transport-for.js';
 
@@ -57,18 +54,6 @@ export const RELIST_MS = 1000;
 export const PEER_LOG_LINES_PER_S = 50;
 
 export const sourceIdOf = (serverId: string) => `upstream:${serverId}`;
-
-/**
- * A tool schema with `"type": "object"` at its root when it names no type. The Tool schema of every
- * MCP revision requires that type on inputSchema (and on outputSchema up to 2025-11-25), and clients
- * that parse tools/list against it (the TypeScript SDK) refuse the whole list over one tool without
- * it; servers that send `{}` for "no arguments" exist. It changes nothing the bridge accepts or passes
- * on: arguments and structuredContent must be objects anyway. A schema naming another type is left
- * out before this (tool-check.ts).
- */
-function objectTyped<T extends Record<string, unknown>>(schema: T): T {
-  return schema.type === undefined ? { type: 'object', ...schema } : schema;
-}
 
 export class UpstreamServer {
   readonly id: string;
@@ -286,21 +271,7 @@ export class UpstreamServer {
       ok: (result) => this.settle(tool.name, name, result, null),
       failed: (err) => this.settle(tool.name, name, undefined, err),
     };
-    const annotations = isRecord(tool.annotations) ? tool.annotations : undefined;
-    const title = typeof tool.title === 'string' ? tool.title : typeof annotations?.title === 'string' ? annotations.title : tool.name;
-    const inputSchema = objectTyped(tool.inputSchema as Schema);
-    const adapted: Tool = {
-      name,
-      title,
-      description: typeof tool.description === 'string' ? tool.description : '',
-      inputSchema,
-      definition: { ...tool, name, inputSchema, ...(isRecord(tool.outputSchema) ? { outputSchema: objectTyped(tool.outputSchema) } : {}) },
-      upstreamName: tool.name,
-      call: (args, ctx) => this.call(ends, args, ctx.signal),
-    };
-    if (isRecord(tool.outputSchema)) adapted.outputSchema = objectTyped(tool.outputSchema) as Schema;
-    if (annotations) adapted.annotations = annotations;
-    return adapted;
+    return offeredTool(tool, name, (args, ctx) => this.call(ends, args, ctx.signal));
   }
 
   private downText(): string {
@@ -309,13 +280,7 @@ export class UpstreamServer {
   }
 
   private unavailableTool(name: string): Tool {
-    return {
-      name,
-      title: name,
-      description: '',
-      inputSchema: { type: 'object' },
-      call: async () => failedResult(this.downText(), 'unavailable'),
-    };
+    return unavailableTool(name, () => this.downText());
   }
 
   // the JSON-RPC request's own promise is the call's: its ends map the answer (no .then, no async layers)
@@ -326,22 +291,10 @@ export class UpstreamServer {
     return client.rpc.request('tools/call', new ToolCallParams(ends.upstreamName, args), { signal }, ends);
   }
 
-  /** The end of a call: the server's result, whole (every content type, structuredContent, isError, _meta), or what went wrong. */
+  /** The end of a call: what the server answered, or what went wrong (callEnd), once it is no longer counted. */
   private settle(upstreamName: string, name: string, answer: unknown, error: unknown): ToolResult {
     this.calls--;
     if (this.calls === 0) this.drained?.();
-    let err = error;
-    if (err === null) {
-      try {
-        return toolResult(upstreamName, answer) as unknown as ToolResult;
-      } catch (e) {
-        err = e;
-      }
-    }
-    if (!(err instanceof RpcClientError)) throw err;
-    return callFailure(err, this.id, name, this.timeoutMs);
+    return callEnd(this.id, upstreamName, name, answer, error, this.timeoutMs);
   }
 }
-
-/** How every call of one upstream tool ends (UpstreamServer.adapt). */
-type CallEnds = { upstreamName: string; ok(result: unknown): ToolResult; failed(err: unknown): ToolResult };
