@@ -9,6 +9,12 @@ import { describeLua } from './lua-env.js';
 import { until } from '../helpers.js';
 
 const T = { timeout: 30000 };
+// The tests that make the computer spin count CPU time (the emulator's watchdog and os.clock are the
+// Lua process's CPU time), so load cannot change what they check; but a starved process takes that
+// CPU time slowly (1.7 s of it took 12 s at a load of 10, over 20 s at 30). Their hang guards are
+// wall time, so they are generous; what they wait for is a frame, never a time.
+const SPIN = { timeout: 120000 };
+const GUARD_MS = 100000;
 
 describeLua('exec-lua: output and returned values', () => {
   test('print, write, printError, io.write and term calls are captured in order', T, async (t) => {
@@ -241,9 +247,9 @@ describeLua('exec-lua: errors', () => {
     assert.deepEqual(ok(await link.exec('for i = 1, 250 do os.queueEvent("y", i) end local n = 0 while n < 250 do os.pullEvent("y") n = n + 1 end return n')).returns, [{ type: 'number', value: 250 }]);
   });
 
-  test('"Too long without yielding" is reported as such and the link carries on', T, async (t) => {
+  test('"Too long without yielding" is reported as such and the link carries on', SPIN, async (t) => {
     const { c, link } = await linked(t, { watchdog: 0.3 });
-    const res = await link.exec('print("spinning") while true do end');
+    const res = await link.exec('print("spinning") while true do end', GUARD_MS);
     assert.equal(res.ok, false);
     assert.match(res.error, /^Too long without yielding: the chunk ran for about 7 s without yielding, so CC stopped it/);
     assert.equal(res.result.output, 'spinning\n');
@@ -253,16 +259,17 @@ describeLua('exec-lua: errors', () => {
     assert.match((await c.waitForExit()).output, /mcp-computer stopped\.\n$/);
   });
 
-  test('watchdog: the chunks after the one it stopped get the event in a fresh resume, not a hard abort', T, async (t) => {
+  test('watchdog: the chunks after the one it stopped get the event in a fresh resume, not a hard abort', SPIN, async (t) => {
     // CC (TimeoutState): one 7 s budget for everything resumed for an event,
-    // then 1.5 s until the computer is shut down. Here: 1 s, then 0.4 s.
-    const { link } = await linked(t, { watchdog: 1, hardAbort: 0.4 });
-    const spin = (name, pre = '') => `${pre} os.pullEvent("go") local t = os.clock() while os.clock() - t < 0.7 do end return "${name}"`;
+    // then 1.5 s until the computer is shut down. Here: 0.5 s, then 0.4 s;
+    // each chunk spins 70% of the budget (about 0.85 s of CPU time in all).
+    const { link } = await linked(t, { watchdog: 0.5, hardAbort: 0.4 });
+    const spin = (name, pre = '') => `${pre} os.pullEvent("go") local t = os.clock() while os.clock() - t < 0.35 do end return "${name}"`;
     const ids = ['a', 'b', 'c'];
     link.send({ type: 'request', id: 'a', method: 'exec-lua', params: { code: spin('A') } });
     link.send({ type: 'request', id: 'b', method: 'exec-lua', params: { code: spin('B') } });
     link.send({ type: 'request', id: 'c', method: 'exec-lua', params: { code: spin('C', 'os.queueEvent("go")') } });
-    const [a, b, c] = await Promise.all(ids.map((id) => link.waitFrame((f) => f.type === 'response' && f.id === id, 20000)));
+    const [a, b, c] = await Promise.all(ids.map((id) => link.waitFrame((f) => f.type === 'response' && f.id === id, GUARD_MS)));
     assert.deepEqual(ok(a).returns, [{ type: 'string', value: 'A' }]);
     // B was stopped while A's share of the 7 s was spent: it is not blamed for all of it
     assert.equal(b.ok, false);
@@ -320,9 +327,9 @@ describeLua('exec-lua: a chunk\'s own terminate through an os.queueEvent kept fr
 });
 
 describeLua('exec-lua: answers stay under the frame limit', () => {
-  test('huge output is cut to fit 128 KiB (minus margin) and still delivered', T, async (t) => {
+  test('huge output is cut to fit 128 KiB (minus margin) and still delivered', SPIN, async (t) => {
     const { link } = await linked(t);
-    const res = await link.exec('for i = 1, 20000 do print(("line %05d "):format(i) .. ("x"):rep(20)) end return "after"');
+    const res = await link.exec('for i = 1, 20000 do print(("line %05d "):format(i) .. ("x"):rep(20)) end return "after"', GUARD_MS);
     const raw = link.raw[link.raw.length - 1];
     assert.ok(Buffer.byteLength(raw) <= 131072 - 4096, `frame is ${raw.length} bytes`);
     assert.ok(Buffer.byteLength(raw) > 100000, 'the room is used');
@@ -332,9 +339,9 @@ describeLua('exec-lua: answers stay under the frame limit', () => {
     assert.deepEqual(result.returns, [{ type: 'string', value: 'after' }]);
   });
 
-  test('huge return values are cut; one descriptor per value is kept', T, async (t) => {
+  test('huge return values are cut; one descriptor per value is kept', SPIN, async (t) => {
     const { link } = await linked(t, { args: ['--max-frame', '8192'] });
-    const res = await link.exec('local t = {} for i = 1, 5000 do t[i] = { i, "item " .. i } end return ("é"):rep(10000), t, 42');
+    const res = await link.exec('local t = {} for i = 1, 5000 do t[i] = { i, "item " .. i } end return ("é"):rep(10000), t, 42', GUARD_MS);
     const raw = link.raw[link.raw.length - 1];
     assert.ok(Buffer.byteLength(raw) <= 8192 - 1024, `frame is ${raw.length} bytes`);
     const result = ok(res);
