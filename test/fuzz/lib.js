@@ -221,6 +221,29 @@ export const leaksInternals = (text) => /\n\s+at |node:internal|\/dist\/|\.js:\d
 /** Log lines that mean something failed inside the bridge. */
 export const internalFailures = (logs) => logs.filter((l) => /failed inside the bridge|MCP request failed|REST .* failed:|Internal error|RangeError|TypeError|Maximum call stack|could not be serialised|\bat .*\.js:\d+/.test(l));
 
+/**
+ * How long `node <args>` (a stdio MCP fixture) takes here and now to answer initialize: spawn, boot,
+ * answer. The bridge's initialize of a stdio server counts all of it against the server's timeoutMs,
+ * so a fuzz server's short timeout (its calls that never get an answer end by it) must allow it: on
+ * a starved machine booting Node took longer than 400 ms and the server never came up. Wall time,
+ * only to scale that limit, never asserted.
+ */
+export async function stdioBootMs(args) {
+  const { spawn } = await import('node:child_process');
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  const params = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'boot', version: '0' } };
+  child.stdin.end(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params })}\n`);
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve);
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  const ms = performance.now() - started;
+  child.kill();
+  return ms;
+}
+
 /** Resolves once the bridge's /health lists upstream server `id` as up. */
 export const upstreamUp = (bridge, id, until) =>
   until(async () => (await (await fetch(new URL('/health', bridge.mcpUrl))).json()).servers?.find((s) => s.id === id)?.state === 'up');

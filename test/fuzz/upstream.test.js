@@ -10,18 +10,24 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { rpc, until, withBridge } from '../helpers.js';
 import { writeConfig } from '../config/write.js';
-import { echoCalls, fuzzSeed, internalFailures, upstreamUp } from './lib.js';
+import { echoCalls, fuzzSeed, internalFailures, stdioBootMs, upstreamUp } from './lib.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fuzz-upstream.js', import.meta.url));
 const CALLERS = 6;
 const CALLS_PER_CALLER = 45;
-const server = (id, ...args) => ({ id, command: process.execPath, args: [FIXTURE, ...args], timeoutMs: 400 });
+// The server's timeoutMs ends the calls the fixture never answers (about 3 per caller), so it is short:
+// 400 ms, or three times what booting the fixture takes now when that is more (the bridge's initialize
+// counts the boot, which took 4-6 s at a load of 25: with 400 ms the server never came up), at most 10 s.
+const timeoutMs = async () => Math.min(10_000, Math.max(400, Math.ceil(3 * (await stdioBootMs([FIXTURE])))));
+const server = async (id, ...args) => ({ id, command: process.execPath, args: [FIXTURE, ...args], timeoutMs: await timeoutMs() });
 const up = (bridge, id) => upstreamUp(bridge, id, until);
 
 test('fuzz upstream answers: forged, malformed and missing answers never reach the wrong caller or crash the bridge', { timeout: 120_000 }, async (t) => {
   const seed = fuzzSeed(0x5eed_5);
   t.diagnostic(`FUZZ_SEED=${seed}`);
-  await withBridge({ CC_CONFIG: writeConfig({ servers: [server('up', '--seed', String(seed))] }), CC_UPSTREAM_MAX_MESSAGE_BYTES: String(256 * 1024), LOG_LEVEL: 'info' }, async (bridge) => {
+  const config = await server('up', '--seed', String(seed));
+  t.diagnostic(`upstream timeoutMs: ${config.timeoutMs}`);
+  await withBridge({ CC_CONFIG: writeConfig({ servers: [config] }), CC_UPSTREAM_MAX_MESSAGE_BYTES: String(256 * 1024), LOG_LEVEL: 'info' }, async (bridge) => {
     await up(bridge, 'up');
     const outcomes = await echoCalls(bridge, rpc, { tool: 'up__echo', prefix: 'c', callers: CALLERS, calls: CALLS_PER_CALLER });
     t.diagnostic(`calls answered with their own echo: ${outcomes.own}; with an error: ${outcomes.error}`);
@@ -34,8 +40,8 @@ test('fuzz upstream answers: forged, malformed and missing answers never reach t
   });
 });
 
-test('fuzz upstream tools/list: tools with broken names and schemas never crash the bridge; what it lists is well-formed', { timeout: 60_000 }, () =>
-  withBridge({ CC_CONFIG: writeConfig({ servers: [server('bad', '--hostile-tools', '--seed', '1')] }) }, async (bridge) => {
+test('fuzz upstream tools/list: tools with broken names and schemas never crash the bridge; what it lists is well-formed', { timeout: 60_000 }, async () =>
+  withBridge({ CC_CONFIG: writeConfig({ servers: [await server('bad', '--hostile-tools', '--seed', '1')] }) }, async (bridge) => {
     await up(bridge, 'bad');
     for (const version of ['2025-06-18', '2026-07-28']) {
       const meta = { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {} };
