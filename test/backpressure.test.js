@@ -49,16 +49,19 @@ async function silentClient(bridge, id) {
 const bigComputer = (bridge) =>
   linkComputer(bridge, { computerId: 1, onRequest: (frame) => (frame.method === 'exec-lua' ? { ok: true, result: { output: 'x'.repeat(ANSWER), returns: [] } } : { ok: true, result: pongText(1, null) }) });
 
-test('defect 2: clients that read nothing make the bridge queue about one 64 KiB piece each in their sockets, not their answers', () =>
+test('defect 2: clients that read nothing make the bridge queue about one 64 KiB piece each in their sockets, not their answers', { timeout: 180_000 }, () =>
   withBridge({ CC_MAX_FRAME_BYTES: String(16 * MiB), MCP_SEND_STALL_MS: '600000' }, async (bridge) => {
     const computer = await bigComputer(bridge);
     const clients = [];
     for (let i = 0; i < 4; i++) clients.push(await silentClient(bridge, i));
-    // all four answers are being written and stuck: their clients take nothing
+    // all four answers are being written and stuck: their clients take nothing. Getting there is
+    // 4 x 8 MiB sent by the computer, read and answered, all in this process (4-6 s at a load of 15;
+    // it ran past until's 30 s in a landing): a longer hang guard, and /metrics asked every 20 ms, not
+    // every 5 (each scrape is served by this same process: a third of the test's CPU time)
     const stuck = await until(async () => {
       const m = await scrape(bridge);
       return m.get('cc_http_answers_writing') === 4 && m;
-    });
+    }, 20, 100_000);
     const queued = stuck.get('cc_http_answer_bytes_queued');
     assert.ok(queued > 0, 'the sockets hold the pieces handed to them');
     assert.ok(queued <= 4 * 2 * 64 * 1024, `4 stuck clients queue ${queued} bytes, not 4 x ${ANSWER}`);
