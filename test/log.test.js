@@ -49,3 +49,19 @@ test('a message is one entry: controls escaped, a line break starts an indented 
   log.info('plain');
   assert.match(lines[1], /^\S+ info plain$/);
 });
+
+test('exactly the unsafe characters are escaped: each code point of the BMP checked against the list (found by mutation testing: each edge of the set but two could move unseen)', () => {
+  // the list, written out here as the log's contract: C0 but the tab, DEL and C1, U+061C, U+200E-U+200F,
+  // U+2028-U+202E, U+2066-U+2069 (a line break is the one kept, as an indented continuation)
+  const unsafe = (c) => (c <= 0x1f && c !== 0x09) || (c >= 0x7f && c <= 0x9f) || c === 0x061c || c === 0x200e || c === 0x200f || (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+  let line = '';
+  const log = createLogger('info', (l) => (line = l.slice(l.indexOf(' info ') + 6)));
+  const wrong = [];
+  for (let c = 0; c <= 0xffff; c++) {
+    const ch = String.fromCharCode(c);
+    log.info(`a${ch}b`);
+    const expected = c === 0x0a ? 'a\n    b' : unsafe(c) ? `a\\u${c.toString(16).padStart(4, '0')}b` : `a${ch}b`;
+    if (line !== expected) wrong.push(`U+${c.toString(16).padStart(4, '0')}: ${JSON.stringify(line)}`);
+  }
+  assert.deepEqual(wrong, []);
+});

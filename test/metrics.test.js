@@ -111,3 +111,27 @@ test('/metrics shows each upstream server of CC_CONFIG in its state', async () =
     await until(async () => samples(await (await fetch(url)).text()).get('cc_upstream_server_up{server="fx",state="up"}') === 1);
   });
 });
+
+test('render at its edges (found by mutation testing): a call of exactly a bucket\'s bound is in that bucket; infinite values as +Inf and -Inf; a counter gauge typed counter; every label value escaped; the text ends with a newline', () => {
+  const m = new Metrics();
+  m.callEnded('t', 'ok', 5); // 0.005 s: le="0.005" holds it (Prometheus buckets are "less than or equal")
+  m.callEnded('t', 'ok', 10);
+  m.addGauge({ name: 'cc_test_up_inf', help: 'h', read: () => Infinity });
+  m.addGauge({ name: 'cc_test_down_inf', help: 'h', read: () => -Infinity });
+  m.addGauge({ name: 'cc_test_grows_total', help: 'h', read: () => 3, type: 'counter' });
+  m.callEnded('a"b', 'c\\d', 1);
+  m.framesRejected.inc('x"y');
+  m.upstreamStates = () => [{ server: 's', state: 'a\nb' }];
+  const text = m.render();
+  const s = samples(text);
+  assert.equal(s.get('cc_tool_call_duration_seconds_bucket{le="0.005"}'), 2, 'the 1 ms and the 5 ms calls');
+  assert.equal(s.get('cc_tool_call_duration_seconds_bucket{le="0.01"}'), 3);
+  assert.match(text, /^cc_test_up_inf \+Inf$/m);
+  assert.match(text, /^cc_test_down_inf -Inf$/m);
+  assert.match(text, /^# TYPE cc_test_grows_total counter$/m);
+  assert.match(text, /^# TYPE cc_test_up_inf gauge$/m);
+  assert.equal(s.get('cc_tool_calls_total{tool="a\\"b",outcome="c\\\\d"}'), 1);
+  assert.equal(s.get('cc_link_frames_rejected_total{reason="x\\"y"}'), 1);
+  assert.equal(s.get('cc_upstream_server_up{server="s",state="a\\nb"}'), 1);
+  assert.ok(text.endsWith('cc_upstream_server_up{server="s",state="a\\nb"} 1\n'), JSON.stringify(text.slice(-60)));
+});
