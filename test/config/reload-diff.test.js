@@ -102,3 +102,21 @@ test('a server moved from stdio to Streamable HTTP under the same id: its tools 
     await far.close();
   }
 });
+
+test('a reload that only changes a tool, only moves an alias to another tool, or only removes is a change (found by mutation testing: "changed" not counting changes, removals or endpoints, or an alias known by its path alone, passed every test)', async () => {
+  const tool = (name, lua = 'return 1') => ({ name, target: { computerId: 1 }, lua });
+  const file = writeConfig({ tools: [tool('a'), tool('b')], endpoints: [{ path: '/go', tool: 'a' }] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    writeConfig({ tools: [tool('a', 'return 2'), tool('b')], endpoints: [{ path: '/go', tool: 'a' }] }, file);
+    const changed = bridge.hub.reload();
+    assert.deepEqual([changed.changed, changed.summary], [true, 'tools changed: a']);
+    // the alias /go now runs b: the old alias is removed and the new one added (an alias is its path and tool)
+    writeConfig({ tools: [tool('a', 'return 2'), tool('b')], endpoints: [{ path: '/go', tool: 'b' }] }, file);
+    const moved = bridge.hub.reload();
+    assert.deepEqual([moved.changed, moved.endpoints], [true, { added: ['/go -> b'], removed: ['/go -> a'], changed: [] }]);
+    writeConfig({ tools: [tool('a', 'return 2')], endpoints: [] }, file);
+    const removed = bridge.hub.reload();
+    assert.deepEqual([removed.changed, removed.summary], [true, 'tools removed: b; endpoints removed: /go -> b']);
+    assert.equal(bridge.hub.reload().changed, false, 'the same file again');
+  });
+});

@@ -781,3 +781,15 @@ test('close(graceMs) cuts off a call that is still running after the grace perio
   await own.link.close();
   await computer.closed;
 });
+
+test('Host: a name that merely ends in a loopback address, or one with two ports, -> 403 (found by mutation testing: the 127/8 match unanchored at its start, or the port cut at the first colon, passed every test)', async () => {
+  const port = new URL(bridge.mcpUrl).port;
+  const send = (host) => rawRequest(bridge.mcpUrl, { headers: { host }, body: JSON.stringify(req(0, 'ping')) });
+  for (const host of [`a.127.0.0.1:${port}`, `evil127.0.0.1:${port}`, 'evil-127.0.0.1', `127.0.0.1:1:${port}`]) {
+    const res = await send(host);
+    assert.equal(res.status, 403, `Host ${host}`);
+    assert.match(res.json.error.message, /^Forbidden: Host header must name a loopback address/);
+  }
+  assert.equal((await send(`127.0.0.1:${port}`)).status, 200);
+  for (const host of ['a.127.0.0.1', 'x127.0.0.1']) assert.equal(isLoopbackHost(host), false, host);
+});
