@@ -135,7 +135,10 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where, 
         prevAny = undefined;
       }
     }
-    if (bounded.length > 0 && split * reading.chars ** (chained + base) > MAX_WAYS) return waysMessage(bounded, split, chained, base, where);
+    if (bounded.length > 0 && split * reading.chars ** (chained + base) > MAX_WAYS) {
+      reading.ways = true;
+      return waysMessage(bounded, split, chained, base, where);
+    }
   }
   return null;
 }
@@ -146,8 +149,8 @@ export function runProblem(seq: Seq, base: number, last: boolean, where: Where, 
  * 8 x length^2 ways, as `\w{2,}\w{3,10}$`) and `^.{1,10}x{3,10}([^a]*?\w+?)?x{3,10}$` (640 x length^2:
  * 2 s on 1,000 x's and a '!'). Checked after every other rule, so a pattern refused by one keeps its message.
  */
-export function stretchProblem(seq: Seq, base: number, ends: boolean, where: Where, chars = MAX_CHARS_COUNTED): string | null {
-  const stretch = stretchSplits(seq, base, ends, (s) => s.split > 1 && (chars === MAX_CHARS_COUNTED ? stretchCost(s) : s.split * chars ** s.degree) > MAX_WAYS);
+export function stretchProblem(seq: Seq, base: number, ends: boolean, where: Where, chars = MAX_CHARS_COUNTED, separators = false): string | null {
+  const stretch = stretchSplits(seq, base, ends, (s) => s.split > 1 && (chars === MAX_CHARS_COUNTED ? stretchCost(s) : s.split * chars ** s.degree) > MAX_WAYS, separators);
   if (stretch === null) return null;
   // the start positions tried (a member of the stretch when it begins where the sequence does) are said apart
   const all = members(stretch);
@@ -176,6 +179,8 @@ export interface Reading extends Steps {
   chars: number;
   degree: number;
   runs: boolean;
+  /** Whether it refused the ways of bounded repetitions beside unbounded ones (runProblem, stretchProblem). */
+  ways?: boolean;
 }
 
 /**

@@ -74,8 +74,11 @@ function problemIn(alt: Alt, base: number, top: boolean, where: Where, moved: nu
   for (const seq of alt) {
     // in the second walk, an alternative of the pattern that starts with ^ is tried at one position
     const at = pass !== null && top && seq[0]?.atom.kind === 'assert' && seq[0].atom.start ? 0 : base;
-    const run = pass === null ? runProblem(seq, base, top, where, reading, backward) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where, reading.chars);
-    if (run) return run;
+    const run = pass === null ? runProblem(seq, base, top, where, reading, backward) : pass.inline ? null : stretchProblem(seq, at, pass.ends, where, reading.chars, reading.precise && !backward);
+    if (run) {
+      if (pass !== null) reading.ways = true;
+      return run;
+    }
     // a lookbehind is matched from its end: what comes after a term in it is matched first
     const order = backward ? [...seq].reverse() : seq;
     const { prefix } = scanChains(order, false);
@@ -149,9 +152,10 @@ export function patternProblem(pattern: string): string | null {
     const written = writtenOut(alt);
     const coarse: Reading = { precise: false, degree: 0, runs: false, steps: 0, chars: MAX_CHARS_COUNTED };
     problem = read(alt, written, base, coarse);
-    // refused for its runs: taken when the precise reading finds none chained (at most length^1 anywhere)
-    // and the ways beside them stay few on strings of PRECISE_CHARS_COUNTED characters
-    if (problem !== null && coarse.runs) {
+    // refused for its runs, or for the ways of bounded repetitions beside them: taken when the precise
+    // reading finds none chained (at most length^1 anywhere) and the ways beside them stay few on strings
+    // of PRECISE_CHARS_COUNTED characters
+    if (problem !== null && (coarse.runs || coarse.ways === true)) {
       const precise: Reading = { precise: true, degree: 0, runs: false, steps: 0, chars: PRECISE_CHARS_COUNTED };
       if (readPrecisely(alt, written, base, precise) && precise.degree <= 1) problem = null;
     }

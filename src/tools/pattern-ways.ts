@@ -8,6 +8,7 @@ import { ANY, covers, intersect, overlaps, type Ranges } from './char-ranges.js'
 import type { Alt, Seq, Term } from './regex-structure.js';
 import { charsAtom, firstAtom, inlined, nullableTerm, unbounded } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
+import { NOTHING_AFTER, afterTerm, separated, type After } from './pattern-chains.js';
 
 /**
  * Most ways a failing match may try, counted as (ways the bounded repetitions of a stretch can split
@@ -63,6 +64,8 @@ export interface Stretch {
   origin: number;
   /** The groups matched at most once it went on through in several ways (their alternatives). */
   via: Term[];
+  /** When `separators` and its last member is a group repeated without bound: what came after it (pattern-chains.ts's separated). */
+  after?: After;
 }
 
 /** The members of a stretch, in order. */
@@ -98,7 +101,7 @@ function canFail(t: Term): boolean {
  * `atEnd`: `seq` ends the whole pattern: items at its end that cannot fail are not read, and a stretch
  * still open at its end is not counted (nothing after it can fail: `(\d+)(\.\d+)?`, `b+?[ab]{0,3}b`).
  */
-export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: Stretch) => boolean): Stretch | null {
+export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: Stretch) => boolean, separators = false): Stretch | null {
   let found: Stretch | null = null;
   /** Stretches begun so far (each one's `origin` is its number). */
   let births = 0;
@@ -148,7 +151,18 @@ export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: 
       let next: Stretch | null = null;
       if (degree > 0 || w > 1) {
         let before: Stretch | null = null;
-        for (const c of open) if (goesOn(c) && (before === null || stretchCost(c) > stretchCost(before))) before = c;
+        let added = degree;
+        // read precisely (`separators`), an unbounded member after a group repeated without bound that a
+        // separator ends adds no degree (pattern-chains.ts's separated)
+        const adds = (c: Stretch) => (degree > 0 && c.after !== undefined && separated(c.last, c.after, t) ? 0 : degree);
+        for (const c of open) {
+          if (!goesOn(c)) continue;
+          const d = adds(c);
+          if (before === null || Math.min(c.split * MAX_CHARS_COUNTED ** (c.degree + d), CAP) > Math.min(before.split * MAX_CHARS_COUNTED ** (before.degree + added), CAP)) {
+            before = c;
+            added = d;
+          }
+        }
         // after an unbounded member only its characters must be shared: it reaches from where the
         // one before it varies to where the one after it does (`[ab]+[bc]+[cd]+!`: three boundaries,
         // in the b's, the c's and the d's); a bounded one reaches no further than its few characters
@@ -156,7 +170,8 @@ export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: 
         next =
           before === null
             ? { last: t, before: null, split: w, degree, common, mark: 0, origin: ++births, via: [] }
-            : { last: t, before, split: Math.min(before.split * w, CAP), degree: before.degree + degree, common, mark: 0, origin: before.origin, via: before.via };
+            : { last: t, before, split: Math.min(before.split * w, CAP), degree: before.degree + added, common, mark: 0, origin: before.origin, via: before.via };
+        if (separators && degree > 0 && t.atom.kind === 'group') next.after = NOTHING_AFTER;
       }
       if (!nullableTerm(t)) {
         // a required item ends a stretch whose last cannot take it, or that shares no character with
@@ -166,9 +181,12 @@ export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: 
         for (const c of open) {
           // on a text of a common character the item cannot start with, it fails here (`\w*-*\w+x` on a's)
           if (!covers(first, c.common)) count(c);
-          if (goesOn(c)) going.push(copy(c, c.split, intersect(c.common, chars), c.via));
+          if (goesOn(c)) going.push(copy(c, c.split, intersect(c.common, chars), c.via, c.after && afterTerm(c.after, t)));
         }
         open = going;
+        own = true;
+      } else if (open.some((c) => c.after !== undefined)) {
+        open = open.map((c) => (c.after === undefined ? c : copy(c, c.split, c.common, c.via, afterTerm(c.after, t))));
         own = true;
       }
       if (next !== null) {
@@ -189,8 +207,19 @@ export function stretchSplits(seq: Seq, base: number, atEnd: boolean, over: (s: 
   return found;
 }
 
-/** `s` with another split, common characters and groups gone through. */
-const copy = (s: Stretch, split: number, common: Ranges, via: Term[]): Stretch => ({ last: s.last, before: s.before, split, degree: s.degree, common, mark: 0, origin: s.origin, via });
+/** `s` with another split, common characters, groups gone through and what came after its last member. */
+const copy = (s: Stretch, split: number, common: Ranges, via: Term[], after = s.after): Stretch => {
+  const out: Stretch = { last: s.last, before: s.before, split, degree: s.degree, common, mark: 0, origin: s.origin, via };
+  if (after !== undefined) out.after = after;
+  return out;
+};
+
+/** Whether what came after `a` lets no later member add less than after `b` (a longer gap, a lead that covers b's). */
+function afterNoBetter(a: After | undefined, b: After | undefined): boolean {
+  if (a === b || b === undefined) return true;
+  if (a === undefined) return false;
+  return a.gap >= b.gap && (a.lead === b.lead || (a.lead !== null && b.lead !== null && covers(a.lead, b.lead)));
+}
 
 /**
  * For the stretches begun before a group (`origin` at most `began`), by origin: the sum over the paths
@@ -259,8 +288,8 @@ function add(open: Stretch[], s: Stretch): void {
   let kept = 0;
   for (const o of open) {
     if (o.last === s.last) {
-      if (stretchCost(o) >= cost && covers(o.common, s.common)) return;
-      if (cost >= stretchCost(o) && covers(s.common, o.common)) continue;
+      if (stretchCost(o) >= cost && covers(o.common, s.common) && afterNoBetter(o.after, s.after)) return;
+      if (cost >= stretchCost(o) && covers(s.common, o.common) && afterNoBetter(s.after, o.after)) continue;
     }
     open[kept++] = o;
   }
