@@ -278,6 +278,21 @@ function B.noShellToRead()
         .. " computer and owns its screen; run it with --background (what \"mcp-computer startup\" installs)", 0)
 end
 
+-- A screen row holds one of CC's characters per byte (code points 0-255):
+-- each byte from 128 up is written as that code point in UTF-8 here, or the
+-- JSON encoder would read bytes that happen to form UTF-8 (a program printing
+-- a UTF-8 string, which CC draws as two characters) as one character, and the
+-- row would no longer line up with its colours and the cursor.
+function B.latin1Char(c)
+    local b = c:byte()
+    return string.char(0xC0 + math.floor(b / 64), 0x80 + b % 64)
+end
+
+function B.screenChars(text)
+    if not text:find("[\128-\255]") then return text end
+    return (text:gsub("[\128-\255]", B.latin1Char))
+end
+
 function B.readScreen(link)
     local screen = background and background.screen
     if not screen then B.noShellToRead() end
@@ -286,7 +301,7 @@ function B.readScreen(link)
     local lines, fgs, bgs = {}, {}, {}
     for i = 1, h do
         local text, tf, tb = screen.getLine(i)
-        lines[i], fgs[i], bgs[i] = text or "", tf or "", tb or ""
+        lines[i], fgs[i], bgs[i] = B.screenChars(text or ""), tf or "", tb or ""
     end
     local cx, cy = screen.getCursorPos()
     local result = {

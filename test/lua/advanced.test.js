@@ -202,6 +202,22 @@ end
     assert.equal(long.error, 'a paste is at most 512 characters in CC: send longer text in parts');
     ok(await link.request('send-input', { text: 'é'.repeat(512), paste: true }));
   });
+
+  test('bug: read-screen read two bytes a program printed that happen to be UTF-8 (CC draws "\\195\\169" as "Ã©") as one character, so the row was shorter than the screen', T, async (t) => {
+    const bridge = await startFakeBridge();
+    t.after(() => bridge.close());
+    const boot = `shell.run("mcp-computer", ${JSON.stringify(bridge.url)}, "--background")\nprint("\\195\\169t\\233")\nwhile true do os.pullEvent() end\n`;
+    useComputer(t, { command: 'boot', multishell: true, files: { 'boot.lua': boot } });
+    const link = await bridge.liveLink();
+    let s;
+    for (let i = 0; i < 200 && !s?.lines.some((l) => l.includes('t\u00e9')); i++) {
+      if (i) await new Promise((r) => setTimeout(r, 25));
+      s = ok(await link.request('read-screen', {}));
+    }
+    const row = s.lines.find((l) => l.includes('t\u00e9'));
+    assert.equal(row?.trimEnd(), '\u00c3\u00a9t\u00e9', JSON.stringify(s.lines));
+    assert.ok(s.lines.every((l) => l.length === s.width), 'every row is as wide as the screen');
+  });
 });
 
 function ok(res) {

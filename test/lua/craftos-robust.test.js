@@ -116,7 +116,10 @@ describeCraftos('CraftOS-PC: send-input paste in CC\'s character set (background
     id: 18,
     flags: ['--background'],
     post: '',
-    files: { 'got.lua': 'local line = read() local f = fs.open("/got.txt", "wb") f.write(line) f.close()\n' },
+    files: {
+      'got.lua': 'local line = read() local f = fs.open("/got.txt", "wb") f.write(line) f.close()\n',
+      'u8.lua': 'print("\\195\\169t\\233")\n',
+    },
     ready: ({ bridge }) => untilDone(async () => ({ done: /pong/.test(text(await callTool(bridge, 'probe-computers'))) }), 'the link answers'),
   });
   const gotBytes = async (send) => {
@@ -138,5 +141,18 @@ describeCraftos('CraftOS-PC: send-input paste in CC\'s character set (background
     assert.deepEqual(await gotBytes({ text: 'é☃x', paste: true }), { bytes: [0xe9, 0x3f, 0x78] });
     // typed text did so already
     assert.deepEqual(await gotBytes({ text: 'é☃x' }), { bytes: [0xe9, 0x3f, 0x78] });
+  });
+
+  test('bug: read-screen read two bytes a program printed that happen to be UTF-8 ("\\195\\169", shown by CC as "Ã©") as one character, so the row was shorter than the screen and its columns, colours and cursor no longer lined up', T, async () => {
+    const r = await callTool(ctx.bridge, 'send-input', { computerId: 18, text: 'u8\n' });
+    assert.equal(r.isError, undefined, text(r));
+    const s = await untilDone(async () => {
+      const sc = (await callTool(ctx.bridge, 'read-screen', { computerId: 18 })).structuredContent;
+      return { done: sc.lines.some((l) => l.includes('t\u00e9')), value: sc };
+    }, 'the printed row');
+    const row = s.lines.find((l) => l.includes('t\u00e9'));
+    assert.equal(row.trimEnd(), '\u00c3\u00a9t\u00e9', 'each byte on the screen is one character, as CC draws it');
+    assert.ok(s.lines.every((l) => l.length === s.width), 'every row is as wide as the screen');
+    assert.ok(s.foreground.every((l, i) => l.length === s.lines[i].length));
   });
 });
