@@ -155,6 +155,21 @@ describeLua('background mode', () => {
     assert.doesNotMatch(end.output, /boot: startup files done/);
   });
 
+  test('bug: in background mode a chunk\'s os.queueEvent("terminate") went to the player\'s shell as a Ctrl+T and never to the chunk, which waited on', T, async (t) => {
+    const bridge = await bridgeFor(t);
+    const c = useComputer(t, { id: 11, url: bridge.linkUrl, args: ['--background'], files: { 'shell.lua': SHELL } });
+    await c.waitForOutput('shell ready');
+    await waitForProbe(bridge, /pong/);
+    const res = await callTool(bridge, 'exec-lua', { computerId: 11, code: 'os.queueEvent("terminate") os.pullEvent() return "not reached"', timeoutMs: 5000 });
+    assert.equal(res.isError, true, JSON.stringify(res));
+    assert.equal(res.content[0].text, 'error: Terminated');
+    // the player's Ctrl+T still goes to the shell, and only it reached the shell
+    c.queueEvent('terminate');
+    await c.waitForOutput('shell: Terminated');
+    assert.equal(c.output.split('shell: Terminated').length, 2, c.output);
+    assert.equal(await probeText(bridge), 'pong from 11 (Label: null)');
+  });
+
   test('status and stop with no background link say so', T, async (t) => {
     for (const cmd of ['status', 'stop']) {
       const c = useComputer(t, { args: [cmd] });
