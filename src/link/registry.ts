@@ -122,6 +122,9 @@ export class LinkRegistry implements FanoutHost {
 
   /** An info frame: the computer's label and peripherals now. Returns what changed, for the log. */
   updateInfo(link: Link, info: InfoFrame): string[] {
+    // a replaced link's socket stays readable until its closing handshake ends: what it says then is
+    // no longer this computer id's (its label would become the pinned id's, for label lookups)
+    if (link.closed) return [];
     const changes: string[] = [];
     if (info.computerLabel !== link.label) {
       changes.push(`label ${quoteValue(link.label)} -> ${quoteValue(info.computerLabel)}`);
