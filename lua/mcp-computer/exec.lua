@@ -412,11 +412,17 @@ local function isWatchdog(err)
     return err == TLWY or (type(err) == "string" and err:match(":%d+: " .. TLWY .. "$") ~= nil)
 end
 
+-- The text of an error value; and true when CC's watchdog stopped its
+-- __tostring (the caller must then yield before anything more runs).
 local function describeError(err)
     if err == nil then return "error (no message)" end
     if type(err) ~= "string" then
         -- (a __tostring may fail, or give back what is not text: Lua 5.2's tostring passes it on)
         local ok, s = pcall(tostring, err)
+        if not ok and isWatchdog(s) then
+            return ("error object of type %s (its __tostring ran until CC's limit of about 7 s for one event"
+                .. " ran out, so CC stopped it)"):format(type(err)), true
+        end
         err = (ok and (type(s) == "string" or type(s) == "number")) and tostring(s) or ("error object of type " .. type(err))
     end
     if err:find(TLWY, 1, true) then
@@ -615,7 +621,9 @@ local function stepChunk(link, chunk, ...)
         local now = os.clock()
         finishChunk(link, chunk, false, describeWatchdog(now - started, now - (link.eventStart or started)), { n = 0 })
     elseif not res[1] then
-        finishChunk(link, chunk, false, describeError(res[2]), { n = 0 })
+        local text, tripped = describeError(res[2])
+        if tripped then link.tripped = true end
+        finishChunk(link, chunk, false, text, { n = 0 })
     elseif coroutine.status(chunk.co) == "dead" then
         finishChunk(link, chunk, true, nil, table.pack(table.unpack(res, 2, res.n)))
     else

@@ -15,7 +15,7 @@ local safe = {}
 
 -- CC's own error messages without the "file:line: " our error() calls add.
 function safe.message(err)
-    if type(err) ~= "string" then return describeError(err) end
+    if type(err) ~= "string" then return (describeError(err)) end
     return cutError((err:gsub("^[^:%s]+:%d+: ", "")))
 end
 

@@ -278,6 +278,19 @@ describeLua('exec-lua: errors', () => {
     assert.equal((await link.request('ping')).ok, true);
   });
 
+  test('bug: CC\'s watchdog stopping an error object\'s __tostring was swallowed, so the chunks after it ran on in the same resume and CC\'s hard abort shut the computer down', T, async (t) => {
+    // CC: 7 s for everything resumed for one event, then 1.5 s to yield. Here: 1 s, then 0.4 s.
+    const { link } = await linked(t, { watchdog: 1, hardAbort: 0.4 });
+    link.send({ type: 'request', id: 'a', method: 'exec-lua', params: { code: 'os.pullEvent("go") error(setmetatable({}, { __tostring = function() while true do end end }))' } });
+    link.send({ type: 'request', id: 'b', method: 'exec-lua', params: { code: 'os.pullEvent("go") local t = os.clock() while os.clock() - t < 0.7 do end return "B"' } });
+    link.send({ type: 'request', id: 'c', method: 'exec-lua', params: { code: 'os.queueEvent("go")' } });
+    const [a, b] = await Promise.all(['a', 'b'].map((id) => link.waitFrame((f) => f.type === 'response' && f.id === id, 20000)));
+    assert.equal(a.ok, false);
+    assert.match(a.error, /^error object of type table \(its __tostring ran until CC's limit of about 7 s/);
+    assert.deepEqual(ok(b).returns, [{ type: 'string', value: 'B' }], 'B ran in a resume of its own');
+    assert.equal((await link.request('ping')).ok, true);
+  });
+
   test('the terminal is restored after a failing chunk', T, async (t) => {
     const { c, link } = await linked(t);
     await link.exec('term.setTextColour(colours.red) print("in chunk") error("x")');
