@@ -62,7 +62,7 @@ async function requestJson(url: URL, method: 'GET' | 'POST', io: CliIo): Promise
   try {
     res = await fetch(url, { method, headers: headers(io.env), signal: AbortSignal.any([io.signal, AbortSignal.timeout(HEALTH_TIMEOUT_MS)]) });
   } catch (err) {
-    throw new Exit(EXIT.unreachable, `cannot reach the bridge at ${url.origin}: ${causeOf(err)}`);
+    throw unreachable(url.origin, causeOf(err));
   }
   const text = await res.text();
   try {
@@ -90,6 +90,34 @@ async function pinsCommand(inv: Invocation, io: CliIo, command: Extract<Command,
 function causeOf(err: unknown): string {
   const e = err as Error & { cause?: { code?: string; message?: string } };
   return e.cause?.code ?? e.cause?.message ?? e.message;
+}
+
+/** What a network error code means to someone who only ran cc-mcp; null for codes said as they are. */
+const NETWORK_MEANING: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'nothing listens there',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name does not resolve',
+  EHOSTUNREACH: 'that host cannot be reached',
+  ENETUNREACH: 'that network cannot be reached',
+  ETIMEDOUT: 'the connect got no answer',
+  UND_ERR_CONNECT_TIMEOUT: 'the connect got no answer',
+};
+
+/**
+ * The line for a bridge that cannot be reached at all: the network code in words, and what to do.
+ * `detail` is a bare code (fetch's cause) or the MCP client's sentence, which ends in the code
+ * (`connection closed before initialize was answered: cannot reach <url>: ECONNREFUSED`): the first
+ * half of that only repeated the URL, and "closed before initialize was answered" read as if the
+ * bridge had been reached.
+ */
+function unreachable(where: string, detail: string): Exit {
+  const code = /^[A-Z_]+$/.test(detail) ? detail : /: cannot reach \S+: ([A-Z_]+)$/.exec(detail)?.[1];
+  const meaning = code !== undefined && Object.hasOwn(NETWORK_MEANING, code) ? NETWORK_MEANING[code] : undefined;
+  if (meaning === undefined) return new Exit(EXIT.unreachable, `cannot reach the bridge at ${where}: ${detail}`);
+  return new Exit(
+    EXIT.unreachable,
+    `cannot reach the bridge at ${where}: ${meaning} (${code}). Is the bridge running? Start it (npm start in its folder), or give its MCP endpoint with --url or CC_MCP_URL`,
+  );
 }
 
 /** The arguments of a call, exec or probe, read before anything is sent. */
@@ -134,7 +162,7 @@ function fromRpcError(err: RpcClientError, url: string): Exit {
       // -32602: the bridge refused the request as given (an unknown tool name, say)
       return new Exit(err.rpcCode === -32602 ? EXIT.usage : EXIT.toolError, `the bridge refused: ${err.message}`);
     default:
-      return new Exit(EXIT.unreachable, `cannot reach the bridge at ${url}: ${err.message}`);
+      return unreachable(url, err.message);
   }
 }
 

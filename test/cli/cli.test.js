@@ -200,6 +200,24 @@ test('an unreachable bridge exits 3 with one line; so does something that is not
   });
 });
 
+test('bug: with no bridge running, cc-mcp said "connection closed before initialize was answered: cannot reach <url>: ECONNREFUSED" (the URL twice, as if the bridge had been reached); now what the code means and what to do', async () => {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  const url = `http://127.0.0.1:${port}/mcp`;
+  for (const command of ['tools', 'probe', 'health', 'pins']) {
+    const r = await cli(['--url', url, command]);
+    assert.equal(r.code, 3, command);
+    assert.doesNotMatch(r.stderr, /closed before|cannot reach.*cannot reach/, command);
+    const where = command === 'health' || command === 'pins' ? `http://127.0.0.1:${port}` : url;
+    assert.equal(r.stderr, `cc-mcp: cannot reach the bridge at ${where}: nothing listens there (ECONNREFUSED). Is the bridge running? Start it (npm start in its folder), or give its MCP endpoint with --url or CC_MCP_URL\n`, command);
+  }
+  const unresolved = await cli(['--url', 'http://cc-bridge.invalid:3000/mcp', 'probe']);
+  assert.equal(unresolved.code, 3);
+  assert.match(unresolved.stderr, /^cc-mcp: cannot reach the bridge at http:\/\/cc-bridge\.invalid:3000\/mcp: the host name does not resolve \((ENOTFOUND|EAI_AGAIN)\)\. Is the bridge running\?/);
+});
+
 test('with MCP_AUTH_TOKEN set, cc-mcp sends CC_MCP_TOKEN (else the first MCP_AUTH_TOKEN) as the bearer token', () =>
   withBridge({ MCP_AUTH_TOKEN: 'cli-token-0123456789abcdef,other-token-0123456789abcdef' }, async (bridge) => {
     const refused = await cli([...at(bridge), 'probe']);
