@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Process entry: configuration from the environment, both listeners, signals.
-import { basename } from 'node:path';
+import { basename, relative } from 'node:path';
 import { startBridge, packageVersion } from './bridge.js';
 import { ConfigError, helpText, loadConfig } from './config.js';
 import { createLogger } from './log.js';
@@ -27,6 +27,18 @@ function listenFailure(err: unknown): string | null {
   return `cc-mcp-bridge: cannot listen on ${where}: ${what} (${e.code})\n`;
 }
 
+/**
+ * How the user started the bridge, for --help's usage line: an installed command by its name
+ * (`cc-mcp-bridge`, npx's bin link), the script by its path from here (`node dist/index.js`, what
+ * README has one type in a checkout). Before, `node index.js`, which works from no folder a user is in.
+ */
+function programName(script: string, cwd: string): string {
+  const name = basename(script);
+  if (!/\.[cm]?js$/.test(name)) return name;
+  const shown = relative(cwd, script);
+  return `node ${shown === '' || shown.startsWith('..') ? script : shown}`;
+}
+
 async function main(argv: string[]): Promise<number | null> {
   // stderr gone (a --stdio host that quit closes all three pipes): the log is lost, nothing else; an
   // unhandled EPIPE here used to crash the bridge (exit 1) before its calls were cancelled
@@ -35,9 +47,8 @@ async function main(argv: string[]): Promise<number | null> {
   // lines are lost, nothing else; an unhandled EPIPE used to crash the bridge (exit 1). Under --stdio
   // stdout is the MCP stream: its own listener (stdio-host.ts) takes the host's leaving
   if (!argv.includes('--stdio') || argv.includes('--help') || argv.includes('-h') || argv.includes('--version')) process.stdout.on('error', () => {});
-  const program = basename(process.argv[1] as string);
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(helpText(`node ${program}`));
+    process.stdout.write(helpText(programName(process.argv[1] as string, process.cwd())));
     return 0;
   }
   if (argv.includes('--version')) {

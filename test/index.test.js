@@ -5,7 +5,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { FakeComputer, until } from './helpers.js';
 import { VARIABLES } from '../dist/config.js';
 
@@ -56,7 +58,7 @@ test('--help (and -h) lists every variable with its default and exits 0 without 
     const result = await spawnBridge({}, [flag]).exited;
     assert.equal(result.code, 0);
     assert.equal(result.stderr, '');
-    assert.match(result.stdout, /^Usage: node index\.js/);
+    assert.match(result.stdout, /^Usage: node dist\/index\.js \[--stdio\]/);
     assert.doesNotMatch(result.stdout, /MCP endpoint/);
     for (const spec of VARIABLES) {
       const line = lines(result.stdout).find((l) => l.trim().startsWith(spec.name + ' '));
@@ -65,6 +67,24 @@ test('--help (and -h) lists every variable with its default and exits 0 without 
       assert.ok(line.includes(`[${spec.default === '' ? 'empty' : spec.default}]`), line);
     }
   }
+});
+
+test('bug: --help said "Usage: node index.js", a command that works from no folder (README has one run node dist/index.js in the checkout); now the path from where it was run, or the command name when started through the package\'s bin link', async () => {
+  assert.match((await spawnBridge({}, ['--help']).exited).stdout, /^Usage: node dist\/index\.js \[--stdio\] \[--help\] \[--version\]\n/);
+  const elsewhere = spawn(process.execPath, [path.join(ROOT, 'dist/index.js'), '-h'], { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  elsewhere.stdout.setEncoding('utf8').on('data', (c) => (text += c));
+  await once(elsewhere, 'exit');
+  assert.ok(text.startsWith(`Usage: node ${path.join(ROOT, 'dist/index.js')} [--stdio]`), text.split('\n')[0]);
+  // npm's bin link (node_modules/.bin/cc-mcp-bridge) has no .js: the command's own name
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-bin-'));
+  symlinkSync(path.join(ROOT, 'dist/index.js'), path.join(dir, 'cc-mcp-bridge'));
+  const bin = spawn(process.execPath, [path.join(dir, 'cc-mcp-bridge'), '--help'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  let binText = '';
+  bin.stdout.setEncoding('utf8').on('data', (c) => (binText += c));
+  await once(bin, 'exit');
+  rmSync(dir, { recursive: true, force: true });
+  assert.ok(binText.startsWith('Usage: cc-mcp-bridge [--stdio]'), binText.split('\n')[0]);
 });
 
 test('--version prints the package version and exits 0', async () => {
