@@ -67,7 +67,23 @@ export function renderHealth(body: Record<string, unknown>): string {
   if (typeof body.computers !== 'number') return 'bridge is up';
   const link = body.link as { state?: unknown; reason?: unknown } | undefined;
   const waiting = link?.state === 'waiting' && typeof link.reason === 'string' ? `; no computer can link: ${link.reason}` : '';
-  return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked${waiting}`;
+  return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked${waiting}${upstreams(body.servers)}`;
+}
+
+/**
+ * The CC_CONFIG upstream servers of /health: how many are up, and each one that is not, with why
+ * (its reason comes from the server or the network, so it is shown escaped). Before, `cc-mcp health`
+ * said nothing of them, and a server down since the start (its tools missing from `cc-mcp tools`)
+ * showed only in the bridge's log.
+ */
+function upstreams(servers: unknown): string {
+  if (!Array.isArray(servers) || servers.length === 0) return '';
+  const entries = servers.filter(isRecord);
+  const up = entries.filter((s) => s.state === 'up').length;
+  const notUp = entries
+    .filter((s) => s.state !== 'up')
+    .map((s) => `${shown(s.id)} ${shown(s.state)}${typeof s.reason === 'string' ? ` (${shown(s.reason)})` : ''}`);
+  return `; upstream servers: ${up} of ${entries.length} up${notUp.length > 0 ? `, ${notUp.join(', ')}` : ''}`;
 }
 
 /** GET /pins (the pinned ids) or a reset's answer (its message). */

@@ -46,6 +46,25 @@ test('tool list: names padded, title or the first sentence of the description', 
   );
 });
 
+test('bug: cc-mcp health said nothing of CC_CONFIG upstream servers, so one down since the start showed only in the bridge log; now how many are up and why each other one is not', () => {
+  const servers = [
+    { id: 'files', transport: 'stdio', state: 'up', tools: 3, restarts: 0 },
+    { id: 'nether', transport: 'http', state: 'down', tools: 0, restarts: 4, reason: 'initialize did not get through: HTTP 404' },
+    { id: 'maps', transport: 'stdio', state: 'starting', tools: 0, restarts: 0 },
+  ];
+  assert.equal(
+    renderHealth({ ok: true, computers: 1, servers }),
+    'bridge is up; 1 computer linked; upstream servers: 1 of 3 up, nether down (initialize did not get through: HTTP 404), maps starting',
+  );
+  assert.equal(renderHealth({ ok: true, computers: 0, servers: [servers[0]] }), 'bridge is up; 0 computers linked; upstream servers: 1 of 1 up');
+  assert.equal(renderHealth({ ok: true, computers: 0, servers: [] }), 'bridge is up; 0 computers linked', 'no CC_CONFIG servers: nothing said');
+  // a reason an upstream chose reaches the terminal escaped, on one line
+  assert.equal(
+    renderHealth({ ok: true, computers: 0, servers: [{ id: 'x', state: 'down', reason: 'bad\u001b[2J\nline' }] }),
+    'bridge is up; 0 computers linked; upstream servers: 0 of 1 up, x down (bad\\u001b[2J\\u000aline)',
+  );
+});
+
 test('options anywhere, -- ends them, CC_MCP_URL then the default URL', () => {
   assert.deepEqual(parseArgs(['tools'], {}), { url: DEFAULT_URL, json: false, command: { kind: 'tools' } });
   assert.equal(parseArgs(['tools'], { CC_MCP_URL: 'http://h:1/mcp' }).url, 'http://h:1/mcp');
