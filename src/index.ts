@@ -17,14 +17,44 @@ const LISTEN_FAILURES: Record<string, string> = {
   EAI_AGAIN: 'the host name cannot be resolved right now',
 };
 
-/** One clear line (no stack) for a listener that cannot start; null for any other error. */
-function listenFailure(err: unknown): string | null {
+/** The listeners a failed listen or lookup may be: MCP's (when it runs) and the link's. */
+interface Listeners {
+  mcp: { host: string; port: number } | null;
+  link: { host: string; port: number };
+}
+
+/**
+ * What to change for a listener that cannot start, naming its variable; '' when the error does not
+ * say which listener it was (both on one host and port). Before, the line named the address alone,
+ * and a user who had not set MCP_PORT or CC_LINK_PORT had to guess which one to change.
+ */
+function listenHint(e: NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string }, listeners: Listeners): string {
+  const lookup = e.hostname !== undefined;
+  const matches = (l: { host: string; port: number } | null) =>
+    l !== null && (lookup ? l.host === e.hostname : e.port !== undefined ? l.port === e.port : l.host === e.address);
+  const which = [matches(listeners.mcp) ? 'MCP' : null, matches(listeners.link) ? 'CC_LINK' : null].filter((w) => w !== null);
+  if (which.length !== 1) return '';
+  const prefix = which[0];
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return `; another process holds that port (another cc-mcp-bridge?): stop it, or set ${prefix}_PORT to a free port (0 picks one)`;
+    case 'EACCES':
+      return `; ports below 1024 need privileges: set ${prefix}_PORT to 1024 or above`;
+    case 'EADDRNOTAVAIL':
+      return `; set ${prefix}_HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for every address)`;
+    default:
+      return `; check ${prefix}_HOST`;
+  }
+}
+
+/** One clear line (no stack) for a listener that cannot start, with what to change; null for any other error. */
+function listenFailure(err: unknown, listeners: Listeners): string | null {
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
   const what = LISTEN_FAILURES[String(e.code)];
   if (what === undefined) return null;
   // listen errors carry address (and port unless it was 0); lookup errors carry hostname
   const where = `${e.address ?? e.hostname}${e.port === undefined ? '' : `:${e.port}`}`;
-  return `cc-mcp-bridge: cannot listen on ${where}: ${what} (${e.code})\n`;
+  return `cc-mcp-bridge: cannot listen on ${where}: ${what} (${e.code})${listenHint(e, listeners)}\n`;
 }
 
 /**
@@ -109,7 +139,7 @@ async function main(argv: string[]): Promise<number | null> {
       process.stderr.write(`cc-mcp-bridge: invalid session key file: ${(err as Error).message}\n`);
       return EXIT_CONFIG;
     }
-    const line = listenFailure(err);
+    const line = listenFailure(err, { mcp: http ? { host: config.mcpHost, port: config.mcpPort } : null, link: { host: config.linkHost, port: config.linkPort } });
     if (line === null) throw err;
     process.stderr.write(line);
     return 1;

@@ -200,9 +200,9 @@ test('bug: a closed stdout outside --stdio (--help | head -0, a bridge whose out
 test('an address that is not ours, or a host name that does not resolve: one clear line, exit 1', async () => {
   const cases = [
     // 192.0.2.0/24 is TEST-NET-1: never an address of this machine
-    [{ MCP_HOST: '192.0.2.1', MCP_ALLOW_UNAUTHENTICATED: '1' }, /cannot listen on 192\.0\.2\.1: the address is not an address of this machine \(EADDRNOTAVAIL\)/],
+    [{ MCP_HOST: '192.0.2.1', MCP_ALLOW_UNAUTHENTICATED: '1' }, /cannot listen on 192\.0\.2\.1: the address is not an address of this machine \(EADDRNOTAVAIL\); set MCP_HOST to an address of this machine/],
     // .invalid never resolves (RFC 2606); without DNS at all the lookup fails with EAI_AGAIN instead
-    [{ CC_LINK_HOST: 'bridge.invalid' }, /cannot listen on bridge\.invalid: the host name (does not resolve \(ENOTFOUND\)|cannot be resolved right now \(EAI_AGAIN\))/],
+    [{ CC_LINK_HOST: 'bridge.invalid' }, /cannot listen on bridge\.invalid: the host name (does not resolve \(ENOTFOUND\)|cannot be resolved right now \(EAI_AGAIN\)); check CC_LINK_HOST$/m],
   ];
   for (const [env, expected] of cases) {
     const result = await spawnBridge({ MCP_PORT: '0', CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', ...env }).exited;
@@ -210,6 +210,22 @@ test('an address that is not ours, or a host name that does not resolve: one cle
     assert.equal(result.stdout, '');
     assert.equal(lines(result.stderr).length, 1, result.stderr);
     assert.match(result.stderr, expected);
+  }
+});
+
+test('bug: a taken port said only "cannot listen on 127.0.0.1:3000: the address is already in use": a user who set neither port had to guess which variable to change; the line now names it', async () => {
+  const busy = net.createServer();
+  await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const { port } = busy.address();
+  try {
+    const mcp = await spawnBridge({ MCP_PORT: String(port), CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1' }).exited;
+    assert.equal(mcp.code, 1);
+    assert.equal(mcp.stderr, `cc-mcp-bridge: cannot listen on 127.0.0.1:${port}: the address is already in use (EADDRINUSE); another process holds that port (another cc-mcp-bridge?): stop it, or set MCP_PORT to a free port (0 picks one)\n`);
+    const link = await spawnBridge({ MCP_PORT: '0', CC_LINK_PORT: String(port), CC_LINK_HOST: '127.0.0.1' }).exited;
+    assert.equal(link.code, 1);
+    assert.match(link.stderr, /already in use \(EADDRINUSE\); another process holds that port \(another cc-mcp-bridge\?\): stop it, or set CC_LINK_PORT to a free port \(0 picks one\)\n$/);
+  } finally {
+    await new Promise((resolve) => busy.close(resolve));
   }
 });
 

@@ -140,7 +140,7 @@ test('a taken link port still exits 1 with one line: stdio with CC_LINK_RETRY_MS
     const http = await httpMode({ CC_LINK_HOST: '127.0.0.1', CC_LINK_PORT: String(busy.port), CC_LINK_RETRY_MS: '200', MCP_PORT: '0' });
     for (const r of [stdio, http]) {
       assert.equal(r.code, 1, r.stderr);
-      assert.deepEqual(nonEmpty(r.stderr), [`cc-mcp-bridge: cannot listen on 127.0.0.1:${busy.port}: the address is already in use (EADDRINUSE)`]);
+      assert.deepEqual(nonEmpty(r.stderr), [`cc-mcp-bridge: cannot listen on 127.0.0.1:${busy.port}: the address is already in use (EADDRINUSE); another process holds that port (another cc-mcp-bridge?): stop it, or set CC_LINK_PORT to a free port (0 picks one)`]);
     }
   } finally {
     await busy.close();
@@ -152,7 +152,7 @@ test('stdio: a link listen error other than EADDRINUSE still exits 1 with one li
   const r = await run({ CC_LINK_HOST: '192.0.2.1', CC_LINK_PORT: '0', CC_LINK_RETRY_MS: '200' }, (bridge) => bridge.exited);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, '');
-  assert.deepEqual(nonEmpty(r.stderr), ['cc-mcp-bridge: cannot listen on 192.0.2.1: the address is not an address of this machine (EADDRNOTAVAIL)']);
+  assert.deepEqual(nonEmpty(r.stderr), ['cc-mcp-bridge: cannot listen on 192.0.2.1: the address is not an address of this machine (EADDRNOTAVAIL); set CC_LINK_HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for every address)']);
 });
 
 test('stdio-wait log lines and REST: the banner first, the waiting warning after the Computer link line, the takeover logged at LOG_LEVEL=warn; GET /computers says why it is empty in CC-Link-Note while waiting', async () => {
