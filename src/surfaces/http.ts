@@ -100,6 +100,14 @@ function forbidden(res: ServerResponse, url: string | undefined, message: string
   sendRpc(res, 403, body);
 }
 
+/**
+ * GET /mcp-computer.lua on the MCP port: the program is served by the link listener, on another port.
+ * Before, "No route for /mcp-computer.lua; MCP is at POST /mcp", which does not say where it is.
+ */
+const PROGRAM_ELSEWHERE =
+  'mcp-computer.lua is served on the computer link port (CC_LINK_PORT, 3001 by default), not on this MCP port: ' +
+  'wget http://<bridge-host>:<CC_LINK_PORT>/mcp-computer.lua mcp-computer.lua (the bridge prints the address at start, "program at ...")';
+
 /** 401 without reading the body: no route is looked up, so it says nothing about what exists. */
 function unauthorized(res: ServerResponse, path: string, presented: boolean): void {
   const message = presented
@@ -178,7 +186,10 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
       case 'not-found':
         return sendJson(res, 404, {
           error: 'not found',
-          message: isOAuthProbe(match.ctx.path) ? NO_OAUTH : `No route for ${match.ctx.path}; MCP is at POST /mcp`,
+          message:
+            isOAuthProbe(match.ctx.path) ? NO_OAUTH
+            : match.ctx.path === '/mcp-computer.lua' ? PROGRAM_ELSEWHERE
+            : `No route for ${match.ctx.path}; MCP is at POST /mcp`,
         });
     }
   }

@@ -174,6 +174,20 @@ test('POST / is an alias of POST /mcp; a query string is ignored', async () => {
   assert.deepEqual((await rpc(`${bridge.mcpUrl}?session=1`, req(1, 'ping'))).json, { jsonrpc: '2.0', id: 1, result: {} });
 });
 
+test('bug: GET /mcp-computer.lua on the MCP port (a user who took the wrong port) said only "No route ...; MCP is at POST /mcp"; now where the program is served', async () => {
+  const res = await fetch(new URL('/mcp-computer.lua', bridge.mcpUrl));
+  assert.equal(res.status, 404);
+  const body = await res.json();
+  assert.equal(body.error, 'not found');
+  assert.match(body.message, /^mcp-computer\.lua is served on the computer link port \(CC_LINK_PORT, 3001 by default\), not on this MCP port: wget http:\/\/<bridge-host>:<CC_LINK_PORT>\/mcp-computer\.lua mcp-computer\.lua/);
+  // where it says: the link port serves it
+  const program = await fetch(`${bridge.linkUrl.replace(/^ws/, 'http')}/mcp-computer.lua`);
+  assert.equal(program.status, 200);
+  assert.match(await program.text(), /^-- mcp-computer/);
+  // any other unknown path keeps the plain message
+  assert.match((await (await fetch(new URL('/nope.lua', bridge.mcpUrl))).json()).message, /^No route for \/nope\.lua; MCP is at POST \/mcp$/);
+});
+
 test('unknown methods -> -32601 (server/discover included), with id 0 kept in the error', async () => {
   for (const method of ['server/discover', 'resources/list', 'completion/complete']) {
     const res = await rpc(bridge.mcpUrl, req(0, method), { 'mcp-protocol-version': '2025-06-18' });
