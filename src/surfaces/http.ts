@@ -108,6 +108,13 @@ const PROGRAM_ELSEWHERE =
   'mcp-computer.lua is served on the computer link port (CC_LINK_PORT, 3001 by default), not on this MCP port: ' +
   'wget http://<bridge-host>:<CC_LINK_PORT>/mcp-computer.lua mcp-computer.lua (the bridge prints the address at start, "program at ...")';
 
+/**
+ * A WebSocket handshake on the MCP port: a computer given the MCP port's address. Before, it got the
+ * GET /mcp answer (406, "its Accept header must list text/event-stream"), the computer only CC's
+ * failed connect, and the bridge logged nothing.
+ */
+const WRONG_PORT = 'computers link to the computer link port (CC_LINK_PORT, 3001 by default; the bridge prints it at start as "Computer link: ws://..."), not to this one';
+
 /** 401 without reading the body: no route is looked up, so it says nothing about what exists. */
 function unauthorized(res: ServerResponse, path: string, presented: boolean): void {
   const message = presented
@@ -163,6 +170,11 @@ export async function startHttpServer(router: Router, log: Logger, options: Http
         res.end();
         return;
       }
+    }
+    if (req.headers.upgrade?.toLowerCase() === 'websocket') {
+      // a computer told the MCP port's address (the two ports are printed together); MCP has no WebSocket
+      warn(`a WebSocket handshake from ${req.socket.remoteAddress} reached the MCP port: ${WRONG_PORT}`);
+      return sendJson(res, 400, { error: 'wrong port', message: `This is the MCP port of cc-mcp-bridge: ${WRONG_PORT}` }, { connection: 'close' });
     }
     const match = router.match(method, req.url ?? '/');
     let authenticated = true;

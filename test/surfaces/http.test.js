@@ -188,6 +188,23 @@ test('bug: GET /mcp-computer.lua on the MCP port (a user who took the wrong port
   assert.match((await (await fetch(new URL('/nope.lua', bridge.mcpUrl))).json()).message, /^No route for \/nope\.lua; MCP is at POST \/mcp$/);
 });
 
+test('bug: a computer dialling the MCP port (ws://host:3000) got the GET /mcp answer (406, about text/event-stream) and the bridge logged nothing; now 400 naming the link port, and a warning', async () => {
+  const { default: WebSocket } = await import('ws');
+  const ws = new WebSocket(`${bridge.mcpUrl.replace(/^http/, 'ws').replace(/\/mcp$/, '')}/?mcp-computer-link`);
+  const [, res] = await once(ws, 'unexpected-response');
+  let text = '';
+  for await (const chunk of res) text += chunk;
+  ws.on('error', () => {}); // terminate() before the open reports "closed before the connection was established"
+  ws.terminate();
+  assert.equal(res.statusCode, 400);
+  const body = JSON.parse(text);
+  assert.equal(body.error, 'wrong port');
+  assert.match(body.message, /^This is the MCP port of cc-mcp-bridge: computers link to the computer link port \(CC_LINK_PORT, 3001 by default/);
+  assert.ok(bridge.logs.some((l) => / warn a WebSocket handshake from 127\.0\.0\.1 reached the MCP port: computers link to the computer link port/.test(l)), bridge.logs.slice(-3).join('\n'));
+  // plain requests are served as before
+  assert.deepEqual((await rpc(bridge.mcpUrl, req(9, 'ping'))).json, { jsonrpc: '2.0', id: 9, result: {} });
+});
+
 test('unknown methods -> -32601 (server/discover included), with id 0 kept in the error', async () => {
   for (const method of ['server/discover', 'resources/list', 'completion/complete']) {
     const res = await rpc(bridge.mcpUrl, req(0, method), { 'mcp-protocol-version': '2025-06-18' });
