@@ -64,7 +64,8 @@ export function renderTools(tools: ReadonlyArray<Record<string, unknown>>): stri
 }
 
 export function renderHealth(body: Record<string, unknown>): string {
-  if (typeof body.computers !== 'number') return 'bridge is up';
+  // with MCP_AUTH_TOKEN, /health says only {"ok": true} to a request without a valid token
+  if (typeof body.computers !== 'number') return 'bridge is up (it says more with a valid token: set CC_MCP_TOKEN to one of its MCP_AUTH_TOKEN tokens)';
   const link = body.link as { state?: unknown; reason?: unknown } | undefined;
   const waiting = link?.state === 'waiting' && typeof link.reason === 'string' ? `; no computer can link: ${link.reason}` : '';
   return `bridge is up; ${body.computers} computer${body.computers === 1 ? '' : 's'} linked${waiting}${upstreams(body.servers)}`;

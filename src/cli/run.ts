@@ -76,6 +76,7 @@ async function requestJson(url: URL, method: 'GET' | 'POST', io: CliIo): Promise
 async function pinsCommand(inv: Invocation, io: CliIo, command: Extract<Command, { kind: 'pins' | 'pin-reset' }>): Promise<number> {
   const url = new URL(command.kind === 'pins' ? '/pins' : `/pins/${command.computerId}/reset${command.allowOldKey ? '?allowOldKey=true' : ''}`, inv.url);
   const { res, body } = await requestJson(url, command.kind === 'pins' ? 'GET' : 'POST', io);
+  if (res.status === 401) throw refusedToken(url.origin, io.env);
   if (!isRecord(body)) throw new Exit(EXIT.unreachable, `${url} answered HTTP ${res.status} without JSON; is this a cc-mcp-bridge?`);
   if (res.status !== 200 || body.ok !== true) {
     const why = typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
@@ -154,7 +155,19 @@ async function callFor(command: Command, io: CliIo, client: () => Promise<McpCli
   }
 }
 
-function fromRpcError(err: RpcClientError, url: string): Exit {
+/**
+ * A 401 from the bridge: it was reached, and refused the token cc-mcp sent (or the lack of one).
+ * Before, `cannot reach the bridge at <url>: initialize did not get through: HTTP 401: {"jsonrpc":...}`
+ * (a JSON body, "cannot reach" though it answered) or, for pins, `unauthorized: Unauthorized: send the
+ * header Authorization: Bearer <token>`, an HTTP header a cc-mcp user does not write.
+ */
+function refusedToken(where: string, env: CliIo['env']): Exit {
+  const sent = token(env) !== null;
+  const what = sent ? 'refused the token cc-mcp sent (CC_MCP_TOKEN, else the first of MCP_AUTH_TOKEN)' : 'needs a token (it has MCP_AUTH_TOKEN set) and cc-mcp sent none';
+  return new Exit(EXIT.unreachable, `the bridge at ${where} ${what} (HTTP 401): set CC_MCP_TOKEN to one of the bridge's MCP_AUTH_TOKEN tokens`);
+}
+
+function fromRpcError(err: RpcClientError, url: string, env: CliIo['env']): Exit {
   switch (err.code) {
     case 'ERR_RPC_CANCELLED':
       return new Exit(EXIT.interrupted, 'interrupted; the call was cancelled at the bridge');
@@ -162,6 +175,7 @@ function fromRpcError(err: RpcClientError, url: string): Exit {
       // -32602: the bridge refused the request as given (an unknown tool name, say)
       return new Exit(err.rpcCode === -32602 ? EXIT.usage : EXIT.toolError, `the bridge refused: ${err.message}`);
     default:
+      if (/\bHTTP 401\b/.test(err.message)) return refusedToken(url, env);
       return unreachable(url, err.message);
   }
 }
@@ -192,7 +206,7 @@ async function overMcp(inv: Invocation, io: CliIo, version: string): Promise<num
     if (result.isError === true) throw new Exit(EXIT.toolError, `${tool} answered with an error`);
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof RpcClientError) throw fromRpcError(err, inv.url);
+    if (err instanceof RpcClientError) throw fromRpcError(err, inv.url, io.env);
     throw err;
   } finally {
     // after Ctrl-C the client's notifications/cancelled is still on its way, and closing the

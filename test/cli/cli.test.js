@@ -227,7 +227,22 @@ test('with MCP_AUTH_TOKEN set, cc-mcp sends CC_MCP_TOKEN (else the first MCP_AUT
     const viaServerVariable = { MCP_AUTH_TOKEN: ' cli-token-0123456789abcdef , other-token-0123456789abcdef' };
     assert.equal((await cli([...at(bridge), 'probe'], { env: viaServerVariable })).code, 0);
     assert.deepEqual(await cli([...at(bridge), 'health'], { env: viaServerVariable }), { code: 0, stdout: 'bridge is up; 0 computers linked\n', stderr: '' });
-    assert.deepEqual(await cli([...at(bridge), 'health']), { code: 0, stdout: 'bridge is up\n', stderr: '' });
+    assert.deepEqual(await cli([...at(bridge), 'health']), { code: 0, stdout: 'bridge is up (it says more with a valid token: set CC_MCP_TOKEN to one of its MCP_AUTH_TOKEN tokens)\n', stderr: '' });
+  }));
+
+test('bug: a bridge that refused cc-mcp\'s token (or its lack of one) was reported as "cannot reach the bridge ...: HTTP 401: {"jsonrpc":...}", and pins as "unauthorized: Unauthorized: send the header Authorization: Bearer <token>"; now it says the bridge refused it and to set CC_MCP_TOKEN', () =>
+  withBridge({ MCP_AUTH_TOKEN: 'cli-token-0123456789abcdef' }, async (bridge) => {
+    const origin = new URL(bridge.mcpUrl).origin;
+    const none = `the bridge at ${bridge.mcpUrl} needs a token (it has MCP_AUTH_TOKEN set) and cc-mcp sent none (HTTP 401): set CC_MCP_TOKEN to one of the bridge's MCP_AUTH_TOKEN tokens`;
+    for (const command of ['probe', 'tools']) assert.deepEqual(await cli([...at(bridge), command]), { code: 3, stdout: '', stderr: `cc-mcp: ${none}\n` }, command);
+    const wrong = await cli([...at(bridge), 'probe'], { env: { CC_MCP_TOKEN: 'wrong-token-0123456789abcdef' } });
+    assert.equal(wrong.code, 3);
+    assert.equal(wrong.stderr, `cc-mcp: the bridge at ${bridge.mcpUrl} refused the token cc-mcp sent (CC_MCP_TOKEN, else the first of MCP_AUTH_TOKEN) (HTTP 401): set CC_MCP_TOKEN to one of the bridge's MCP_AUTH_TOKEN tokens\n`);
+    for (const command of [['pins'], ['pin-reset', '5']]) {
+      const r = await cli([...at(bridge), ...command]);
+      assert.equal(r.code, 3, command[0]);
+      assert.equal(r.stderr, `cc-mcp: the bridge at ${origin} needs a token (it has MCP_AUTH_TOKEN set) and cc-mcp sent none (HTTP 401): set CC_MCP_TOKEN to one of the bridge's MCP_AUTH_TOKEN tokens\n`, command[0]);
+    }
   }));
 
 test('Ctrl-C during exec cancels the call at the bridge: the computer gets a cancel frame; exit 130', () =>

@@ -37,7 +37,7 @@ test('tool list: names padded, title or the first sentence of the description', 
     'a       Alpha\nlonger  Does things\nbare',
   );
   assert.equal(renderTools([]), '');
-  assert.equal(renderHealth({ ok: true }), 'bridge is up');
+  assert.equal(renderHealth({ ok: true }), 'bridge is up (it says more with a valid token: set CC_MCP_TOKEN to one of its MCP_AUTH_TOKEN tokens)');
   assert.equal(renderHealth({ ok: true, computers: 2 }), 'bridge is up; 2 computers linked');
   assert.equal(renderHealth({ ok: true, computers: 0, link: { state: 'listening', address: '127.0.0.1:3001' } }), 'bridge is up; 0 computers linked');
   assert.equal(
