@@ -28,6 +28,7 @@ import type { Metrics } from '../metrics.js';
 import { atMostAllowed } from '../plural.js';
 import { Subscriptions } from './subscriptions.js';
 import { PRE_LINK_REVISION, forPreLinkClient } from './older-content.js';
+import { LogBudget } from '../log-budget.js';
 import { CANCELLED_BY_CLIENT, RATE_LIMITED, SERVER_BUSY, callKey, cancelledByClient, refusedReply, type Caller, type Reply } from './exchange.js';
 import type { CallRate } from '../tools/call-rate.js';
 
@@ -75,6 +76,8 @@ export class Dispatcher {
   private readonly noticed = new WeakSet<Cancellation>();
   /** Open 2026-07-28 subscriptions/listen streams, every transport's (MCP_MAX_SUBSCRIPTIONS). */
   readonly subscriptions: Subscriptions;
+  /** initialize lines (logInitialize): a client may send initialize without pause. */
+  private readonly initializeLog = new LogBudget(50);
 
   constructor(private readonly options: DispatcherOptions) {
     const { tools, config } = options;
@@ -196,6 +199,21 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * One info line per initialize: which client connected, on which revision. Before, a client that
+   * connected (or one that never got through) left no trace at any LOG_LEVEL, so a user setting up
+   * Claude Code or opencode could not tell from the bridge's log whether it had. clientInfo is the
+   * client's to choose: quoted, cut, and under a budget (a client may initialize in a loop).
+   */
+  private logInitialize(clientInfo: unknown, asked: string, answered: string): void {
+    const info = isRecord(clientInfo) ? clientInfo : {};
+    const name = typeof info.name === 'string' ? quoteValue(info.name) : 'without a name';
+    const version = typeof info.version === 'string' ? ` version ${quoteValue(info.version)}` : '';
+    const revision = asked === answered ? answered : `${answered}; it asked for ${quoteValue(asked)}`;
+    const line = this.initializeLog.take(`MCP client ${name}${version} initialized (protocol ${revision})`);
+    if (line !== null) this.options.log.info(line);
+  }
+
   private onNotification(caller: Caller, method: string, params: unknown): void {
     if (method !== 'notifications/cancelled' || !isRecord(params)) return;
     const requestId = params.requestId;
@@ -228,7 +246,9 @@ export class Dispatcher {
         }
         const { serverInfo, instructions } = this.describe();
         const tools = caller.listChanged ? { listChanged: true } : {};
-        return { protocolVersion: negotiate(p.protocolVersion), capabilities: { tools }, serverInfo, instructions };
+        const protocolVersion = negotiate(p.protocolVersion);
+        this.logInitialize(p.clientInfo, p.protocolVersion, protocolVersion);
+        return { protocolVersion, capabilities: { tools }, serverInfo, instructions };
       }
       case 'ping':
         return {};

@@ -205,6 +205,14 @@ test('bug: a computer dialling the MCP port (ws://host:3000) got the GET /mcp an
   assert.deepEqual((await rpc(bridge.mcpUrl, req(9, 'ping'))).json, { jsonrpc: '2.0', id: 9, result: {} });
 });
 
+test('bug: a client that initialized left no trace in the bridge log at any LOG_LEVEL; now one info line names it and the revision (client-chosen text quoted)', async () => {
+  const init = (clientInfo, protocolVersion = '2025-06-18') => rpc(bridge.mcpUrl, req('i', 'initialize', { protocolVersion, capabilities: {}, clientInfo }));
+  await init({ name: 'opencode', version: '1.18.33' });
+  assert.ok(bridge.logs.some((l) => / info MCP client "opencode" version "1\.18\.33" initialized \(protocol 2025-06-18\)$/.test(l)), bridge.logs.slice(-3).join('\n'));
+  await init({ name: 'old\nclient' }, '2024-11-05');
+  assert.ok(bridge.logs.some((l) => / info MCP client "old\\nclient" initialized \(protocol 2025-11-25; it asked for "2024-11-05"\)$/.test(l)), bridge.logs.slice(-3).join('\n'));
+});
+
 test('unknown methods -> -32601 (server/discover included), with id 0 kept in the error', async () => {
   for (const method of ['server/discover', 'resources/list', 'completion/complete']) {
     const res = await rpc(bridge.mcpUrl, req(0, method), { 'mcp-protocol-version': '2025-06-18' });
