@@ -22,6 +22,17 @@ export function noComputers(links: LinkRegistry, sentence: string): ToolResult {
 /** Where a tool listing computers declares `note` (see noComputers). */
 export const NOTE_SCHEMA = { type: 'string', description: 'only when no computer can link now: why (the link port is held by another process); in list-computers also when the answer reached MCP_LIST_COMPUTERS_MAX_CHARS: which computers are listed without peripherals and jobs, or not at all' } as const;
 
+/**
+ * A label that is the id of a linked computer ("computer": "12", or cc-mcp's computer=12): the caller
+ * most likely meant the id. Before, only "No linked computer has the label "12". Linked computers: 12
+ * (Label: base-turtle).", which a model (or a user) read as a contradiction.
+ */
+function idAsLabel(links: LinkRegistry, label: unknown): string {
+  if (typeof label !== 'string' || !/^(0|[1-9]\d{0,9})$/.test(label)) return '';
+  const id = Number(label);
+  return links.get(id) ? ` "computer" names a computer by its label; for computer ${id} by its id, give "computerId": ${id}.` : '';
+}
+
 /** Finds the one computer the arguments name, or says why not (a string: no such computer). */
 export function findComputer(links: LinkRegistry, args: Record<string, unknown>): Link | string | ToolResult {
   const hasId = args.computerId !== undefined;
@@ -35,7 +46,7 @@ export function findComputer(links: LinkRegistry, args: Record<string, unknown>)
     // a pinned computer that is away still holds its label: another one saying it is not taken for it
     const away = typeof args.computer === 'string' ? links.awayWithLabel(args.computer) : [];
     if (matches.length === 1 && away.length === 0) return matches[0] as Link;
-    if (matches.length === 0 && away.length === 0) return `No linked computer has the label ${quoteValue(args.computer)}.`;
+    if (matches.length === 0 && away.length === 0) return `No linked computer has the label ${quoteValue(args.computer)}.${idAsLabel(links, args.computer)}`;
     if (matches.length === 0) {
       return `No linked computer has the label ${quoteValue(args.computer)}: pinned computer${away.length === 1 ? '' : 's'} ${away.join(', ')}, which had it, ${away.length === 1 ? 'is' : 'are'} not linked now.`;
     }

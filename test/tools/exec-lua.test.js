@@ -74,6 +74,20 @@ test('unknown, ambiguous or unnamed computers are isError results that list the 
     await Promise.all([c1, c2, c3].map((c) => c.close()));
   }));
 
+test('bug: "computer": "3" (a label that is a linked computer\'s id, what cc-mcp computer=3 sends) answered only "No linked computer has the label "3". Linked computers: ..., 3 (Label: null)"; now it says to give computerId', () =>
+  withBridge({}, async (bridge) => {
+    const c = await linkComputer(bridge, { computerId: 3 });
+    const id = await callTool(bridge, 'exec-lua', { computer: '3', code: 'x' });
+    assert.equal(id.isError, true);
+    assert.equal(id.content[0].text, 'No linked computer has the label "3". "computer" names a computer by its label; for computer 3 by its id, give "computerId": 3. Linked computers: 3 (Label: null).');
+    // not an id of a linked computer, or not an id at all: as before
+    for (const label of ['4', '03', '3.0', 'three']) {
+      assert.equal((await callTool(bridge, 'exec-lua', { computer: label, code: 'x' })).content[0].text, `No linked computer has the label ${JSON.stringify(label)}. Linked computers: 3 (Label: null).`, label);
+    }
+    assert.equal(c.received.filter((f) => f.type === 'request').length, 0);
+    await c.close();
+  }));
+
 test('bad argument types, empty code and oversized code are isError results naming the argument', () =>
   withBridge({}, async (bridge) => {
     const c = await linkComputer(bridge, { computerId: 1 });
