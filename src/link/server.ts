@@ -117,7 +117,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' });
-    res.end('This is the cc-mcp-bridge computer link. Connect with a WebSocket, or GET /mcp-computer.lua.\n');
+    // an MCP client (or cc-mcp) given this port instead of the MCP port's: say where MCP is
+    res.end('This is the cc-mcp-bridge computer link. Connect with a WebSocket, or GET /mcp-computer.lua. MCP clients connect to the MCP endpoint on MCP_PORT instead (3000 by default: http://127.0.0.1:3000/mcp).\n');
   });
 
   // listen before attaching ws: a listen error then rejects here instead of surfacing on the wss

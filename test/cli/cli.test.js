@@ -218,6 +218,13 @@ test('bug: with no bridge running, cc-mcp said "connection closed before initial
   assert.match(unresolved.stderr, /^cc-mcp: cannot reach the bridge at http:\/\/cc-bridge\.invalid:3000\/mcp: the host name does not resolve \((ENOTFOUND|EAI_AGAIN)\)\. Is the bridge running\?/);
 });
 
+test('bug: an MCP client (here cc-mcp) given the link port instead of the MCP port was told only "This is the cc-mcp-bridge computer link. Connect with a WebSocket, or GET /mcp-computer.lua."; now also where MCP is', () =>
+  withBridge({}, async (bridge) => {
+    const r = await cli(['--url', `${bridge.linkUrl.replace(/^ws/, 'http')}/mcp`, 'probe']);
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /HTTP 404: This is the cc-mcp-bridge computer link\. Connect with a WebSocket, or GET \/mcp-computer\.lua\. MCP clients connect to the MCP endpoint on MCP_PORT instead \(3000 by default: http:\/\/127\.0\.0\.1:3000\/mcp\)\.\n$/);
+  }));
+
 test('with MCP_AUTH_TOKEN set, cc-mcp sends CC_MCP_TOKEN (else the first MCP_AUTH_TOKEN) as the bearer token', () =>
   withBridge({ MCP_AUTH_TOKEN: 'cli-token-0123456789abcdef,other-token-0123456789abcdef' }, async (bridge) => {
     const refused = await cli([...at(bridge), 'probe']);

@@ -226,7 +226,7 @@ test('cc-mcp pins and pin-reset: the same operator path over HTTP with CC_MCP_TO
     await back.c.close();
     const noToken = await cli([...url, 'pin-reset', '11']);
     assert.equal(noToken.code, 3, 'a refused token is exit 3, as for every command');
-    assert.match(noToken.stderr, /^cc-mcp: the bridge refused \(HTTP 401\): unauthorized: Unauthorized/);
+    assert.match(noToken.stderr, /^cc-mcp: the bridge at http:\/\/127\.0\.0\.1:\d+ needs a token \(it has MCP_AUTH_TOKEN set\) and cc-mcp sent none \(HTTP 401\): set CC_MCP_TOKEN/);
     assert.equal(bridge.pins.has(11), true);
     const off = await cli(['--url', bridge.mcpUrl, 'pin-reset', '99999999'], env);
     assert.equal(off.code, 0);
