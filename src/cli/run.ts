@@ -121,6 +121,14 @@ function unreachable(where: string, detail: string): Exit {
   );
 }
 
+/** What a file error code means, for `exec <file>` (before, the bare code: "cannot read dig.lua: ENOENT"). */
+const FILE_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EISDIR: 'it is a folder, not a file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
 /** The arguments of a call, exec or probe, read before anything is sent. */
 async function callFor(command: Command, io: CliIo, client: () => Promise<McpClient>): Promise<{ tool: string; args: Record<string, unknown> }> {
   switch (command.kind) {
@@ -135,7 +143,9 @@ async function callFor(command: Command, io: CliIo, client: () => Promise<McpCli
         try {
           code = await io.readFile(source.file);
         } catch (err) {
-          throw new Exit(EXIT.usage, `cannot read ${source.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+          const code = (err as NodeJS.ErrnoException).code;
+          const why = code !== undefined && Object.hasOwn(FILE_PROBLEMS, code) ? `${FILE_PROBLEMS[code]} (${code})` : (code ?? (err as Error).message);
+          throw new Exit(EXIT.usage, `cannot read ${source.file}: ${why}`);
         }
       }
       return { tool: 'exec-lua', args: { ...command.target, code } };

@@ -75,7 +75,7 @@ test('usage errors exit 2 with one line on stderr; --help and --version exit 0',
     [['exec', '1'], /exactly one of/],
     [['exec', '1', '-e'], /exactly one of/],
     [['exec', '1', 'a.lua', 'b.lua'], /exactly one of/],
-    [['exec', '1', 'no-such-file.lua'], /cannot read no-such-file.lua: ENOENT/],
+    [['exec', '1', 'no-such-file.lua'], /cannot read no-such-file.lua: no such file \(ENOENT\)/],
   ];
   for (const [args, message] of cases) {
     const r = await cli(['--url', 'http://127.0.0.1:9/mcp', ...args]);
@@ -84,6 +84,13 @@ test('usage errors exit 2 with one line on stderr; --help and --version exit 0',
     assert.match(r.stderr, message, args.join(' '));
     assert.equal(r.stderr.split('\n').filter(Boolean).length, 1, args.join(' '));
     assert.match(r.stderr, /^cc-mcp: /);
+  }
+});
+
+test('bug: exec with a file it cannot read said only the error code ("cannot read dig.lua: ENOENT"); now what it means, the code kept', async () => {
+  for (const [file, why] of [['no-such-file.lua', 'no such file (ENOENT)'], ['test', 'it is a folder, not a file (EISDIR)']]) {
+    const r = await cli(['--url', 'http://127.0.0.1:9/mcp', 'exec', '1', file]);
+    assert.deepEqual(r, { code: 2, stdout: '', stderr: `cc-mcp: cannot read ${file}: ${why}\n` }, file);
   }
 });
 
