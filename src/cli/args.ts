@@ -87,6 +87,8 @@ function parseExec(rest: string[]): Command {
 /** Options may come anywhere; `--` ends them. */
 export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Invocation {
   let url = env.CC_MCP_URL || DEFAULT_URL;
+  /** Where the URL came from, for its error: a bad CC_MCP_URL was reported as a bad --url the user never gave. */
+  let urlFrom = env.CC_MCP_URL ? 'CC_MCP_URL' : '--url';
   let json = false;
   let allowOldKey = false;
   const positional: string[] = [];
@@ -109,6 +111,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       const value = arg === '--url' ? argv[++i] : arg.slice('--url='.length);
       if (value === undefined || value === '') throw new UsageError('--url needs a value');
       url = value;
+      urlFrom = '--url';
     } else if (arg.startsWith('-') && arg !== '-') throw new UsageError(`unknown option ${arg}`);
     else positional.push(arg);
   }
@@ -116,7 +119,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     const parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');
   } catch {
-    throw new UsageError(`--url must be an http(s) URL such as ${DEFAULT_URL}, got ${JSON.stringify(url)}`);
+    throw new UsageError(`${urlFrom} must be an http(s) URL such as ${DEFAULT_URL}, got ${JSON.stringify(url)}`);
   }
   const [name, ...rest] = positional;
   if (allowOldKey && name !== 'pin-reset') throw new UsageError('--allow-old-key is an option of pin-reset only');

@@ -47,3 +47,10 @@ test('renderHealth names why no computer can link only while the link port waits
 test('terminalText escapes a lone carriage return and other controls, and keeps tabs, line feeds and CRLF', () => {
   assert.equal(terminalText('a\rb\r\nc\td\u001b[2Je\u009bf\u007f'), 'a\\u000db\r\nc\td\\u001b[2Je\\u009bf\\u007f');
 });
+
+test('bug: a bad CC_MCP_URL was reported as "--url must be an http(s) URL ...", an option the user never gave; the error names where the URL came from', () => {
+  assert.throws(() => parseArgs(['probe'], { CC_MCP_URL: '127.0.0.1:3000' }), { message: 'CC_MCP_URL must be an http(s) URL such as http://127.0.0.1:3000/mcp, got "127.0.0.1:3000"' });
+  assert.throws(() => parseArgs(['--url', 'localhost:3000', 'probe'], { CC_MCP_URL: 'http://127.0.0.1:3000/mcp' }), { message: '--url must be an http(s) URL such as http://127.0.0.1:3000/mcp, got "localhost:3000"' });
+  // a good --url wins over a bad CC_MCP_URL
+  assert.equal(parseArgs(['--url', 'http://h:1/mcp', 'probe'], { CC_MCP_URL: 'nope' }).url, 'http://h:1/mcp');
+});
