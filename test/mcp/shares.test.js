@@ -66,3 +66,18 @@ test('remove: each item once (false after), counts follow, a client entry goes w
   assert.equal(shares.size, 0);
   assert.equal(shares.clientCount, 0);
 });
+
+test('at the total with two clients holding the most alike, the one that has held items longer gives up its oldest (found by mutation testing: the later one passed every test)', () => {
+  const shares = new Shares({ max: 4, perClient: 10, ownFirst: false });
+  shares.add('first', 'f1');
+  shares.add('second', 's1');
+  shares.add('first', 'f2');
+  shares.add('second', 's2');
+  assert.deepEqual(shares.admit('new'), { kind: 'replace', victim: 'f1', why: 'total', held: 2 });
+  // once 'first' has gone and come back, 'second' is the longer holder
+  shares.remove('first', 'f1');
+  shares.remove('first', 'f2');
+  shares.add('first', 'f3');
+  shares.add('first', 'f4');
+  assert.deepEqual(shares.admit('new'), { kind: 'replace', victim: 's1', why: 'total', held: 2 });
+});

@@ -142,3 +142,27 @@ test('bug: a leftover temporary key file of a bridge that crashed under the same
   assert.equal(readFileSync(file, 'latin1'), `${made.key.toString('hex')}\n`);
   assert.deepEqual(readdirSync(space.dir).sort(), ['session.key', `session.key.${process.pid}.tmp`], 'the leftover is left alone, no new temporary file stays');
 });
+
+test('session key file at its edges (found by mutation testing): 65 bytes with a stray first character, or a mode only others may read, are refused; a file another process made and removed again is an error, not an endless retry', (t) => {
+  const space = tempDir(t);
+  const isKeyError = (pattern) => (err) => err instanceof SessionKeyFileError && pattern.test(err.message);
+  const file = join(space.dir, 'session.key');
+  // the right size for a key and its newline, but a character before the 64 digits
+  writeFileSync(file, `g${'cd'.repeat(32)}`, { mode: 0o600 });
+  assert.throws(() => loadSessionKey(file), isKeyError(/does not hold 64 lowercase hex digits/));
+  writeFileSync(file, `${'cd'.repeat(32)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o604);
+  assert.throws(() => loadSessionKey(file), isKeyError(/its mode 0604 lets group or others at the key/));
+  chmodSync(file, 0o600);
+  assert.equal(loadSessionKey(file).key.toString('hex'), 'cd'.repeat(32));
+  // link() says the path exists (another bridge won the race), but the file is gone when read
+  const gone = join(space.dir, 'gone.key');
+  let links = 0;
+  const taken = () => {
+    links++;
+    throw Object.assign(new Error('EEXIST: file already exists'), { code: 'EEXIST' });
+  };
+  assert.throws(() => loadSessionKey(gone, taken), isKeyError(/gone\.key: was made by another process and is gone again/));
+  assert.equal(links, 2, 'made once, read again, made once more, then given up');
+  assert.deepEqual(readdirSync(space.dir).sort(), ['session.key'], 'no temporary file stays');
+});
