@@ -188,3 +188,15 @@ test('2026-07-28 (no session): closing the request cancels its call as well', ()
     assert.equal(answered, false);
     await computer.close();
   }));
+
+test('a session id with anything after its signature is not valid: a 2025 request carrying one gets 404 (found by mutation testing: the id pattern unanchored at its end passed every test)', () =>
+  withBridge({}, async (bridge) => {
+    const headers = await session(bridge.mcpUrl);
+    const id = headers['mcp-session-id'];
+    assert.equal((await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'ping' }, headers)).status, 200);
+    for (const longer of [`${id}0`, `${id}.${'0'.repeat(32)}`]) {
+      assert.equal(validSessionId(longer), false, longer);
+      const res = await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 2, method: 'ping' }, { 'mcp-session-id': longer });
+      assert.equal(res.status, 404, longer);
+    }
+  }));
