@@ -168,3 +168,13 @@ test('the document follows the registry and the aliases at request time', () =>
     bridge.tools.removeSource('upstream:x');
     assert.equal((await getDoc(bridge)).paths['/tools/listTools'], undefined);
   }));
+
+test('any method but GET and HEAD on /openapi.json is 405 with the REST routes\' error body, {"error": {"code": "method_not_allowed"}} (found by mutation testing: the router\'s own 405, another body shape, passed every test)', () =>
+  withBridge({}, async (bridge) => {
+    for (const method of ['POST', 'DELETE', 'PUT']) {
+      const res = await fetch(new URL('/openapi.json', bridge.mcpUrl), { method });
+      assert.equal(res.status, 405);
+      assert.equal(res.headers.get('allow'), 'GET, HEAD');
+      assert.deepEqual(await res.json(), { error: { code: 'method_not_allowed', message: `${method} is not allowed on /openapi.json; use GET, HEAD` } });
+    }
+  }));
