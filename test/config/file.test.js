@@ -319,3 +319,20 @@ test('a tool description may be empty or blank (a title may not); a name used th
     },
   );
 });
+
+test('limits and checks at their edges (found by mutation testing): timeoutMs 300000 taken, 300001 and 1.5 refused; computerId 0 taken, 2^53 refused; lua of 64 KiB taken, one byte more refused however few characters; a URL with only a user or only a password refused', () => {
+  const tool = (patch) => ({ tools: [{ name: 't', target: { computerId: 1 }, lua: 'return 1', ...patch }] });
+  assert.equal(parseFileConfig(tool({ timeoutMs: 300_000 }), FILE).tools[0].timeoutMs, 300_000);
+  rejects(tool({ timeoutMs: 300_001 }), '$.tools[0].timeoutMs', /^must be a whole number of milliseconds from 1 to 300000$/);
+  rejects(tool({ timeoutMs: 1.5 }), '$.tools[0].timeoutMs', /^must be a whole number of milliseconds/);
+  rejects({ servers: [{ id: 's', command: 'x', timeoutMs: 300_001 }] }, '$.servers[0].timeoutMs', /^must be a whole number of milliseconds/);
+  assert.deepEqual(parseFileConfig(tool({ target: { computerId: 0 } }), FILE).tools[0].target, { computerId: 0 });
+  rejects(tool({ target: { computerId: 2 ** 53 } }), '$.tools[0].target.computerId', /^must be a whole number >= 0$/);
+  assert.equal(parseFileConfig(tool({ lua: 'x'.repeat(65_536) }), FILE).tools[0].lua.length, 65_536);
+  rejects(tool({ lua: 'x'.repeat(65_537) }), '$.tools[0].lua', /^is 65537 bytes; at most 65536$/);
+  // 32,769 characters, 65,538 bytes: the limit counts bytes
+  rejects(tool({ lua: 'é'.repeat(32_769) }), '$.tools[0].lua', /^is 65538 bytes; at most 65536$/);
+  for (const url of ['https://user@example.com/mcp', 'https://:secret@example.com/mcp']) {
+    rejects({ servers: [{ id: 'h', url }] }, '$.servers[0].url', /^must not hold a user or password/);
+  }
+});
