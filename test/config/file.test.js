@@ -336,3 +336,32 @@ test('limits and checks at their edges (found by mutation testing): timeoutMs 30
     rejects({ servers: [{ id: 'h', url }] }, '$.servers[0].url', /^must not hold a user or password/);
   }
 });
+
+test('a Lua tool inputSchema at its edges (found by mutation testing): 32 nested schemas taken and 33 refused; a bound or multipleOf of 1e999 (Infinity once parsed) refused; $schema of each supported dialect taken, with or without its empty fragment and in either scheme, and refused below the root', () => {
+  const withSchema = (inputSchema) => ({ tools: [{ ...turtle, inputSchema }] });
+  const nest = (n) => (n === 0 ? { type: 'string' } : { type: 'object', properties: { a: nest(n - 1) } });
+  // the root is depth 0: nest(32)'s innermost schema is at 32, MAX_SCHEMA_DEPTH
+  assert.deepEqual(parseFileConfig(withSchema(nest(32)), FILE).tools[0].inputSchema, nest(32));
+  const deepest = `$.tools[0].inputSchema${'.properties.a'.repeat(33)}`;
+  rejects(withSchema(nest(33)), deepest, /^nests deeper than 32 schemas$/);
+  // JSON's 1e999 parses as Infinity: through the file text, as an operator would write it
+  const infinite = (keyword) => parseFileConfigText(`{"tools": [{"name": "t", "target": {"computerId": 1}, "lua": "return 1", "inputSchema": {"type": "object", "properties": {"n": {"type": "number", "${keyword}": 1e999}}}}]}`, FILE);
+  for (const keyword of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf']) {
+    assert.throws(() => infinite(keyword), (err) => err.problems?.length === 1 && err.problems[0].path === `$.tools[0].inputSchema.properties.n.${keyword}` && /^must be a number/.test(err.problems[0].message), keyword);
+  }
+  for (const $schema of [
+    'https://json-schema.org/draft/2020-12/schema#',
+    'https://json-schema.org/draft/2019-09/schema',
+    'http://json-schema.org/draft-07/schema#',
+    'https://json-schema.org/draft-07/schema',
+    'http://json-schema.org/draft-06/schema',
+  ]) {
+    assert.equal(parseFileConfig(withSchema({ $schema, type: 'object' }), FILE).tools[0].inputSchema.$schema, $schema);
+  }
+  rejects(withSchema({ $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' }), '$.tools[0].inputSchema.$schema', /names a JSON Schema dialect the bridge does not support/);
+  rejects(
+    withSchema({ type: 'object', properties: { a: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'string' } } }),
+    '$.tools[0].inputSchema.properties.a.$schema',
+    /^may only be at the root of inputSchema/,
+  );
+});
