@@ -87,12 +87,14 @@ export function separated(last: Term, after: After, t: Term): boolean {
  * runs count as the group's: `(?:x|\w*a*)`); else 0.
  */
 function weight(t: Term, counts: (t: Term) => boolean): number {
-  if (counts(t)) return 1;
-  if (t.max > 1 || t.atom.kind !== 'group') return 0;
+  const counted = counts(t) ? 1 : 0;
+  if (t.max > 1 || t.atom.kind !== 'group') return counted;
+  // a group matched at most once that is counted itself (an optional one, read for `varies`) weighs its
+  // inner chain too: `(?:a(?:b*b*)?)*` splits the b's of each copy in many ways
   const cache = counts === unbounded ? weightCache : variesCache;
   let w = cache.get(t);
   if (w === undefined) {
-    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false, counts).longest?.value ?? 0), 0);
+    w = t.atom.body.reduce((most, seq) => Math.max(most, scanChains(inlined(seq), false, counts).longest?.value ?? 0), counted);
     cache.set(t, w);
   }
   return w;

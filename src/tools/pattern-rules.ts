@@ -5,12 +5,12 @@
 
 import { cutText as cut } from '../jsonrpc/quote.js';
 import { plural } from '../plural.js';
-import { overlaps } from './char-ranges.js';
+import { overlaps, union, type Ranges } from './char-ranges.js';
 import type { Alt, Seq, Term } from './regex-structure.js';
-import { MAX_FINITE, charsAtom, firstAlt, firstAtom, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
+import { MAX_FINITE, charsAtom, firstAlt, firstAtom, firstSeq, headAlt, inlined, lastAlt, nullableAlt, nullableTerm, tailAlt, unbounded, varies } from './pattern-terms.js';
 import { firstAlike } from './pattern-alike.js';
 import { CAP, MAX_CHARS_COUNTED, MAX_WAYS, START, members, stretchCost, stretchSplits, ways } from './pattern-ways.js';
-import { NOTHING_AFTER, afterTerm, joinsPrecisely, scanChains, separated, type After, type Steps } from './pattern-chains.js';
+import { NOTHING_AFTER, afterTerm, joinsPrecisely, scanChains, separated, type After, type Chain, type Steps } from './pattern-chains.js';
 
 const srcOf = (seq: Seq) => cut(seq.map((t) => t.src).join(''));
 
@@ -37,7 +37,7 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
     }
     // one repetition's text split two ways inside it: the repetitions multiply those ways (exponential)
     for (const seq of body) {
-      const split = scanChains(inlined(seq), false, varies).longest;
+      const split = longestSplit(inlined(seq));
       if (split !== null && split.value >= 2) {
         return `the repeated group ${cut(t.src)} can match the same text in more than one way (${split.members.map((r) => `"${cut(r.src)}"`).join(' and ')} can share its characters), so its repetitions multiply those ways; put a character the one before cannot match between them`;
       }
@@ -51,6 +51,31 @@ export function repeatedGroupProblem(t: Term & { atom: { kind: 'group' } }): str
     return `in the group ${cut(t.src)}, repeated ${t.max} times, an unbounded repetition at its start takes characters the group can end with, so the repetitions can split the same text in many ways`;
   }
   return null;
+}
+
+/**
+ * The longest chain of items that vary (scanChains's `varies`) in `terms`, read in pieces: a sequence is
+ * cut before an item when nothing its rest can start with (firstSeq) is a character the items since the
+ * last cut can take. Where the rest begins is then the same in every way the sequence matches one text
+ * (two ways ending the part before at P1 < P2: the character at P1 starts the rest in one, and the part
+ * before takes it in the other), so the ways of the pieces multiply and no chain runs across the cut:
+ * `[a-z0-9]+(-[a-z0-9]+)*\.` (a hostname label: every copy of the group begins with the `-` the run
+ * cannot take) splits its text one way.
+ */
+function longestSplit(terms: Seq): Chain | null {
+  let longest: Chain | null = null;
+  let from = 0;
+  let since: Ranges = [];
+  for (let i = 0; i <= terms.length; i++) {
+    if (i === terms.length || (i > from && !overlaps(since, firstSeq(terms.slice(i))))) {
+      const piece = scanChains(terms.slice(from, i), false, varies).longest;
+      if (piece !== null && (longest === null || piece.value > longest.value)) longest = piece;
+      from = i;
+      since = [];
+    }
+    if (i < terms.length) since = union(since, charsAtom((terms[i] as Term).atom));
+  }
+  return longest;
 }
 
 /**
