@@ -19,6 +19,8 @@ export interface Chain {
   members: Term[];
   /** Read precisely, when `last` is a group repeated without bound: what the chain met after it (see separated). */
   after?: After;
+  /** For the body rule (`varies`): the characters of `last` and of the required items met since (see scanChains's shifts). */
+  reach?: Ranges;
 }
 
 /**
@@ -131,6 +133,11 @@ const variesCache = new WeakMap<Term, number>();
  */
 export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => boolean = unbounded, precise: Steps | null = null, forward = true): { prefix: number[]; longest: Chain | null } {
   const separators = precise !== null && forward;
+  // for the body rule (`varies`), a required item a chain's last can take carries the chain on with its
+  // characters too: it can shift by what the items on either side give and take (`[ab]+[bc]c+`: "abcc"
+  // is a|b|cc or ab|c|c)
+  const shifts = counts !== unbounded && precise === null;
+  const reachOf = (c: Chain): Ranges => (shifts ? (c.reach ?? charsAtom(c.last.atom)) : charsAtom(c.last.atom));
   const prefix: number[] = [];
   let longest = null as Chain | null;
   /** `t` met by the chains still open (no required item their last cannot take since): the chains open after it. */
@@ -149,7 +156,7 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
     let value = w;
     if (w > 0) {
       for (const c of chains) {
-        if (!(precise !== null ? joinsPrecisely(c.last, t) : overlaps(charsAtom(c.last.atom), chars))) continue;
+        if (!(precise !== null ? joinsPrecisely(c.last, t) : overlaps(reachOf(c), chars))) continue;
         // read precisely, a repetition after a group repeated without bound that a separator ends adds nothing
         const v = c.value + (separators && c.after !== undefined && separated(c.last, c.after, t) ? 0 : w);
         if (before === null || v > value) {
@@ -162,8 +169,8 @@ export function scanChains(terms: Seq, skipLast: boolean, counts: (t: Term) => b
     const closes = !nullableTerm(t);
     let open = 0;
     for (const c of chains) {
-      if (closes && !overlaps(charsAtom(c.last.atom), chars)) continue;
-      chains[open++] = c.after === undefined ? c : { ...c, after: afterTerm(c.after, t) };
+      if (closes && !overlaps(reachOf(c), chars)) continue;
+      chains[open++] = c.after !== undefined ? { ...c, after: afterTerm(c.after, t) } : shifts && closes ? { ...c, reach: union(reachOf(c), chars) } : c;
     }
     chains.length = open;
     if (w > 0) {

@@ -195,3 +195,13 @@ test('a repeated group\'s body is cut only where the rest cannot start with what
     assert.match(patternProblem(p), /^the repeated group .* can match the same text in more than one way/, p);
   }
 });
+
+// measured on main's build: ^(?:[ab]+[bc]c+)*$ 2.8 s on 26 "abcc" and a '!', ^a+(?:\dx*[^.][bc]?)*! 191 ms on 22 "1xb" (doubling with each copy)
+test('bug: a repeated group whose body\'s repetitions trade characters through a fixed item between them was taken (^(?:[ab]+[bc]c+)*$: "abcc" is a|b|cc or ab|c|c, 2.8 s on 105 characters); the item now carries the chain on with its characters', () => {
+  for (const p of ['^(?:[ab]+[bc]c+)*$', '^a+(?:\\dx*[^.][bc]?)*!', '^(?:[ab]+[bc][cd]d+)*$', '^(?:b\\d-+?[^a]\\.+?)*\\.[a-z]{2,}$']) {
+    new RegExp(p, 'u');
+    assert.match(patternProblem(p), /^the repeated group .* can match the same text in more than one way/, p);
+  }
+  // a fixed item that neither side can shift into stays a boundary
+  for (const p of ['^(?:a[bc][cd]d+)*$', '^[ab](?:-[ab]a{0,2}[bc]?)*!', '^(?:\\w+,\\s?)*\\w+$']) assert.equal(patternProblem(p), null, p);
+});
