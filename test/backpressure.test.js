@@ -92,3 +92,24 @@ test('MCP_SEND_STALL_MS: a client that reads nothing is cut off, its answer free
     assert.equal(whole.structuredContent.output.length, ANSWER);
     await computer.close();
   }));
+
+test('MCP_SEND_STALL_MS holds for an answer of one piece too: a client pipelining tools/list calls and reading nothing is cut off once its socket is full (found by mutation testing: leaving such answers unwatched passed every test)', () =>
+  withBridge({ MCP_SEND_STALL_MS: '1000' }, async (bridge) => {
+    const url = new URL(bridge.mcpUrl);
+    const one = (await (await fetch(bridge.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/list' }) })).text()).length;
+    // larger than a string answer (4096 characters), within one 64 KiB piece
+    assert.ok(one > 4096 && one < 64 * 1024, `a tools/list answer is ${one} bytes`);
+    const socket = net.connect(Number(url.port), url.hostname);
+    await once(socket, 'connect');
+    socket.pause();
+    socket.on('error', () => {});
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const request = `POST /mcp HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    // enough answers to fill the socket's buffers (a few MB) many times over
+    const count = Math.ceil((64 * MiB) / one);
+    socket.write(request.repeat(count));
+    // (the answers queued behind the stuck one on that connection are cut off with it)
+    await until(async () => (await scrape(bridge)).get('cc_http_answers_cut_off_total') >= 1, 20, 100_000);
+    await until(async () => (await scrape(bridge)).get('cc_http_answers_writing') === 0);
+    socket.destroy();
+  }));

@@ -303,6 +303,7 @@ test('Accept listing text/event-stream but not application/json -> one SSE event
   assert.equal(list.status, 200);
   assert.equal(list.headers.get('content-type'), 'text/event-stream');
   assert.equal(list.headers.get('x-accel-buffering'), 'no');
+  assert.equal(list.headers.get('cache-control'), 'no-cache');
   const events = list.text.split('\n\n').filter(Boolean);
   assert.equal(events.length, 1);
   const [eventLine, dataLine, ...rest] = events[0].split('\n');
