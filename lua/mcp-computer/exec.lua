@@ -475,11 +475,31 @@ local function ownEventBack(link, seq)
     end
 end
 
+-- (defined below with the chunks' resumes)
+local enterChunk, leaveChunk
+
+-- A chunk's own code also runs after its last resume: the __tostring of an
+-- error object or of a returned key. It runs here as the chunk did, as if
+-- for a chunk already finished (its terminate goes nowhere, as the chunk's
+-- own would once it ended, never to the link's loop as a Ctrl+T).
+local FINISHED = { done = true }
+
+local function asFinishedChunk(link, fn, ...)
+    local saved = enterChunk(link)
+    local outer = link.inChunk
+    link.inChunk = FINISHED
+    local res = table.pack(pcall(fn, ...))
+    link.inChunk = outer
+    leaveChunk(saved)
+    return table.unpack(res, 1, res.n)
+end
+
 -- Runs (or goes on with) building and sending one answer; see pace().
 -- Whatever goes wrong in it, the bridge still gets an answer for the id.
 local function runAnswer(link, job)
     pacer = { n = 0, start = job.start }
-    local ok, res = coroutine.resume(job.co)
+    local okCall, ok, res = asFinishedChunk(link, coroutine.resume, job.co)
+    if not okCall then ok, res = false, ok end
     pacer = nil
     if not ok then
         if isWatchdog(res) then link.tripped = true end
@@ -558,7 +578,7 @@ local function queueChunkTerminate(link, chunk)
     os.queueEvent(CHUNK_TERMINATE, link.terminateSeq)
 end
 
-local function enterChunk(link)
+function enterChunk(link)
     local tu = textutils
     local saved = { read = _G.read, pagedPrint = tu.pagedPrint, pagedTabulate = tu.pagedTabulate, queueEvent = os.queueEvent }
     _G.read = noInput
@@ -591,7 +611,7 @@ local function enterChunk(link)
     return saved
 end
 
-local function leaveChunk(saved)
+function leaveChunk(saved)
     _G.read = saved.read
     os.queueEvent = saved.queueEvent
     textutils.pagedPrint, textutils.pagedTabulate = saved.pagedPrint, saved.pagedTabulate
@@ -621,7 +641,7 @@ local function stepChunk(link, chunk, ...)
         local now = os.clock()
         finishChunk(link, chunk, false, describeWatchdog(now - started, now - (link.eventStart or started)), { n = 0 })
     elseif not res[1] then
-        local text, tripped = describeError(res[2])
+        local _, text, tripped = asFinishedChunk(link, describeError, res[2])
         if tripped then link.tripped = true end
         finishChunk(link, chunk, false, text, { n = 0 })
     elseif coroutine.status(chunk.co) == "dead" then

@@ -103,6 +103,14 @@ describeCraftos('CraftOS-PC: a chunk\'s own terminate ends that chunk, not mcp-c
     const up = await exec('return "up"');
     assert.deepEqual(up.structuredContent.returns, [{ type: 'string', value: 'up' }], text(up));
     assert.doesNotMatch(ctx.pc.output, /mcp-computer stopped/);
+    // nor from the chunk's metamethods run while its answer is built (after its last resume)
+    const key = await exec('return {[setmetatable({}, {__tostring = function() os.queueEvent("terminate") return "k" end})] = 1}');
+    assert.deepEqual(key.structuredContent.returns, [{ type: 'table', value: { k: 1 } }], text(key));
+    const err = await exec('error(setmetatable({}, {__tostring = function() os.queueEvent("terminate") return "e" end}))');
+    assert.equal(text(err), 'error: e');
+    const still = await exec('return "up"');
+    assert.deepEqual(still.structuredContent.returns, [{ type: 'string', value: 'up' }], text(still));
+    assert.doesNotMatch(ctx.pc.output, /mcp-computer stopped/);
     // a terminate from outside every chunk (here a program in a new tab: multishell gives it to the
     // focused tab, the link's) is taken for the player's Ctrl+T
     const tab = await exec('local f = fs.open("/later.lua", "w") f.write("sleep(0.5) os.queueEvent(\'terminate\')") f.close() return shell.openTab("/later.lua")');

@@ -326,6 +326,18 @@ describeLua('exec-lua: a chunk\'s own terminate', () => {
   });
 });
 
+describeLua('exec-lua: a terminate queued by a chunk\'s metamethods while its answer is built', () => {
+  test('bug: a returned key\'s or an error object\'s __tostring queueing terminate (run while the answer was built, after the chunk\'s last resume) stopped mcp-computer', T, async (t) => {
+    const { c, link } = await linked(t);
+    const key = ok(await link.exec('return {[setmetatable({}, {__tostring = function() os.queueEvent("terminate") return "k" end})] = 1}'));
+    assert.deepEqual(key.returns, [{ type: 'table', value: { k: 1 } }]);
+    const err = await link.exec('error(setmetatable({}, {__tostring = function() os.queueEvent("terminate") return "e" end}))');
+    assert.equal(err.error, 'e');
+    assert.equal((await link.request('ping')).ok, true);
+    assert.doesNotMatch(c.output, /mcp-computer stopped/);
+  });
+});
+
 describeLua('exec-lua: a chunk\'s own terminate through an os.queueEvent kept from another chunk', () => {
   test('bug: os.queueEvent kept by one chunk (a global, an API it loaded) and called from a later chunk sent that later chunk\'s terminate to the first, finished one: it was lost and the later chunk waited on', T, async (t) => {
     const { link } = await linked(t);
