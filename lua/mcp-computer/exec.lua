@@ -657,4 +657,4 @@ M.cutError, M.failExec, M.frameBudget, M.newCapture, M.respond, M.stepChunk = cu
 M.describeError, M.pongText, M.identity, M.isOwnEvent, M.labelOf, M.runAnswer = describeError, pongText, identity, isOwnEvent, labelOf, runAnswer
 M.startOwnTimer, M.cancelOwnTimer, M.forgetChunk = startOwnTimer, cancelOwnTimer, forgetChunk
 M.sendJson, M.queueOwn, M.ownEventBack = sendJson, queueOwn, ownEventBack
-M.CHUNK_TERMINATE = CHUNK_TERMINATE
+M.CHUNK_TERMINATE, M.asFinishedChunk = CHUNK_TERMINATE, asFinishedChunk

@@ -619,15 +619,28 @@ function B.jobFinished(link, chunk, ok, err, values)
     B.keepOutput(job, chunk.capture.take() .. chunk.capture.text())
     if job.state == "running" then job.state = ok and "done" or "failed" end
     job.ok, job.error, job.finished = ok, err, os.clock()
-    -- Described now, within a quarter of a frame, the way exec-lua's answer is.
+    -- Described now, within a quarter of a frame, the way exec-lua's answer is,
+    -- as the finished chunk's code (a returned key's __tostring is the chunk's).
+    local okD, returns = M.asFinishedChunk(link, B.describeJobReturns, link, values)
+    if okD then
+        job.returns = returns
+    else
+        if type(returns) == "string" and returns:find(TLWY, 1, true) then link.tripped = true end
+        job.returns, job.ok = array({}), false
+        if job.state == "done" then job.state = "failed" end
+        job.error = "could not describe the returned values: " .. M.describeError(returns)
+    end
+    job.chunk = nil
+end
+
+function B.describeJobReturns(link, values)
     local budget = math.floor(frameBudget(link.maxFrame) / 4)
     local descs, room = {}, budget
     for i = 1, math.min(values.n, math.floor(budget / 15)) do
         local d, size = describe(values[i], nil, math.max(room, 16))
         descs[i], room = d, room - size
     end
-    job.returns = fitReturns(values, descs, budget)
-    job.chunk = nil
+    return fitReturns(values, descs, budget)
 end
 
 function B.startJob(link, id, kind, what, fn, ...)

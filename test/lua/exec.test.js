@@ -336,6 +336,28 @@ describeLua('exec-lua: a terminate queued by a chunk\'s metamethods while its an
     assert.equal((await link.request('ping')).ok, true);
     assert.doesNotMatch(c.output, /mcp-computer stopped/);
   });
+
+  test('bug: a detached job\'s returned key whose __tostring failed or queued terminate left the job done with no result (an internal error on the screen), or stopped mcp-computer', T, async (t) => {
+    const { c, link } = await linked(t);
+    const finished = async (code) => {
+      const job = await link.request('exec-lua', { code, detach: true });
+      assert.equal(job.ok, true, JSON.stringify(job));
+      for (let i = 0; i < 400; i++) {
+        const s = await link.request('job-status', { job: job.result.job });
+        if (s.result.state !== 'running') return s.result;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error('the job never finished');
+    };
+    const failed = await finished('return {[setmetatable({}, {__tostring = function() error("k", 0) end})] = 1}');
+    assert.equal(failed.state, 'failed', JSON.stringify(failed));
+    assert.equal(failed.error, 'could not describe the returned values: k');
+    const kept = await finished('return {[setmetatable({}, {__tostring = function() os.queueEvent("terminate") return "k" end})] = 1}');
+    assert.equal(kept.state, 'done', JSON.stringify(kept));
+    assert.deepEqual(kept.returns, [{ type: 'table', value: { k: 1 } }]);
+    assert.equal((await link.request('ping')).ok, true);
+    assert.doesNotMatch(c.output, /internal error|mcp-computer stopped/);
+  });
 });
 
 describeLua('exec-lua: a chunk\'s own terminate through an os.queueEvent kept from another chunk', () => {
