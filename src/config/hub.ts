@@ -34,7 +34,7 @@ export class ConfigHub {
   private endpoints: EndpointTable | null = null;
   private readonly servers = new Map<string, UpstreamServer>();
   /** Servers replaced or removed by a reload that still finish their calls in flight. */
-  private readonly retiring = new Set<Promise<void>>();
+  private readonly retiring = new Map<UpstreamServer, Promise<void>>();
   private closed = false;
 
   constructor(
@@ -67,9 +67,11 @@ export class ConfigHub {
   /** Stops every upstream server (stdio: stdin closed, SIGTERM after 2 s, SIGKILL after 5 s). */
   async close(): Promise<void> {
     this.closed = true;
-    const stopping = [...this.servers.values()].map((s) => s.stop(0, 'the bridge is shutting down'));
+    // retired servers still finishing their calls in flight stop waiting for them too: those calls are
+    // answered now (the bridge is shutting down), not cut off with their connection at the grace's end
+    const stopping = [...this.servers.values(), ...this.retiring.keys()].map((s) => s.stop(0, 'the bridge is shutting down'));
     this.servers.clear();
-    await Promise.all([...stopping, ...this.retiring]);
+    await Promise.all([...stopping, ...this.retiring.values()]);
   }
 
   private startServer(config: ServerConfig): void {
@@ -100,8 +102,8 @@ export class ConfigHub {
     if (!server) return;
     this.servers.delete(id);
     // its calls in flight finish on the definitions they started with
-    const done = server.stop(this.upstream.timeoutMs, why).finally(() => this.retiring.delete(done));
-    this.retiring.add(done);
+    const done = server.stop(this.upstream.timeoutMs, why).finally(() => this.retiring.delete(server));
+    this.retiring.set(server, done);
   }
 
   get config(): FileConfig {

@@ -127,7 +127,15 @@ export class UpstreamServer {
    * the connection closes (stdio: stdin closed, SIGTERM after 2 s, SIGKILL after 5 s).
    */
   async stop(drainMs = 0, reason = 'stopped'): Promise<void> {
-    if (this.state === 'stopped') return;
+    if (this.state === 'stopped') {
+      // stopped again without a drain while its calls drain (a reload retired it, then the bridge shuts
+      // down): the drain ends now, and its calls are told this reason
+      if (drainMs === 0 && this.drained !== null) {
+        this.reason = reason;
+        this.drained();
+      }
+      return;
+    }
     this.setState('stopped', reason);
     this.wake?.();
     if (this.calls > 0 && drainMs > 0) {
@@ -139,7 +147,7 @@ export class UpstreamServer {
         };
       });
     }
-    await this.client?.close(reason);
+    await this.client?.close(this.reason);
   }
 
   private setState(state: ServerState, reason = ''): void {
