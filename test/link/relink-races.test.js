@@ -86,3 +86,50 @@ test('bug: an info frame a replaced link sent before its socket closed still cha
     await other.close();
   }),
 );
+
+test('a computer relinking while its answer frame is half-written: the call ends at the relink with "dropped ... replaced", once; the rest of the frame, read later on the old socket, answers nothing', { timeout: 60_000 }, () =>
+  withBridge({ CC_EXEC_TIMEOUT_MS: '30000' }, async (bridge) => {
+    const old = await rawComputer(bridge, { type: 'hello', computerId: 7, key: KEY });
+    const call = rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 7, code: 'return "x"' } } });
+    await until(() => requestsOn(old).length === 1);
+    const [request] = requestsOn(old);
+    const answer = frame(JSON.stringify({ type: 'response', id: request.id, ok: true, result: { ok: true, output: 'old answer', returns: [] } }));
+    old.socket.write(answer.subarray(0, 20));
+    // the same computer relinks before the rest of its answer is written
+    const again = new FakeComputer(bridge.linkUrl, { computerId: 7, onRequest: () => ({ ok: true, result: { ok: true, output: 'new link', returns: [] } }) });
+    assert.equal((await again.link({ type: 'hello', computerId: 7, key: KEY })).type, 'hello-ok');
+    const res = await call;
+    assert.equal(res.json.result.isError, true);
+    assert.match(res.json.result.content[0].text, /dropped before it answered \(replaced by a new link/);
+    const dropped = bridge.metrics.framesRejected.get('unknown_id');
+    await sendRead(bridge, old, answer.subarray(20));
+    assert.equal(bridge.metrics.framesRejected.get('unknown_id'), dropped + 1);
+    // the new link was never handed the old request, and serves new calls
+    assert.deepEqual(again.received.filter((f) => f.type === 'request'), []);
+    assert.equal((await callTool(bridge, 'exec-lua', { computerId: 7, code: 'return 1' })).structuredContent.output, 'new link');
+    old.socket.destroy();
+    await again.close();
+  }),
+);
+
+test('a computer relinking while a probe over every computer is in flight: the probe ends its old link "disconnected" at the relink, keeps the others\' answers, never waits for its timeout, and never sends its ping to the new link', { timeout: 60_000 }, () =>
+  withBridge({ CC_PROBE_TIMEOUT_MS: '30000' }, async (bridge) => {
+    const old = await rawComputer(bridge, { type: 'hello', computerId: 8, key: KEY });
+    let answerPing;
+    const pinged = new Promise((resolve) => (answerPing = resolve));
+    const other = await linkComputer(bridge, { computerId: 9, onRequest: () => pinged.then(() => ({ ok: true, result: 'pong from 9' })) });
+    const probe = callTool(bridge, 'probe-computers');
+    await until(() => requestsOn(old).length === 1 && other.received.some((f) => f.type === 'request'));
+    const again = new FakeComputer(bridge.linkUrl, { computerId: 8 });
+    assert.equal((await again.link({ type: 'hello', computerId: 8, key: KEY })).type, 'hello-ok');
+    answerPing();
+    const result = await probe;
+    assert.deepEqual(result.structuredContent.computers.map((c) => [c.computerId, c.status]), [[8, 'disconnected'], [9, 'pong']]);
+    assert.deepEqual(again.received.filter((f) => f.type === 'request'), []);
+    // the old link's late pong matches nothing
+    await sendRead(bridge, old, frame(JSON.stringify({ type: 'response', id: requestsOn(old)[0].id, ok: true, result: 'late pong' })));
+    assert.equal(bridge.dispatcher.activeCalls, 0);
+    old.socket.destroy();
+    await Promise.all([again.close(), other.close()]);
+  }),
+);
