@@ -4,6 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { linkComputer, rpc, session, until, withBridge } from '../helpers.js';
+import { initialize, openStream, VERSION } from './bridge-process.js';
+import { writeConfig } from '../config/write.js';
 
 const execCall = (id, code) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'exec-lua', arguments: { computerId: 1, code, timeoutMs: 300000 } } });
 const cancelNote = (requestId) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
@@ -47,3 +49,28 @@ test('notifications/cancelled before its call, after its answer, and for an id u
     await computer.close();
   }),
 );
+
+test('DELETE of a session while its call and its GET /mcp stream are in flight: 405, the session goes on (the call is answered, the stream gets the next list_changed)', { timeout: 60_000 }, async (t) => {
+  const file = writeConfig({ tools: [{ name: 'one', target: { computerId: 1 }, lua: 'return 1' }] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    let answer;
+    const computer = await linkComputer(bridge, { computerId: 1, onRequest: () => new Promise((resolve) => (answer = resolve)) });
+    const sessionId = await initialize(bridge.mcpUrl);
+    const h = { 'mcp-protocol-version': VERSION, 'mcp-session-id': sessionId };
+    const stream = await openStream(bridge.mcpUrl, sessionId);
+    t.after(() => stream.close());
+    assert.equal(stream.status, 200);
+    const call = rpc(bridge.mcpUrl, execCall('held', 'return 2'), h);
+    await computer.next((f) => f.type === 'request');
+    const del = await fetch(bridge.mcpUrl, { method: 'DELETE', headers: h });
+    assert.equal(del.status, 405);
+    answer({ ok: true, result: { output: 'still here', returns: [], truncated: false } });
+    assert.equal((await call).json.result.structuredContent.output, 'still here');
+    assert.deepEqual(stream.events, []);
+    writeConfig({ tools: [{ name: 'two', target: { computerId: 1 }, lua: 'return 2' }] }, file);
+    assert.equal(bridge.hub.reload().changed, true);
+    await until(() => stream.events.some((e) => e.json.method === 'notifications/tools/list_changed'));
+    assert.equal(computer.received.some((f) => f.type === 'cancel'), false);
+    await computer.close();
+  });
+});
