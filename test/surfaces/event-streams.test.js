@@ -114,3 +114,37 @@ test('a keep-alive tick skips a stream destroyed but not yet closed', () => {
   assert.equal(out.text, '');
   streams.close();
 });
+
+test('the stall clock at its edges, ticked by hand (found by mutation testing): cut off exactly stallMs after bytes were first seen waiting, not a tick before; a drain in between starts it over; a stream holding exactly STREAM_MAX_QUEUED_BYTES may still be written', () => {
+  const streams = new EventStreams(options({ keepAliveMs: 3_600_000, stallMs: 100 }));
+  const held = [];
+  const out = new Writable({ highWaterMark: 1 << 20, decodeStrings: false, write(_chunk, _enc, done) { held.push(done); } });
+  const release = () => {
+    while (held.length > 0) held.shift()();
+  };
+  const stream = streams.adopt(out);
+  stream.send({ n: 1 });
+  stream.tick(1000); // bytes seen waiting: the clock starts
+  stream.tick(1099);
+  assert.equal(streams.cutOff, 0);
+  release();
+  stream.tick(1150); // nothing waits: the clock is reset (and a keep-alive goes out, which waits)
+  stream.tick(1160); // it starts again here
+  stream.tick(1259);
+  assert.equal(streams.cutOff, 0, 'not cut off 99 ms after the new start');
+  stream.tick(1260);
+  assert.equal(streams.cutOff, 1, 'cut off at exactly stallMs');
+  assert.ok(out.destroyed);
+
+  // an event of exactly the bound waiting: the next write still goes out; past it, the stream is cut
+  const other = new EventStreams(options({ keepAliveMs: 3_600_000 }));
+  const stuck = new Writable({ highWaterMark: 1 << 20, decodeStrings: false, write() {} });
+  const full = other.adopt(stuck);
+  const filler = { d: '' };
+  filler.d = 'x'.repeat(STREAM_MAX_QUEUED_BYTES - `event: message\ndata: ${JSON.stringify(filler)}\n\n`.length);
+  assert.equal(full.send(filler), true);
+  assert.equal(stuck.writableLength, STREAM_MAX_QUEUED_BYTES);
+  assert.equal(full.send({ n: 2 }), true, 'exactly the bound waits: written');
+  assert.equal(full.send({ n: 3 }), false, 'past it: cut off');
+  assert.equal(other.cutOff, 1);
+});
