@@ -365,3 +365,26 @@ test('a Lua tool inputSchema at its edges (found by mutation testing): 32 nested
     /^may only be at the root of inputSchema/,
   );
 });
+
+test('a JSON syntax error whose V8 message quotes the text says only the error, on one line; loading a file leaves no descriptor open (found by mutation testing)', async () => {
+  assert.throws(
+    () => parseFileConfigText('x\nsecret', FILE),
+    (err) => err instanceof ConfigFileError && err.problems.length === 1 && err.problems[0].message === "not valid JSON: Unexpected token 'x'",
+  );
+  const { readdirSync, existsSync } = await import('node:fs');
+  if (!existsSync('/proc/self/fd')) return; // Linux: counting this process's open descriptors
+  const dir = mkdtempSync(path.join(tmpdir(), 'cc-fd-'));
+  const good = path.join(dir, 'bridge.json');
+  writeFileSync(good, JSON.stringify({ tools: [turtle] }));
+  const bad = path.join(dir, 'bad.json');
+  writeFileSync(bad, '{"tools": 5}');
+  const open = () => readdirSync('/proc/self/fd').length;
+  const before = open();
+  for (let i = 0; i < 20; i++) {
+    loadFileConfig(good);
+    assert.throws(() => loadFileConfig(bad), ConfigFileError);
+    assert.throws(() => loadFileConfig(dir), ConfigFileError);
+  }
+  assert.equal(open(), before, 'every descriptor opened to read the file is closed, whatever the outcome');
+  (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+});
