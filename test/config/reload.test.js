@@ -163,3 +163,21 @@ test('SIGHUP re-reads the file in the running process', async () => {
     await once(child, 'exit');
   }
 });
+
+test('POST /reload with a form or text/plain body (what a cross-site page can send without a preflight) is 415 and reloads nothing (found by mutation testing: dropping the check passed every test)', async () => {
+  const file = writeConfig({ tools: [{ name: 'before', target: { computerId: 1 }, lua: 'return 1' }] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    writeConfig({ tools: [{ name: 'after', target: { computerId: 1 }, lua: 'return 1' }] }, file);
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
+      const res = await fetch(new URL('/reload', bridge.mcpUrl), { method: 'POST', headers: { 'content-type': type }, body: 'a=1' });
+      assert.equal(res.status, 415, type);
+      assert.equal(res.headers.get('accept'), 'application/json');
+      assert.equal(res.headers.get('connection'), 'close');
+      assert.equal((await res.json()).error, 'unsupported media type');
+    }
+    const names = (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools.map((t) => t.name);
+    assert.ok(names.includes('before') && !names.includes('after'), names.join());
+    // JSON, or no type at all, reloads
+    assert.equal((await fetch(new URL('/reload', bridge.mcpUrl), { method: 'POST' })).status, 200);
+  });
+});
