@@ -120,3 +120,31 @@ test('a reload that only changes a tool, only moves an alias to another tool, or
     assert.equal(bridge.hub.reload().changed, false, 'the same file again');
   });
 });
+
+test('a reload applies what it reports (found by mutation testing): a removed server\'s tools leave tools/list, a removed alias stops answering, an alias clashing with a route is refused, and a server may take the prefix of a Lua tool the same file drops', async () => {
+  const tool = (name) => ({ name, target: { computerId: 1 }, lua: 'return 1' });
+  const file = writeConfig({ tools: [tool('a'), tool('ab__x')], servers: [fixtureServer('fx')], endpoints: [{ path: '/go', tool: 'a' }] });
+  await withBridge({ CC_CONFIG: file }, async (bridge) => {
+    await until(() => serverStatus(bridge, 'fx')?.state === 'up', 5, 20_000);
+    assert.ok((await names(bridge)).some((n) => n.startsWith('fx__')));
+    const go = async () => (await fetch(new URL('/go', bridge.mcpUrl), { method: 'POST' })).json();
+    assert.equal((await go()).error.code, 'unknown_computer', 'the alias runs tool a (no computer linked)');
+
+    // an alias on a path the bridge already serves: refused, nothing changes
+    writeConfig({ tools: [tool('a'), tool('ab__x')], servers: [fixtureServer('fx')], endpoints: [{ path: '/go', tool: 'a' }, { path: '/health', tool: 'a' }] }, file);
+    const clash = bridge.hub.reload();
+    assert.equal(clash.ok, false);
+    assert.equal(clash.problems[0].path, '$.endpoints[1].path');
+
+    // the server and the alias removed, and a server "ab" added where the dropped Lua tool ab__x was
+    writeConfig({ tools: [tool('a')], servers: [fixtureServer('ab')] }, file);
+    const applied = bridge.hub.reload();
+    assert.equal(applied.ok, true, JSON.stringify(applied));
+    assert.deepEqual(applied.servers, { added: ['ab'], removed: ['fx'], changed: [] });
+    const after = await names(bridge);
+    assert.ok(!after.some((n) => n.startsWith('fx__')), after.join());
+    assert.ok(!after.includes('ab__x'));
+    assert.equal((await go()).error, 'not found', 'the removed alias no longer answers');
+    await until(() => serverStatus(bridge, 'ab')?.state === 'up', 5, 20_000);
+  });
+});
