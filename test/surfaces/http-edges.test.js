@@ -51,3 +51,20 @@ test('a route that throws gets a JSON-RPC 500 that says nothing internal, and th
   assert.ok(lines.some((l) => /MCP request failed: Error: secret detail/.test(l)));
   assert.equal(await (await fetch(`${base}/ok`)).text(), 'fine');
 });
+
+test('the Origin (and Host) refusals are logged at most 50 a second, then one line saying how many were left out (found by mutation testing: logging each passed every test); Date mocked, so the second never ends by itself', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: 0 });
+  const lines = [];
+  const router = new Router().add('/ok', { GET: (_req, res) => res.end('fine') });
+  const server = await startHttpServer(router, createLogger('warn', (l) => lines.push(l)), { host: '127.0.0.1', port: 0, allowedOrigins: [] });
+  t.after(() => server.close(0));
+  const base = `http://127.0.0.1:${server.address.port}`;
+  for (let i = 0; i < 70; i++) assert.equal((await fetch(`${base}/ok`, { headers: { origin: `http://evil${i}.example` } })).status, 403);
+  assert.equal(lines.length, 50);
+  assert.match(lines[0], /rejected request from Origin "http:\/\/evil0\.example"/);
+  assert.match(lines[49], /rejected request from Origin "http:\/\/evil49\.example"/);
+  t.mock.timers.tick(1000);
+  assert.equal((await fetch(`${base}/ok`, { headers: { origin: 'http://late.example' } })).status, 403);
+  assert.equal(lines.length, 51);
+  assert.match(lines[50], /rejected request from Origin "http:\/\/late\.example" \(20 similar lines suppressed\)$/);
+});
