@@ -3,7 +3,7 @@
 // whole fan-out holds one timer, at most one abort listener and one promise.
 import { randomFillSync } from 'node:crypto';
 import type { CancelSignal } from '../cancel.js';
-import { REQUEST_HEAD, requestTail } from './frames.js';
+import { REQUEST_HEAD, requestTail } from './request-frames.js';
 import { sendCancel, track, untrack, type Link, type Outcome, type Pending } from './link.js';
 
 export interface FanoutOptions {

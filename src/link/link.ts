@@ -1,6 +1,6 @@
 // One linked computer and its requests in flight. Knows nothing about sockets beyond send/close.
 import { QUOTE_MAX, dataText, messageText, quoteValue } from '../jsonrpc/quote.js';
-import { encodeCancel } from './frames.js';
+import { encodeCancel } from './request-frames.js';
 import { UNKNOWN_IDENTITY, type Identity } from './identity.js';
 
 /**

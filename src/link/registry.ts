@@ -2,7 +2,8 @@
 // send/close, so every rule here is testable with plain values.
 import type { CancelSignal } from '../cancel.js';
 import { nextId, requestAll, requestEach, type FanoutHost, type FanoutObserver, type FanoutOptions } from './fanout.js';
-import { REQUEST_HEAD, requestTail, type HelloFrame, type InfoFrame, type ResponseFrame } from './frames.js';
+import { REQUEST_HEAD, requestTail } from './request-frames.js';
+import type { HelloFrame, InfoFrame, ResponseFrame } from './frames.js';
 import { fitIdentity } from './identity-budget.js';
 import { jobChanges } from './identity-text.js';
 import type { Identity, Omitted } from './identity.js';

@@ -2,7 +2,7 @@
 // The answer is checked and rendered by exec-result.ts; the computer is found by computer-target.ts.
 import { FrameTooLargeError, Link, describe, type LinkRegistry, type Outcome, type OutcomeSink } from '../link/registry.js';
 import type { CancelSignal } from '../cancel.js';
-import { LuaParams } from '../link/frames.js';
+import { LuaParams } from '../link/request-frames.js';
 import { startDetached } from './job-tools.js';
 import { findComputer, linkedList } from './computer-target.js';
 import { fromResult, okResult, outcomeResult } from './exec-result.js';
