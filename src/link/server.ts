@@ -3,13 +3,12 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type RawData } from './ws.js';
+import { WebSocketServer } from './ws.js';
 import type { Logger } from '../log.js';
-import { parseComputerFrame } from './frames.js';
 import { Admission, isRefusal, type AdmissionLimits, type Ticket } from './admission.js';
 import { Metrics } from '../metrics.js';
 import { LogBudget } from './log-budget.js';
-import { chargeFrame, disposeThrottle } from './throttle.js';
+import { disposeThrottle } from './throttle.js';
 import { quoteValue } from '../jsonrpc/quote.js';
 import { logName, type Link, type LinkRegistry } from './registry.js';
 import { plural } from '../plural.js';
@@ -20,6 +19,7 @@ import { CLOSE_POLICY, CLOSE_TRY_AGAIN, helloHandshake } from './hello.js';
 import { linkOriginProblem } from './origin.js';
 import { isLoopbackHost } from '../loopback.js';
 import type { KeyPins } from './pins.js';
+import { frameReader } from './frame-reader.js';
 
 export interface LinkServerOptions {
   host: string;
@@ -59,9 +59,6 @@ export interface LinkServer {
 
 const CLOSE_GOING_AWAY = 1001;
 
-/** Changes one log line of an info frame names (a frame may attach or detach 1024 peripherals). */
-const MAX_CHANGES_SHOWN = 20;
-
 const UNLIMITED: AdmissionLimits = {
   maxLinks: Infinity,
   maxLinksPerAddress: Infinity,
@@ -72,7 +69,6 @@ const UNLIMITED: AdmissionLimits = {
 
 export async function startLinkServer(registry: LinkRegistry, log: Logger, options: LinkServerOptions): Promise<LinkServer> {
   const helloTimeoutMs = options.helloTimeoutMs ?? 10_000;
-  const maxBytesPerSecond = options.maxBytesPerSecond ?? Infinity;
   const youngGenMaxBytes = options.youngGenMaxBytes ?? 0;
   const metrics = options.metrics ?? new Metrics();
   const allowedOrigins = options.allowedOrigins ?? [];
@@ -80,8 +76,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const admission = new Admission(options.limits ?? UNLIMITED);
   // warnings a peer can provoke at will go through a budget; metrics still count every event
   const budget = new LogBudget(50);
-  // the changes info frames bring (label, peripherals, jobs), which a computer sends at will
-  const changeBudget = new LogBudget(50);
   const warn = (line: string) => {
     const text = budget.take(line);
     if (text !== null) log.warn(text);
@@ -95,6 +89,8 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     warn(`computer ${logName(link.computerId, link.label)} from ${link.remoteAddress} says more about itself than the bridge keeps (CC_MAX_IDENTITY_BYTES: ${registry.maxIdentityBytes} bytes of JSON, at most ${MAX_PERIPHERALS} peripherals and ${MAX_JOBS} jobs): left out ${parts.join(' and ')} (list-computers shows how many); the link is kept`);
   };
   const hellos = helloHandshake({ registry, admission, metrics, log, warn, maxFrameBytes: options.maxFrameBytes, tokens: options.tokens, pins: options.pins });
+  // every frame a socket sends: counted, charged, parsed, handed on (frame-reader.ts)
+  const frames = frameReader({ registry, log, metrics, hellos, warn, budget, maxBytesPerSecond: options.maxBytesPerSecond, maxJsonDepth: options.maxJsonDepth });
   const pins = options.pins;
   // a pin is confirmed by the time its links stay up (CC_LINK_PIN_CONFIRM_MS); a linked id is not evicted
   if (pins) pins.linkedSince = (computerId) => registry.get(computerId)?.connectedAt ?? null;
@@ -134,12 +130,12 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
   const sockets = new Set<ComputerSocket>();
 
   const ListenerSocket = socketClass({
-    frame: onFrame,
-    text: onText,
+    frame: frames.onFrame,
+    text: frames.onText,
     pong: (ws) => {
       if (ws.link) registry.touch(ws.link);
     },
-    control: charge,
+    control: frames.charge,
     error: onError,
     close: onClose,
     sent: () => void metrics.framesOut++,
@@ -220,30 +216,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     ws.close(CLOSE_POLICY, 'no hello');
   }
 
-  function onFrame(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
-    // nothing a peer sends may throw out of here: ws would hand it to the process as uncaught
-    try {
-      onMessage(ws, data, isBinary);
-    } catch (err) {
-      frameFailed(ws, err);
-    }
-  }
-
-  /** A text frame the socket read itself (computer-socket.ts readOneFrame): as onFrame's. */
-  function onText(ws: ComputerSocket, text: string, size: number): void {
-    try {
-      if (frameIn(ws, size)) onTextFrame(ws, text);
-    } catch (err) {
-      frameFailed(ws, err);
-    }
-  }
-
-  function frameFailed(ws: ComputerSocket, err: unknown): void {
-    metrics.framesRejected.inc('internal');
-    const line = budget.take(`link from ${ws.remoteAddress}: handling a frame failed; frame dropped: ${(err as Error).stack ?? String(err)}`);
-    if (line !== null) log.error(line);
-  }
-
   function onError(ws: ComputerSocket, err: Error & { code?: string }): void {
     warn(`link from ${ws.remoteAddress} error: ${err.code ?? ''} ${err.message}`.replace('  ', ' '));
   }
@@ -282,95 +254,6 @@ export async function startLinkServer(registry: LinkRegistry, log: Logger, optio
     }
     ws.link = null;
     ws.terminate();
-  }
-
-  /** A socket's first frame is not a valid hello: logged (budget), then hello-error and close 1008. */
-  function preHelloReject(ws: ComputerSocket, error: string): void {
-    // frames already in flight behind a refused first one change nothing
-    if (ws.stage !== 'pending') return;
-    warn(`link from ${ws.remoteAddress} refused before hello: ${error}; closing (1008)`);
-    hellos.reject(ws, error);
-  }
-
-  /**
-   * Charges `bytes` of what the socket sent to its budget (CC_LINK_MAX_BYTES_PER_S): data frames, and
-   * pings and pongs, which before were free (a computer sending pongs without pause was read at tens
-   * of MB a second through a 1 MiB/s budget).
-   */
-  function charge(ws: ComputerSocket, bytes: number): void {
-    if (chargeFrame(ws, bytes, maxBytesPerSecond, Date.now())) {
-      metrics.linksThrottled++;
-      warn(`link from ${ws.remoteAddress} sent more than ${options.maxBytesPerSecond} bytes in a second; reading paused until the second is over`);
-    }
-  }
-
-  /** Counts a frame of `size` bytes (metrics, throttle, the link's last sign of life); false when it is not to be read. */
-  function frameIn(ws: ComputerSocket, size: number): boolean {
-    metrics.framesIn++;
-    charge(ws, size);
-    if (ws.link) registry.touch(ws.link);
-    // refused before hello and closing: what it sent behind the refused frame is not even parsed
-    else if (ws.stage !== 'pending') return false;
-    return true;
-  }
-
-  function onMessage(ws: ComputerSocket, data: RawData, isBinary: boolean): void {
-    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
-    if (!frameIn(ws, size)) return;
-    if (isBinary) {
-      metrics.framesRejected.inc('binary');
-      if (!ws.link) {
-        preHelloReject(ws, 'the first frame must be a hello (a JSON text frame); got a binary frame');
-        return;
-      }
-      warn(`link from ${ws.remoteAddress}: binary frame dropped`);
-      return;
-    }
-    onTextFrame(ws, data.toString());
-  }
-
-  function onTextFrame(ws: ComputerSocket, text: string): void {
-    const parsed = parseComputerFrame(text, options.maxJsonDepth);
-    if (!parsed.ok) {
-      metrics.framesRejected.inc(parsed.error.startsWith('hello.') ? 'invalid_hello' : 'invalid');
-      // before hello, any bad frame ends the socket now (hello-error, close 1008), not at the hello timeout
-      if (!ws.link) {
-        preHelloReject(ws, parsed.error.startsWith('hello.') ? parsed.error : `the first frame must be a hello; ${parsed.error}`);
-        return;
-      }
-      warn(`link from ${ws.remoteAddress}: ${parsed.error}; frame dropped`);
-      // the request it answers fails now with what was wrong, not at its timeout
-      if (parsed.id !== undefined) {
-        registry.resolve(ws.link, { type: 'response', id: parsed.id, ok: false, error: `protocol error: the computer sent a malformed response (${parsed.error})` });
-      }
-      return;
-    }
-    const frame = parsed.frame;
-    if (frame.type === 'hello') {
-      // cut to what a link keeps before anything holds it (a hello may wait for its pin's write)
-      registry.fitHello(frame);
-      hellos.hello(ws, frame);
-      return;
-    }
-    if (!ws.link) {
-      metrics.framesRejected.inc('before_hello');
-      preHelloReject(ws, `the first frame must be a hello; got a "${frame.type}" frame`);
-      return;
-    }
-    if (frame.type === 'info') {
-      const changes = registry.updateInfo(ws.link, frame);
-      if (changes.length > 0) {
-        // a computer sends info frames at will: at most 50 such lines a second, each at most 20 changes
-        const shown = changes.length > MAX_CHANGES_SHOWN ? [...changes.slice(0, MAX_CHANGES_SHOWN), `and ${changes.length - MAX_CHANGES_SHOWN} more`] : changes;
-        const line = changeBudget.take(`computer ${logName(ws.link.computerId, ws.link.label)}: ${shown.join(', ')}`);
-        if (line !== null) log.info(line);
-      }
-      return;
-    }
-    if (!registry.resolve(ws.link, frame)) {
-      metrics.framesRejected.inc('unknown_id');
-      log.debug(`link ${logName(ws.link.computerId, ws.link.label)}: response ${quoteValue(frame.id)} matches no request in flight on this link; dropped`);
-    }
   }
 
   const heartbeat = setInterval(() => {
