@@ -206,11 +206,24 @@ export class Dispatcher {
    * client's to choose: quoted, cut, and under a budget (a client may initialize in a loop).
    */
   private logInitialize(clientInfo: unknown, asked: string, answered: string): void {
+    const revision = asked === answered ? answered : `${answered}; it asked for ${quoteValue(asked)}`;
+    this.logClient(clientInfo, `initialized (protocol ${revision})`);
+  }
+
+  /**
+   * The same line for a 2026-07-28 client, which has no initialize: its server/discover, with the
+   * clientInfo its `_meta` carries (a SHOULD of that revision; "without a name" when absent).
+   */
+  logDiscover(meta: unknown): void {
+    const clientInfo = isRecord(meta) ? meta['io.modelcontextprotocol/clientInfo'] : undefined;
+    this.logClient(clientInfo, 'discovered the server (protocol 2026-07-28)');
+  }
+
+  private logClient(clientInfo: unknown, what: string): void {
     const info = isRecord(clientInfo) ? clientInfo : {};
     const name = typeof info.name === 'string' ? quoteValue(info.name) : 'without a name';
     const version = typeof info.version === 'string' ? ` version ${quoteValue(info.version)}` : '';
-    const revision = asked === answered ? answered : `${answered}; it asked for ${quoteValue(asked)}`;
-    const line = this.initializeLog.take(`MCP client ${name}${version} initialized (protocol ${revision})`);
+    const line = this.initializeLog.take(`MCP client ${name}${version} ${what}`);
     if (line !== null) this.options.log.info(line);
   }
 

@@ -59,6 +59,7 @@ export async function handleModern(
   if (method === 'subscriptions/listen') return listen(dispatcher, id, params as Record<string, unknown>, caller);
   const { serverInfo, instructions, cache } = dispatcher.describe();
   if (method === 'server/discover') {
+    dispatcher.logDiscover((params as Record<string, unknown>)._meta);
     return { status: 200, body: resultResponse(id, discoverResult(serverInfo, instructions, cache)) };
   }
   const response = await dispatcher.handleMessage(body, caller);

@@ -213,6 +213,14 @@ test('bug: a client that initialized left no trace in the bridge log at any LOG_
   assert.ok(bridge.logs.some((l) => / info MCP client "old\\nclient" initialized \(protocol 2025-11-25; it asked for "2024-11-05"\)$/.test(l)), bridge.logs.slice(-3).join('\n'));
 });
 
+test('bug: a 2026-07-28 client (no initialize: Claude Code 2.1.330 sends one server/discover) left no trace in the log either; its server/discover logs the same line with the clientInfo of its _meta', async () => {
+  const discover = (meta) => rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, ...meta } } }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
+  assert.equal((await discover({ 'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.330' } })).status, 200);
+  assert.ok(bridge.logs.some((l) => / info MCP client "claude-code" version "2\.1\.330" discovered the server \(protocol 2026-07-28\)$/.test(l)), bridge.logs.slice(-3).join('\n'));
+  await discover({});
+  assert.ok(bridge.logs.some((l) => / info MCP client without a name discovered the server \(protocol 2026-07-28\)$/.test(l)), bridge.logs.slice(-3).join('\n'));
+});
+
 test('unknown methods -> -32601 (server/discover included), with id 0 kept in the error', async () => {
   for (const method of ['server/discover', 'resources/list', 'completion/complete']) {
     const res = await rpc(bridge.mcpUrl, req(0, method), { 'mcp-protocol-version': '2025-06-18' });
