@@ -149,8 +149,14 @@ export function mcpRoute(dispatcher: Dispatcher, log: Logger, options: McpRouteO
     }
     const m = era.era === 'modern' ? (modern ?? (await loadModern())) : null;
     // list_changed reaches a 2025 client on its GET stream (2026-07-28 has no initialize)
-    const caller: Caller = { scope, rate: rateKey(req, options.tokens === true, scope), signal: gone, listChanged: options.listChanged === true };
-    if (era.era === 'legacy') caller.revision = era.version;
+    // the revision in the literal (not added after): one object shape for every legacy request
+    const caller: Caller = {
+      scope,
+      rate: rateKey(req, options.tokens === true, scope),
+      signal: gone,
+      listChanged: options.listChanged === true,
+      revision: era.era === 'legacy' ? era.version : undefined,
+    };
     const listenStreams = options.listenStreams;
     if (m && listenStreams) {
       // 2026-07-28 subscriptions/listen: this response becomes the subscription's SSE stream
