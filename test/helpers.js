@@ -1,6 +1,7 @@
 // Shared test helpers: a real bridge on ephemeral ports, MCP over real HTTP, and fake computers
 // that are real WebSocket clients.
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { startBridge } from '../dist/bridge.js';
 import { loadConfig } from '../dist/config.js';
@@ -151,4 +152,18 @@ export async function session(url) {
   const id = headers.get('mcp-session-id');
   if (!id) throw new Error('initialize handed out no Mcp-Session-Id');
   return { 'mcp-session-id': id };
+}
+
+/** Whether a process still runs: it exists and is not a zombie waiting to be reaped (Linux /proc). */
+export function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
 }

@@ -5,16 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeConfig } from './write.js';
 import { fixtureServer } from '../upstream/fixture.js';
-import { rpc, session, startTestBridge, until } from '../helpers.js';
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { processAlive, rpc, session, startTestBridge, until } from '../helpers.js';
 
 test('bug: a bridge shutting down while a server removed by a reload still served a call in flight left that call waiting: its caller got no answer, only its connection cut at the end of the shutdown grace; now it is answered "the bridge is shutting down" at once and the server process ends', { timeout: 90_000 }, async (t) => {
   const file = writeConfig({ servers: [fixtureServer('fx')] });
@@ -38,5 +29,5 @@ test('bug: a bridge shutting down while a server removed by a reload still serve
   assert.equal(res.json.result.isError, true);
   assert.match(res.json.result.content[0].text, /upstream server "fx" went down during the call: .*the bridge is shutting down/);
   await closing;
-  assert.equal(alive(pid), false, `the retired server's process ${pid} still runs after the bridge closed`);
+  assert.equal(processAlive(pid), false, `the retired server's process ${pid} still runs after the bridge closed`);
 });

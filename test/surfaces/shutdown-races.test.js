@@ -5,19 +5,10 @@
 // bridge have seen, never on time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeComputer, rpc, until } from '../helpers.js';
+import { FakeComputer, processAlive, rpc, until } from '../helpers.js';
 import { initialize, openStream, startProcess, tempDir, VERSION } from './bridge-process.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from '../upstream/fixture.js';
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const settled = (promise) => promise.then((value) => ({ value }), (err) => ({ failed: String(err.cause ?? err) }));
 
@@ -53,5 +44,5 @@ test('SIGTERM with calls in flight on every path: each caller answered with why,
   assert.equal((await computer.closed).code, 1001);
   const exit = await bridge.exited;
   assert.equal(exit.code, 0, exit.stderr);
-  assert.equal(alive(pid), false, `upstream process ${pid} still runs after the bridge exited`);
+  assert.equal(processAlive(pid), false, `upstream process ${pid} still runs after the bridge exited`);
 });

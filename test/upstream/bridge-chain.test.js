@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { VARIABLES } from '../../dist/config.js';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from './fixture.js';
-import { until } from '../helpers.js';
+import { processAlive, until } from '../helpers.js';
 
 const INDEX = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 const LINK = { CC_LINK_PORT: '0', CC_LINK_HOST: '127.0.0.1', LOG_LEVEL: 'debug' };
@@ -42,19 +42,6 @@ function spawnNear(env) {
     },
   });
 }
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-};
 
 /** Direct children of a process (Linux). */
 function childrenOf(pid) {
@@ -90,9 +77,9 @@ test('near <- far <- fixture over stdio: names nest, calls go down, list_changed
   // the whole chain is three processes; closing the near bridge's stdin ends them all
   const fixturePid = Number(/upstream fx stderr: fixture started pid=(\d+)/.exec(near.stderr())[1]);
   const [farPid] = childrenOf(near.pid);
-  assert.ok(alive(fixturePid) && farPid && alive(farPid));
+  assert.ok(processAlive(fixturePid) && farPid && processAlive(farPid));
   near.stdin.end();
   const [code] = await once(near, 'exit');
   assert.equal(code, 0);
-  await until(() => !alive(farPid) && !alive(fixturePid));
+  await until(() => !processAlive(farPid) && !processAlive(fixturePid));
 });

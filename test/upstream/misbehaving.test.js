@@ -4,29 +4,15 @@
 // no process is left behind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { writeConfig } from '../config/write.js';
 import { FIXTURE, fixtureServer } from './fixture.js';
-import { callTool, until, withBridge } from '../helpers.js';
+import { callTool, processAlive, until, withBridge } from '../helpers.js';
 
 const health = async (bridge) => (await (await fetch(new URL('/health', bridge.mcpUrl))).json());
 const status = (bridge, id) => health(bridge).then((h) => h.servers.find((s) => s.id === id));
 
-// a killed process not yet reaped (a zombie) counts as gone
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-};
 const pidsOf = (bridge, id) =>
   bridge.logs.map((l) => new RegExp(`upstream ${id} stderr: fixture started pid=(\\d+)`).exec(l)).filter(Boolean).map((m) => Number(m[1]));
 
@@ -62,7 +48,7 @@ test('a server that answers the handshake with garbage is down when initialize t
     assert.match(call.content[0].text, /^upstream server "mute" (is down: initialize timed out after 200 ms|is starting; try again shortly)$/);
     // the first process was ended before the restart
     const first = pidsOf(bridge, 'mute')[0];
-    await until(() => !alive(first));
+    await until(() => !processAlive(first));
   }));
 
 test('a server behind a wrapper process (sh -c, like npx): closing the bridge leaves no grandchild', () => {
@@ -73,10 +59,10 @@ test('a server behind a wrapper process (sh -c, like npx): closing the bridge le
   return withBridge({ CC_CONFIG: config }, async (bridge) => {
     await until(async () => (await status(bridge, 'wrapped'))?.state === 'up');
     [pid] = pidsOf(bridge, 'wrapped');
-    assert.ok(pid && alive(pid));
+    assert.ok(pid && processAlive(pid));
     await bridge.close();
     // the grandchild went with its process group (a survivor fails the test when until gives up)
-    await until(() => !alive(pid));
+    await until(() => !processAlive(pid));
   });
 });
 

@@ -5,21 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeConfig } from '../config/write.js';
 import { fixtureServer } from './fixture.js';
-import { callTool, rpc, session, until, withBridge } from '../helpers.js';
+import { callTool, processAlive, rpc, session, until, withBridge } from '../helpers.js';
 
 
 const listTools = async (bridge) => (await rpc(bridge.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).json.result.tools;
 const health = async (bridge) => (await (await fetch(new URL('/health', bridge.mcpUrl))).json());
 const up = (bridge, id) => until(async () => (await health(bridge)).servers.find((s) => s.id === id && s.state === 'up'));
-
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 test('tools of a stdio server join the list as <id>__<name>, whole, across pages', () =>
   withBridge({ CC_CONFIG: writeConfig({ servers: [fixtureServer('fx')] }) }, async (bridge) => {
@@ -170,9 +161,9 @@ test('closing the bridge ends the server; one that ignores stdin EOF and SIGTERM
     await up(bridge, 'nice');
     const pids = bridge.logs.map((l) => /upstream (\w+) stderr: fixture started pid=(\d+)/.exec(l)).filter(Boolean).map((m) => Number(m[2]));
     assert.equal(pids.length, 2);
-    assert.ok(pids.every(alive));
+    assert.ok(pids.every(processAlive));
     await bridge.close();
-    assert.ok(!pids.some(alive), 'no server outlives the bridge');
+    assert.ok(!pids.some(processAlive), 'no server outlives the bridge');
     assert.ok(bridge.logs.some((l) => /upstream stubborn stderr: ignoring SIGTERM/.test(l)), 'SIGTERM came before SIGKILL');
   }));
 
