@@ -71,10 +71,14 @@ test('--help (and -h) lists every variable with its default and exits 0 without 
 
 test('bug: --help said "Usage: node index.js", a command that works from no folder (README has one run node dist/index.js in the checkout); now the path from where it was run, or the command name when started through the package\'s bin link', async () => {
   assert.match((await spawnBridge({}, ['--help']).exited).stdout, /^Usage: node dist\/index\.js \[--stdio\] \[--help\] \[--version\]\n/);
-  const elsewhere = spawn(process.execPath, [path.join(ROOT, 'dist/index.js'), '-h'], { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'inherit'] });
+  // a folder of its own: tmpdir() itself holds the checkout when CI clones it under /tmp, and from
+  // there the relative path is the one shown
+  const away = mkdtempSync(path.join(tmpdir(), 'cc-help-'));
+  const elsewhere = spawn(process.execPath, [path.join(ROOT, 'dist/index.js'), '-h'], { cwd: away, stdio: ['ignore', 'pipe', 'inherit'] });
   let text = '';
   elsewhere.stdout.setEncoding('utf8').on('data', (c) => (text += c));
   await once(elsewhere, 'exit');
+  rmSync(away, { recursive: true, force: true });
   assert.ok(text.startsWith(`Usage: node ${path.join(ROOT, 'dist/index.js')} [--stdio]`), text.split('\n')[0]);
   // npm's bin link (node_modules/.bin/cc-mcp-bridge) has no .js: the command's own name
   const dir = mkdtempSync(path.join(tmpdir(), 'cc-bin-'));
